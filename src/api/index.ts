@@ -1,0 +1,23 @@
+// The job-service client: everything other modules (the extension, the command line) may use.
+export { JobServiceClient, type JobServiceClientOptions } from './client';
+export {
+  ArticleAudioError,
+  AuthenticationError,
+  ConnectionError,
+  InvalidResponseError,
+  JobFailedError,
+  NotFoundError,
+  RateLimitError,
+  ServerError,
+  TimeoutError,
+  ValidationError,
+  formatDuration,
+  type ErrorDetails,
+  type TimeoutKind,
+} from './errors';
+export { DEFAULT_STREAM, EventHistory } from './follow';
+export { Redactor, redact } from './redact';
+export { describeUrl } from './service-url';
+export { DEFAULT_POLLING, PollingSchedule, parseRetryAfter } from './timing';
+export { countCharacters, validateArticleRequest } from './validation';
+export * from './types';

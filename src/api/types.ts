@@ -1,0 +1,150 @@
+// Public types of the job-service client. The shapes follow spec/job-service-api.md; everything the spec leaves open
+// is optional here, because a remote service may differ from our local engine.
+
+export const MODEL_IDS = ['article-audio-1-mini', 'article-audio-1-pro', 'article-podcast-1-pro'] as const;
+export type ModelId = (typeof MODEL_IDS)[number];
+
+export const TEXT_MIN_LENGTH = 50;
+export const TEXT_MAX_LENGTH = 100_000;
+
+/** Body of POST /v1/article-to-audio. Exactly one of `url` and `text`. */
+export interface ArticleRequest {
+  model_id: ModelId;
+  url?: string;
+  text?: string;
+  intro_audio_url?: string;
+  outro_audio_url?: string;
+}
+
+/** One problem with one field of a request. `field` is its JSON path (`text`, `model_id`), as in the engine's 422. */
+export interface FieldIssue {
+  field: string;
+  message: string;
+}
+
+/** States named by the spec. A service may send others: `Job.status` keeps them as plain strings. */
+export const KNOWN_STATUSES = ['queued', 'processing', 'succeeded', 'failed'] as const;
+export type KnownStatus = (typeof KNOWN_STATUSES)[number];
+export type JobStatus = KnownStatus | (string & {});
+
+export const isTerminalStatus = (status: JobStatus): status is 'succeeded' | 'failed' =>
+  status === 'succeeded' || status === 'failed';
+
+export interface JobAccepted {
+  jobId: string;
+  /** Absolute URLs, resolved against the base URL. */
+  links: { self: string; stream: string };
+}
+
+/** One output file. `contentType` and `durationS` are engine extensions and may be missing. */
+export interface OutputFile {
+  /** Absolute (relative addresses are resolved against the base URL). */
+  url: string;
+  contentType?: string;
+  durationS?: number;
+}
+
+export interface JobErrorDetails {
+  code?: string;
+  message?: string;
+  /** Whatever else the service sent. */
+  raw?: unknown;
+}
+
+export interface Job {
+  id: string;
+  status: JobStatus;
+  /** 0..1 when known. */
+  progress?: number;
+  createdAt?: string;
+  outputs: { results: OutputFile[] } | null;
+  error: JobErrorDetails | null;
+}
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | (string & {});
+
+/** What following a job yields, in order, each at most once. */
+export type JobEvent =
+  /** `eventId` is the stream's event id when the event came from the stream and the service sent one. */
+  | { type: 'status'; status: JobStatus; progress?: number; eventId?: string }
+  | { type: 'log'; level: LogLevel; message: string; createdAt?: string; eventId?: string }
+  | {
+      type: 'result';
+      results: OutputFile[];
+      images: unknown[];
+      raw: unknown;
+      modelId?: string;
+      styleId?: number;
+      requestDurationS?: number;
+      eventId?: string;
+    }
+  /** How the client is following the job changed (stream opened, dropped, fell back to polling). */
+  | { type: 'transport'; mode: 'stream' | 'poll'; reason?: string }
+  /** Always the last event: the final job as the status endpoint reports it. */
+  | { type: 'end'; job: Job };
+
+/** Polling schedule (spec 4.2): first interval 2-3 s, doubled after each check, capped at 30-60 s. */
+export interface PollingOptions {
+  initialMs: number;
+  factor: number;
+  maxMs: number;
+  /** Each wait is multiplied by a random factor in [1 - jitter, 1 + jitter], then capped at `maxMs`. Default 0.2. */
+  jitter?: number;
+}
+
+/** How the client keeps an event stream alive. */
+export interface StreamOptions {
+  /** A stream that sends nothing at all (not even a heartbeat) for this long is reconnected. Default 45 s. */
+  idleTimeoutMs?: number;
+  /** Consecutive connections that fail or bring nothing new before falling back to polling. Default 5. */
+  maxFailures?: number;
+  /** Reconnection delay when the service sent no `retry:` hint; doubled per consecutive failure. Default 1 s. */
+  reconnectMs?: number;
+  /** While the stream brings no new event for this long, the status endpoint is checked too. Default 60 s. */
+  statusCheckMs?: number;
+}
+
+export type LogFunction = (level: 'debug' | 'info' | 'warn' | 'error', message: string) => void;
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** Epoch milliseconds after which the call gives up with a TimeoutError. */
+  deadline?: number;
+}
+
+export interface SubmitOptions extends CallOptions {
+  /**
+   * Sent as the `Idempotency-Key` header so that a retried submission never creates a second job. A random key is
+   * generated when omitted; `null` sends none, and then a submission that may have reached the service is not retried.
+   */
+  idempotencyKey?: string | null;
+}
+
+export type FollowTransport = 'auto' | 'stream' | 'poll';
+
+export interface FollowOptions extends CallOptions {
+  /** `auto` (default): the stream, falling back to polling when it cannot be opened or keeps dropping. */
+  transport?: FollowTransport;
+  /** Resume a stream after this event id (sent as `Last-Event-ID`). */
+  lastEventId?: string;
+}
+
+export interface WaitOptions extends FollowOptions {
+  onEvent?: (event: JobEvent) => void;
+}
+
+export interface DownloadOptions extends CallOptions {
+  onProgress?: (bytes: number, total?: number) => void;
+}
+
+export interface DownloadResult {
+  path: string;
+  bytes: number;
+  contentType?: string;
+}
+
+export interface CancelResult {
+  /** False when the service has no cancel endpoint (404/405/501 there while the job exists). */
+  supported: boolean;
+  job?: Job;
+}

@@ -1,0 +1,279 @@
+// `article-audio convert <url | file | ->`: the main job of the command line. Submits one article with the client
+// of src/api, to a remote service (--base-url, key in ARTICLE_AUDIO_API_KEY) or to an engine started inside this
+// process, shows progress and the job's log, and writes the MP3 with its WebVTT transcript beside it.
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import {
+  AuthenticationError,
+  ConnectionError,
+  JobFailedError,
+  JobServiceClient,
+  NotFoundError,
+  RateLimitError,
+  ServerError,
+  TimeoutError,
+  ValidationError,
+} from '../api/index';
+import { type ArticleRequest, MODEL_IDS, type ModelId, type OutputFile } from '../api/types';
+import { type RunningEngine, startEngine } from '../engine/index';
+import { UsageError } from '../engine/settings';
+import { readArticleInput } from './article-input';
+import { EXIT, EXIT_CODES_HELP } from './exit-codes';
+import { ProgressDisplay } from './progress-display';
+
+/** The default voice: people convert an article to listen to all of it, so the most intelligible one. */
+export const DEFAULT_MODEL: ModelId = 'article-audio-1-pro';
+
+export const CONVERT_HELP = `Usage: article-audio convert <url | file | -> [options]
+
+Turns one article into an MP3, with its transcript (WebVTT, one cue per sentence) beside it.
+  url    a web page (http:// or https://); the service fetches it and finds the article
+  file   a Markdown or text file, or a saved HTML page (its article text is taken out here)
+  -      text from standard input
+
+Options:
+  --model ID        ${DEFAULT_MODEL} (default): the most intelligible voice, with pauses at headings
+                    article-audio-1-mini: the fastest clear voice
+                    article-podcast-1-pro: two hosts share the article section by section
+  --out FILE        where to write the MP3 (default: <name>.mp3 in the current folder, named after the
+                    file or page); the transcript is written beside it as <name>.vtt
+  --intro-url URL   audio (MP3, OGG or WAV) to play before the article
+  --outro-url URL   audio to play after it
+  --base-url URL    use this job service, with its API key in ARTICLE_AUDIO_API_KEY; without it the
+                    built-in engine runs inside this command (no account, nothing leaves this machine
+                    except fetching the page and the intro/outro)
+  -h, --help        show this help
+
+Progress and the job's log go to stderr; the names of the written files to stdout.
+
+${EXIT_CODES_HELP}
+
+Examples:
+  article-audio convert notes.md
+  article-audio convert https://example.com/blog/post --model article-audio-1-mini --out post.mp3
+  pbpaste | article-audio convert - --out clipboard.mp3`;
+
+class Interrupted extends Error {
+  constructor() {
+    super('Interrupted.');
+  }
+}
+
+interface ConvertFlags {
+  source: string;
+  model: ModelId;
+  out?: string;
+  introUrl?: string;
+  outroUrl?: string;
+  baseUrl?: string;
+}
+
+function readFlags(args: readonly string[]): ConvertFlags {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...args],
+      strict: true,
+      allowPositionals: true,
+      options: {
+        model: { type: 'string' },
+        out: { type: 'string' },
+        'intro-url': { type: 'string' },
+        'outro-url': { type: 'string' },
+        'base-url': { type: 'string' },
+      },
+    });
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message}\nRun \`article-audio convert --help\` for the options.`);
+  }
+  const { values, positionals } = parsed;
+  if (positionals.length !== 1) {
+    throw new UsageError(positionals.length === 0 ? 'Name the article: a URL, a file, or - for standard input.' : `Convert one article at a time (got ${positionals.length}).`);
+  }
+  const model = values.model ?? DEFAULT_MODEL;
+  if (!(MODEL_IDS as readonly string[]).includes(model)) throw new UsageError(`--model must be one of ${MODEL_IDS.join(', ')}.`);
+  for (const flag of ['intro-url', 'outro-url', 'base-url'] as const) {
+    const value = values[flag];
+    if (value !== undefined && !isHttpUrl(value)) throw new UsageError(`--${flag} must be an http:// or https:// address, not "${value}".`);
+  }
+  return {
+    source: positionals[0] as string,
+    model: model as ModelId,
+    ...(values.out !== undefined ? { out: values.out } : {}),
+    ...(values['intro-url'] !== undefined ? { introUrl: values['intro-url'] } : {}),
+    ...(values['outro-url'] !== undefined ? { outroUrl: values['outro-url'] } : {}),
+    ...(values['base-url'] !== undefined ? { baseUrl: values['base-url'] } : {}),
+  };
+}
+
+export async function convert(args: readonly string[]): Promise<number> {
+  const display = new ProgressDisplay(process.stderr);
+  const controller = new AbortController();
+  const interrupt = () => controller.abort(new Interrupted());
+  process.on('SIGINT', interrupt);
+  process.on('SIGTERM', interrupt);
+  let local: { engine: RunningEngine; dataDir: string } | undefined;
+  let client: JobServiceClient | undefined;
+  let jobId: string | undefined;
+  try {
+    const flags = readFlags(args);
+    const input = await readArticleInput(flags.source);
+    const target = await outputPaths(flags.out, input.suggestedName);
+
+    let baseUrl: string;
+    let apiKey: string;
+    if (flags.baseUrl !== undefined) {
+      const key = process.env.ARTICLE_AUDIO_API_KEY?.trim();
+      if (!key) throw new UsageError(`Set ARTICLE_AUDIO_API_KEY to your API key for ${flags.baseUrl}, or leave out --base-url to use the built-in engine.`);
+      baseUrl = flags.baseUrl;
+      apiKey = key;
+    } else {
+      const dataDir = await mkdtemp(path.join(os.tmpdir(), 'article-audio-convert-'));
+      apiKey = randomBytes(24).toString('hex');
+      try {
+        const engine = await startEngine({
+          dataDir,
+          tokens: [apiKey],
+          log: (level, message) => {
+            if (level === 'error') display.note(`engine: ${message}`);
+          },
+        });
+        local = { engine, dataDir };
+      } catch (error) {
+        await rm(dataDir, { recursive: true, force: true });
+        throw error;
+      }
+      baseUrl = local.engine.url;
+    }
+
+    client = new JobServiceClient({
+      baseUrl,
+      apiKey,
+      log: (level, message) => {
+        if (level === 'warn' || level === 'error') display.note(message);
+      },
+    });
+    const request: ArticleRequest = {
+      model_id: flags.model,
+      ...(input.url !== undefined ? { url: input.url } : { text: input.text }),
+      ...(flags.introUrl !== undefined ? { intro_audio_url: flags.introUrl } : {}),
+      ...(flags.outroUrl !== undefined ? { outro_audio_url: flags.outroUrl } : {}),
+    };
+    display.note(`Converting ${input.label} with ${flags.model}${local ? '' : ` on ${client.baseUrl}`}…`);
+    const accepted = await client.submitArticle(request, { signal: controller.signal });
+    jobId = accepted.jobId;
+    const job = await client.waitForJob(jobId, { signal: controller.signal, onEvent: (event) => display.show(event) });
+    display.finish();
+
+    const results = job.outputs?.results ?? [];
+    const audio = pick(results, 'audio/', '.mp3') ?? results[0];
+    const transcript = pick(results, 'text/vtt', '.vtt');
+    if (!audio) throw new Error('The job succeeded but the service listed no output files.');
+    const written = [target.mp3];
+    await client.downloadOutput(audio.url, target.mp3, { signal: controller.signal });
+    if (transcript) {
+      await client.downloadOutput(transcript.url, target.vtt, { signal: controller.signal });
+      written.push(target.vtt);
+    } else {
+      process.stderr.write('warning: the service sent no transcript (text/vtt); only the MP3 was written.\n');
+    }
+    const seconds = audio.durationS;
+    process.stdout.write(`Wrote ${written.map(shown).join(' and ')}${seconds !== undefined ? ` (${clock(seconds)} of audio)` : ''}.\n`);
+    return EXIT.ok;
+  } catch (error) {
+    display.finish();
+    const interrupted = controller.signal.aborted && controller.signal.reason instanceof Interrupted;
+    if (interrupted && client && jobId) {
+      // Best effort: the job should not keep a remote service busy after the user gave up on it.
+      await client.cancelJob(jobId, { deadline: Date.now() + 3000 }).catch(() => undefined);
+    }
+    return report(interrupted ? new Interrupted() : error);
+  } finally {
+    process.off('SIGINT', interrupt);
+    process.off('SIGTERM', interrupt);
+    if (local) {
+      await local.engine.close().catch(() => undefined);
+      await rm(local.dataDir, { recursive: true, force: true }).catch(() => undefined);
+    }
+  }
+}
+
+/** Prints what went wrong and what to do, and returns the exit code. */
+function report(error: unknown): number {
+  const say = (message: string) => process.stderr.write(`article-audio: ${message}\n`);
+  if (error instanceof Interrupted) {
+    say('interrupted; the job was cancelled.');
+    return EXIT.interrupted;
+  }
+  if (error instanceof UsageError) {
+    say(error.message);
+    return EXIT.usage;
+  }
+  if (error instanceof JobFailedError) {
+    say(`the job failed (${error.jobError.code ?? 'no code'}): ${error.jobError.message ?? error.message}`);
+    return EXIT.jobFailed;
+  }
+  if (error instanceof ValidationError) {
+    say(error.message);
+    for (const field of error.fields) process.stderr.write(`  ${field.field || '(request)'}: ${field.message}\n`);
+    return EXIT.refused;
+  }
+  if (error instanceof AuthenticationError) {
+    say(`${error.message} (the key comes from ARTICLE_AUDIO_API_KEY)`);
+    return EXIT.refused;
+  }
+  if (error instanceof RateLimitError || error instanceof NotFoundError) {
+    say(error.message);
+    return EXIT.refused;
+  }
+  if (error instanceof ConnectionError || error instanceof TimeoutError || error instanceof ServerError) {
+    say(error.message);
+    return EXIT.network;
+  }
+  say(error instanceof Error ? error.message : String(error));
+  return EXIT.failure;
+}
+
+function pick(results: readonly OutputFile[], type: string, extension: string): OutputFile | undefined {
+  return (
+    results.find((r) => r.contentType?.toLowerCase().startsWith(type)) ??
+    results.find((r) => r.contentType === undefined && new URL(r.url).pathname.toLowerCase().endsWith(extension))
+  );
+}
+
+/** The MP3 path (from --out, or named after the input in the current folder) and the transcript beside it. */
+async function outputPaths(out: string | undefined, suggestedName: string): Promise<{ mp3: string; vtt: string }> {
+  let mp3 = path.resolve(out ?? `${suggestedName}.mp3`);
+  const existing = await stat(mp3).catch(() => undefined);
+  if (out !== undefined && (existing?.isDirectory() || /[\\/]$/.test(out))) mp3 = path.join(mp3, `${suggestedName}.mp3`);
+  else if (!/\.mp3$/i.test(mp3)) mp3 = `${mp3}.mp3`;
+  const folder = path.dirname(mp3);
+  const info = await stat(folder).catch(() => undefined);
+  if (!info?.isDirectory()) throw new UsageError(`The folder ${folder} does not exist.`);
+  return { mp3, vtt: mp3.replace(/\.mp3$/i, '.vtt') };
+}
+
+function shown(file: string): string {
+  const relative = path.relative(process.cwd(), file);
+  return relative && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : file;
+}
+
+function clock(seconds: number): string {
+  const total = Math.round(seconds);
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = String(total % 60).padStart(2, '0');
+  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${s}` : `${m}:${s}`;
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,64 @@
+// Entry of dist/cli.js, the `article-audio` command: `serve` runs the engine, `convert` turns one article into an
+// MP3 and its transcript. Exit codes are listed in EXIT (exit-codes.ts) and in --help.
+import { version } from '../../package.json';
+import { UsageError } from '../engine/settings';
+import { CONVERT_HELP, convert } from './convert';
+import { EXIT, EXIT_CODES_HELP } from './exit-codes';
+import { SERVE_HELP, serve } from './serve';
+
+const HELP = `Usage: article-audio <command> [options]
+
+Commands:
+  convert <url | file | ->  turn an article into an MP3 and a transcript (the main job)
+  serve                     run the job service (the local engine)
+  help [command]            show help for a command
+
+Run \`article-audio <command> --help\` for its options.
+
+${EXIT_CODES_HELP}`;
+
+async function main(argv: readonly string[]): Promise<number | undefined> {
+  const [command, ...rest] = argv;
+  const wantsHelp = rest.includes('--help') || rest.includes('-h');
+  switch (command) {
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h': {
+      const topic = command === 'help' ? rest[0] : undefined;
+      process.stdout.write(`${topic === 'serve' ? SERVE_HELP : topic === 'convert' ? CONVERT_HELP : HELP}\n`);
+      return command === undefined ? EXIT.usage : EXIT.ok;
+    }
+    case '--version':
+    case '-v':
+      process.stdout.write(`${version}\n`);
+      return EXIT.ok;
+    case 'serve':
+      if (wantsHelp) {
+        process.stdout.write(`${SERVE_HELP}\n`);
+        return EXIT.ok;
+      }
+      await serve(rest);
+      return undefined; // runs until a signal ends the process
+    case 'convert':
+      if (wantsHelp) {
+        process.stdout.write(`${CONVERT_HELP}\n`);
+        return EXIT.ok;
+      }
+      return convert(rest);
+    default:
+      throw new UsageError(`Unknown command "${command}". Commands: convert, serve, help.`);
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== undefined) process.exitCode = code;
+  },
+  (error: unknown) => {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`article-audio: ${message}\n`);
+    if (error instanceof UsageError) process.stderr.write('Run `article-audio --help` for usage.\n');
+    process.exitCode = error instanceof UsageError ? EXIT.usage : EXIT.failure;
+  },
+);

@@ -1,0 +1,43 @@
+// Bearer tokens. A token is never stored or logged: jobs record the SHA-256 of the token that created them (the
+// owner), and a presented token is compared with every configured one in constant time.
+import { createHash, timingSafeEqual } from 'node:crypto';
+
+export type OwnerId = string;
+
+export class TokenRing {
+  private readonly digests: Buffer[];
+
+  constructor(tokens: readonly string[]) {
+    const usable = tokens.map((t) => t.trim()).filter((t) => t.length > 0);
+    if (usable.length === 0) throw new Error('No API tokens configured: the engine would accept no request.');
+    this.digests = usable.map(digest);
+  }
+
+  /** The owner id for an `Authorization` header value, or undefined when it names no configured token. */
+  ownerOf(authorization: string | undefined): OwnerId | undefined {
+    const token = bearerToken(authorization);
+    if (token === undefined) return undefined;
+    const presented = digest(token);
+    let match: Buffer | undefined;
+    // Every configured token is compared, so timing does not reveal which one (or whether any) matched.
+    for (const candidate of this.digests) {
+      if (timingSafeEqual(candidate, presented)) match = candidate;
+    }
+    return match?.toString('hex');
+  }
+}
+
+/** The owner id a token maps to (for callers that hold the token, such as an in-process client). */
+export function ownerIdOf(token: string): OwnerId {
+  return digest(token.trim()).toString('hex');
+}
+
+function bearerToken(authorization: string | undefined): string | undefined {
+  if (authorization === undefined) return undefined;
+  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
+  return match?.[1];
+}
+
+function digest(token: string): Buffer {
+  return createHash('sha256').update(token, 'utf8').digest();
+}

@@ -1,0 +1,63 @@
+// Runs the engine as a process of its own: `article-audio serve` and dist/engine.js (the process the extension
+// starts) differ only in how they announce their address. Logs go to stderr; SIGINT/SIGTERM (and, when asked, the
+// end of stdin) stop it cleanly with exit code 0; a second signal, or a stop that hangs, ends it at once.
+import { createDefaultPipeline } from './default-pipeline';
+import { type RunningEngine, startEngine } from './index';
+import type { Logger, LogLevel } from './job-service';
+import { readEngineSettings } from './settings';
+
+export interface EngineProcessOptions {
+  args: readonly string[];
+  env: NodeJS.ProcessEnv;
+  defaultPort: number;
+  /** Tells whoever started the process where the engine listens. */
+  announce(url: string, dataDir: string): void;
+}
+
+const STOP_DEADLINE_MS = 20_000;
+const ORDER: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
+
+export function stderrLogger(minimum: LogLevel): Logger {
+  const threshold = ORDER.indexOf(minimum);
+  return (level, message) => {
+    if (ORDER.indexOf(level) >= threshold) process.stderr.write(`${new Date().toISOString()} ${level.padEnd(5)} ${message}\n`);
+  };
+}
+
+/** Starts the engine; throws (UsageError or a start failure) before anything was announced. */
+export async function runEngineProcess(options: EngineProcessOptions): Promise<RunningEngine> {
+  const settings = readEngineSettings(options.args, options.env, { port: options.defaultPort });
+  const log = stderrLogger(settings.logLevel);
+  const engine = await startEngine({ ...settings.engine, pipeline: createDefaultPipeline(), log });
+
+  let stopping = false;
+  const stop = (reason: string) => {
+    if (stopping) {
+      log('warn', `${reason} again: exiting without finishing the stop.`);
+      process.exit(1);
+    }
+    stopping = true;
+    log('info', `${reason}: stopping.`);
+    const deadline = setTimeout(() => {
+      log('error', `The stop took longer than ${STOP_DEADLINE_MS / 1000} s; exiting.`);
+      process.exit(1);
+    }, STOP_DEADLINE_MS);
+    deadline.unref();
+    engine.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        log('error', `The stop failed: ${error instanceof Error ? error.message : String(error)}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  if (settings.exitWithStdin) {
+    process.stdin.on('end', () => stop('Standard input closed'));
+    process.stdin.on('error', () => stop('Standard input failed'));
+    process.stdin.resume();
+  }
+  options.announce(engine.url, settings.engine.dataDir);
+  return engine;
+}

@@ -1,0 +1,192 @@
+// Routes requests to the job service. Paths are matched on their raw, undecoded segments: a job id must be exactly
+// a job id and an output name exactly the name of one of that job's outputs, so nothing a client sends is ever
+// decoded, joined or normalised into a file path (`..%2F`, encoded slashes and overlong ids are simply not found).
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TokenRing } from '../auth';
+import { isJobId } from '../job-id';
+import { IdempotencyConflictError, type JobService, type Logger, QueueFullError, StoppingError } from '../job-service';
+import type { LiveJob } from '../live-job';
+import { checkSubmission } from '../submission';
+import { ApiError, headerValue } from './api-error';
+import type { EventStreams } from './event-streams';
+import { jobView } from './job-view';
+import { sendOutputFile } from './output-file';
+import { discardBody, readJsonBody } from './request-body';
+
+export interface RequestHandlerOptions {
+  service: JobService;
+  tokens: TokenRing;
+  streams: EventStreams;
+  maxBodyBytes: number;
+  /** Base of the absolute addresses in responses; when unset, taken from the request's Host header. */
+  publicUrl: string | undefined;
+  /** The engine's own address, for requests without a usable Host header. */
+  listeningUrl: () => string;
+  isClosing: () => boolean;
+  log: Logger;
+}
+
+type Route =
+  | { name: 'submit'; methods: readonly string[] }
+  | { name: 'job' | 'stream' | 'cancel'; methods: readonly string[]; id: string }
+  | { name: 'output'; methods: readonly string[]; id: string; file: string };
+
+const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::\d{1,5})?$/;
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+function route(target: string): Route | undefined {
+  const path = target.replace(/^https?:\/\/[^/]*/i, '').split('?')[0] ?? '';
+  const s = path.split('/');
+  if (s[0] !== '' || s[1] !== 'v1') return undefined;
+  if (s.length === 3 && s[2] === 'article-to-audio') return { name: 'submit', methods: ['POST'] };
+  if (s[2] !== 'jobs' || s[3] === undefined) return undefined;
+  const id = s[3];
+  if (s.length === 4) return { name: 'job', methods: ['GET', 'HEAD'], id };
+  if (s.length === 5 && s[4] === 'stream') return { name: 'stream', methods: ['GET'], id };
+  if (s.length === 5 && s[4] === 'cancel') return { name: 'cancel', methods: ['POST'], id };
+  if (s.length === 6 && s[4] === 'outputs' && s[5] !== undefined) return { name: 'output', methods: ['GET', 'HEAD'], id, file: s[5] };
+  return undefined;
+}
+
+export function createRequestHandler(options: RequestHandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const { service, tokens } = options;
+
+  function baseUrl(req: IncomingMessage): string {
+    if (options.publicUrl) return options.publicUrl;
+    const host = req.headers.host;
+    return host && HOST.test(host) ? `http://${host}` : options.listeningUrl();
+  }
+
+  function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+    const text = JSON.stringify(body);
+    res.writeHead(status, {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': String(Buffer.byteLength(text)),
+      'Cache-Control': 'no-store',
+      'X-Content-Type-Options': 'nosniff',
+      ...headers,
+    });
+    res.end(text);
+  }
+
+  function owned(owner: string, id: string): LiveJob {
+    const job = isJobId(id) ? service.find(owner, id) : undefined;
+    if (!job) throw ApiError.notFound();
+    return job;
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const target = route(req.url ?? '');
+    if (!target) throw ApiError.notFound();
+    const method = req.method ?? 'GET';
+    if (!target.methods.includes(method)) throw ApiError.methodNotAllowed(target.methods);
+    if (options.isClosing()) throw ApiError.unavailable();
+    const owner = tokens.ownerOf(req.headers.authorization);
+    if (owner === undefined) throw ApiError.unauthorized();
+    const base = baseUrl(req);
+
+    switch (target.name) {
+      case 'submit': {
+        const key = headerValue(req.headers['idempotency-key']);
+        if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
+          throw ApiError.validation([{ field: 'Idempotency-Key', message: 'Idempotency-Key must be 1 to 255 printable ASCII characters without spaces.' }]);
+        }
+        const checked = checkSubmission(await readJsonBody(req, res, options.maxBodyBytes));
+        if (!checked.ok) throw ApiError.validation(checked.problems);
+        let accepted;
+        try {
+          accepted = await service.submit(owner, checked.submission, key);
+        } catch (error) {
+          if (error instanceof QueueFullError) {
+            throw ApiError.of(429, 'too_many_jobs', `The queue is full; try again in ${error.retryAfterS} s.`, { 'Retry-After': String(error.retryAfterS) });
+          }
+          if (error instanceof IdempotencyConflictError) throw ApiError.validation([{ field: 'Idempotency-Key', message: error.message }]);
+          if (error instanceof StoppingError) throw ApiError.unavailable();
+          throw error;
+        }
+        const self = `/v1/jobs/${accepted.job.id}`;
+        sendJson(res, 202, { data: { job_id: accepted.job.id, links: { self, stream: `${self}/stream` } }, errors: null }, {
+          Location: self,
+          ...(accepted.replayed ? { 'Idempotent-Replayed': 'true' } : {}),
+        });
+        return;
+      }
+      case 'job': {
+        sendJson(res, 200, { data: jobView(owned(owner, target.id), base), errors: null });
+        return;
+      }
+      case 'cancel': {
+        const job = owned(owner, target.id);
+        await service.cancel(job);
+        sendJson(res, 200, { data: jobView(job, base), errors: null });
+        return;
+      }
+      case 'stream': {
+        await streamJob(req, res, owned(owner, target.id), base);
+        return;
+      }
+      case 'output': {
+        const job = owned(owner, target.id);
+        const file = job.record.status === 'succeeded' ? job.record.outputs?.find((o) => o.name === target.file) : undefined;
+        if (!file) throw ApiError.notFound();
+        await sendOutputFile(req, res, file, new Date(job.record.finishedAt ?? job.record.updatedAt), (range) => service.readOutput(job, file.name, range));
+        return;
+      }
+    }
+  }
+
+  async function streamJob(req: IncomingMessage, res: ServerResponse, job: LiveJob, base: string): Promise<void> {
+    const header = headerValue(req.headers['last-event-id']);
+    // An id this engine never sent (garbage, or from another server) is ignored: the client gets the whole history.
+    const afterId = header !== undefined && /^\d{1,15}$/.test(header.trim()) ? Number(header.trim()) : 0;
+    let stopFollowing = () => {};
+    const stream = options.streams.create(res, base, afterId, () => stopFollowing());
+    const following = job.follow(afterId, (events) => stream.send(events));
+    if (following) {
+      // The backlog may already have held the job's `end`, which ended the stream inside follow().
+      if (stream.isEnded) {
+        following.stop();
+      } else {
+        stopFollowing = () => following.stop();
+        stream.start();
+      }
+      return;
+    }
+    // A finished job: its history is in the store and will not grow.
+    const events = (await service.storedHistory(job)).filter((e) => e.id > afterId);
+    if (events.length === 0) {
+      // Nothing after the client's last event: 204 tells an EventSource to stop reconnecting.
+      res.writeHead(204, { 'Cache-Control': 'no-store' }).end();
+      stream.end();
+      return;
+    }
+    stream.send(events);
+    stream.end();
+  }
+
+  return (req, res) => {
+    const started = Date.now();
+    // Quoted in error reports (the client keeps it on its errors) and in this engine's log.
+    const requestId = randomBytes(6).toString('hex');
+    res.setHeader('X-Request-Id', requestId);
+    if (options.isClosing()) res.setHeader('Connection', 'close');
+    handle(req, res)
+      .catch((error: unknown) => {
+        const apiError =
+          error instanceof ApiError ? error : ApiError.of(500, 'internal', `The engine failed to handle this request; its log has the details (request ${requestId}).`);
+        if (!(error instanceof ApiError)) {
+          options.log('error', `${req.method} ${req.url} (request ${requestId}): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+        }
+        if (res.headersSent) {
+          res.destroy();
+          return;
+        }
+        discardBody(req);
+        sendJson(res, apiError.status, apiError.body, apiError.headers);
+      })
+      .finally(() => {
+        options.log('debug', `${req.method} ${req.url} ${res.statusCode} ${Date.now() - started} ms (request ${requestId})`);
+      });
+  };
+}

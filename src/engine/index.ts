@@ -1,0 +1,134 @@
+// The local engine: the job service of spec/job-service-api.md over HTTP, as DESIGN.md fills it in.
+// startEngine is what the command line, the engine process (main.ts) and tests call.
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { TokenRing } from './auth';
+import { createDefaultPipeline } from './default-pipeline';
+import { EventStreams } from './http/event-streams';
+import { createRequestHandler } from './http/request-handler';
+import { JobService } from './job-service';
+import { type EngineOptions, resolveOptions } from './options';
+import { FileJobStore } from './store/file-store';
+
+export type { EngineOptions } from './options';
+export type { Logger, LogLevel } from './job-service';
+export type { JobStore } from './store/types';
+
+export interface RunningEngine {
+  /** Base URL of the service, e.g. http://127.0.0.1:8787. */
+  url: string;
+  port: number;
+  /**
+   * Stops gracefully: new requests get 503, running jobs are put back in the queue for the next start, open
+   * streams get a final event and end, everything is written; then the port is released.
+   */
+  close(): Promise<void>;
+}
+
+export async function startEngine(options: EngineOptions): Promise<RunningEngine> {
+  const settings = resolveOptions(options);
+  const tokens = new TokenRing(settings.tokens);
+  const log = settings.log;
+  const pipeline = settings.pipeline ?? createDefaultPipeline();
+  const store = settings.store ?? new FileJobStore({ dataDir: settings.dataDir, log, lock: { waitMs: settings.lockWaitMs } });
+  const service = new JobService({
+    store,
+    pipeline,
+    concurrency: settings.concurrency,
+    queueDepth: settings.queueDepth,
+    retentionMs: settings.retentionMs,
+    idempotencyWindowMs: settings.idempotencyWindowMs,
+    progressIntervalMs: settings.progressIntervalMs,
+    fetchLimits: settings.fetchLimits,
+    maxCrashes: settings.maxCrashes,
+    stopTimeoutMs: settings.stopTimeoutMs,
+    log,
+  });
+  try {
+    await service.start();
+  } catch (error) {
+    await pipeline.close().catch(() => undefined);
+    await store.close().catch(() => undefined);
+    throw error;
+  }
+
+  const streams = new EventStreams({ heartbeatMs: settings.heartbeatMs, retryMs: settings.streamRetryMs, maxBufferedBytes: 1024 * 1024 });
+  let closing = false;
+  let url = '';
+  const handler = createRequestHandler({
+    service,
+    tokens,
+    streams,
+    maxBodyBytes: settings.maxBodyBytes,
+    publicUrl: settings.publicUrl,
+    listeningUrl: () => url,
+    isClosing: () => closing,
+    log,
+  });
+  // Slow or stalled uploads are cut off; streams are responses, which these timeouts do not limit.
+  const server = http.createServer({ requestTimeout: 60_000, headersTimeout: 20_000, keepAliveTimeout: 5_000 }, handler);
+  server.on('checkContinue', handler);
+  server.on('clientError', answerClientError);
+
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(settings.port, settings.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (error) {
+    await service.stop();
+    throw new Error(`Cannot listen on ${settings.host}:${settings.port}: ${(error as Error).message}`);
+  }
+  const port = (server.address() as AddressInfo).port;
+  url = `http://${urlHost(settings.host)}:${port}`;
+  log('info', `Listening on ${url}; data in ${settings.dataDir}; ${settings.concurrency} job(s) at once.`);
+
+  let closed: Promise<void> | undefined;
+  return {
+    url,
+    port,
+    close() {
+      closed ??= (async () => {
+        // The port stays open while the jobs stop, so that clients get a clear 503 rather than a refused connection.
+        closing = true;
+        await service.stop();
+        streams.closeAll();
+        const released = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        // A client still holding a connection open after its answer must not keep the engine alive.
+        const force = setTimeout(() => server.closeAllConnections(), 2000);
+        await released;
+        clearTimeout(force);
+        log('info', 'Stopped.');
+      })();
+      return closed;
+    },
+  };
+}
+
+function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/** Requests Node cannot parse still get the error envelope. */
+function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, reason, code, message] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'headers_too_large', 'The request headers are too large.']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'request_timeout', 'The request was not received in time.']
+        : [400, 'Bad Request', 'bad_request', 'The request is not valid HTTP/1.1.'];
+  const body = JSON.stringify({ data: null, errors: [{ code, message }] });
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}

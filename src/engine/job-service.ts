@@ -1,0 +1,505 @@
+// The job service without HTTP: accepts jobs, runs them through the pipeline a bounded number at a time, keeps their
+// state and stream history in the store, cancels them, takes them back after a crash and forgets them after the
+// retention time. The HTTP layer (http/) only translates requests into these calls.
+import { createHash } from 'node:crypto';
+import { newJobId } from './job-id';
+import { JobQueue } from './job-queue';
+import { LiveJob } from './live-job';
+import { type ArticlePipeline, type FetchLimits, type PipelineLogLevel, type PipelineOutput, PipelineError } from './pipeline/types';
+import { ProgressThrottle } from './progress-throttle';
+import { closingEvents, logEvent, statusEvent } from './stream-events';
+import { type ArticleSubmission, submissionDigest } from './submission';
+import { type JobFailure, type JobStore, type LoadedJob, type StoredEvent, type StoredJob, isTerminal } from './store/types';
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+export type Logger = (level: LogLevel, message: string) => void;
+
+export interface JobServiceOptions {
+  store: JobStore;
+  pipeline: ArticlePipeline;
+  concurrency: number;
+  queueDepth: number;
+  retentionMs: number;
+  idempotencyWindowMs: number;
+  progressIntervalMs: number;
+  fetchLimits: FetchLimits;
+  /** Runs of one job lost to engine crashes before the job fails with `interrupted` instead of running again. */
+  maxCrashes: number;
+  /** How long stop() waits for running pipelines to give up after being aborted. */
+  stopTimeoutMs: number;
+  log: Logger;
+}
+
+/** The voice style number each model uses (the `style_id` of result events). */
+export const STYLE_IDS = { 'article-audio-1-mini': 0, 'article-audio-1-pro': 1, 'article-podcast-1-pro': 2 } as const;
+
+const MAX_LOG_MESSAGE = 2000;
+const MAX_LOG_EVENTS_PER_RUN = 1000;
+const LOG_LEVELS: readonly string[] = ['debug', 'info', 'warn', 'error'];
+
+export class QueueFullError extends Error {
+  constructor(readonly retryAfterS: number) {
+    super('The queue is full.');
+  }
+}
+
+export class IdempotencyConflictError extends Error {
+  constructor() {
+    super('This Idempotency-Key was already used for a different request.');
+  }
+}
+
+export class StoppingError extends Error {
+  constructor() {
+    super('The engine is stopping.');
+  }
+}
+
+interface ActiveRun {
+  controller: AbortController;
+  workDir?: string;
+}
+
+interface IdempotencyEntry {
+  createdAt: number;
+  pending?: Promise<LiveJob>;
+  job?: LiveJob;
+}
+
+export class JobService {
+  private readonly jobs = new Map<string, LiveJob>();
+  private readonly runs = new Map<string, ActiveRun>();
+  private readonly queue: JobQueue<LiveJob>;
+  private readonly idempotency = new Map<string, IdempotencyEntry>();
+  private readonly creations = new Set<Promise<unknown>>();
+  private stopping = false;
+  private stopped: Promise<void> | undefined;
+  private sweeper: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: JobServiceOptions) {
+    this.queue = new JobQueue<LiveJob>(options.concurrency, options.queueDepth, (job) => this.runJob(job));
+  }
+
+  /** Opens the store and takes back every job in it: unfinished ones run again, finished ones are served. */
+  async start(): Promise<void> {
+    const loaded = await this.options.store.open();
+    loaded.sort((a, b) => a.job.createdAt.localeCompare(b.job.createdAt));
+    const waiting: LiveJob[] = [];
+    for (const entry of loaded) {
+      try {
+        const job = await this.recover(entry);
+        if (job && !job.finished) waiting.push(job);
+      } catch (error) {
+        this.options.log('error', `Could not take back job ${entry.job.id}: ${describe(error)}`);
+      }
+    }
+    for (const job of waiting) this.queue.enqueue(job, false);
+    if (loaded.length > 0) this.options.log('info', `Took back ${loaded.length} stored job(s); ${waiting.length} to run.`);
+    const sweepMs = Math.max(250, Math.min(60_000, Math.floor(this.options.retentionMs / 4)));
+    this.sweeper = setInterval(() => this.sweep(), sweepMs);
+    this.sweeper.unref();
+  }
+
+  private async recover({ job: record, lastEvent }: LoadedJob): Promise<LiveJob | undefined> {
+    const onWriteError = (error: unknown) => this.writeFailed(record.id, error);
+    if (isTerminal(record.status)) {
+      if (this.isExpired(record)) {
+        await this.options.store.remove(record.id);
+        return undefined;
+      }
+      const job = new LiveJob(withoutText(record), this.options.store, undefined, lastEvent?.id ?? 0, onWriteError);
+      job.progress = record.progress;
+      this.register(job);
+      // The record was saved but the crash came before its closing events were: write them now.
+      if (lastEvent?.event !== 'end') await job.emit(closingEvents(record, 'The job finished just before the engine stopped.'), true);
+      return job;
+    }
+    const history = await this.options.store.readEvents(record.id);
+    const job = new LiveJob(record, this.options.store, history, history.at(-1)?.id ?? 0, onWriteError);
+    job.progress = Math.max(record.progress, lastProgress(history));
+    this.register(job);
+    if (record.status === 'processing') {
+      const crashes = record.crashes + 1;
+      if (crashes > this.options.maxCrashes) {
+        await this.finish(job, {
+          status: 'failed',
+          crashes,
+          error: { code: 'interrupted', message: `The engine stopped unexpectedly ${crashes} times while running this job, so it was not tried again.` },
+        });
+      } else {
+        await this.requeue(job, 'The engine stopped unexpectedly while this job was running; it will run again from the start.', { crashes });
+      }
+    }
+    return job;
+  }
+
+  private register(job: LiveJob): void {
+    this.jobs.set(job.id, job);
+    const idempotency = job.record.idempotency;
+    if (idempotency) {
+      const createdAt = Date.parse(job.record.createdAt);
+      if (Date.now() - createdAt < this.options.idempotencyWindowMs) {
+        this.idempotency.set(`${job.record.owner}:${idempotency.key}`, { createdAt, job });
+      }
+    }
+  }
+
+  /**
+   * Accepts a job: on disk before this resolves. With an idempotency key that the same owner used within the window
+   * for the same request, resolves to the original job instead (`replayed`).
+   */
+  async submit(owner: string, submission: ArticleSubmission, idempotencyKey?: string): Promise<{ job: LiveJob; replayed: boolean }> {
+    if (this.stopping) throw new StoppingError();
+    const request = submissionDigest(submission);
+    const key = idempotencyKey === undefined ? undefined : createHash('sha256').update(idempotencyKey).digest('hex');
+    const indexKey = key === undefined ? undefined : `${owner}:${key}`;
+    if (indexKey !== undefined) {
+      const entry = this.idempotency.get(indexKey);
+      const earlier =
+        entry && Date.now() - entry.createdAt < this.options.idempotencyWindowMs
+          ? (entry.pending ?? (entry.job && this.jobs.get(entry.job.id) === entry.job ? entry.job : undefined))
+          : undefined;
+      if (earlier) {
+        const job = await earlier;
+        if (job.record.idempotency?.request !== request) throw new IdempotencyConflictError();
+        return { job, replayed: true };
+      }
+    }
+    if (!this.queue.reserve()) throw new QueueFullError(this.queue.retryAfterSeconds());
+    const creation = this.create(owner, submission, key === undefined ? undefined : { key, request });
+    this.creations.add(creation);
+    void creation.then(
+      () => this.creations.delete(creation),
+      () => this.creations.delete(creation),
+    );
+    if (indexKey !== undefined) {
+      const entry: IdempotencyEntry = { createdAt: Date.now(), pending: creation };
+      this.idempotency.set(indexKey, entry);
+      creation.then(
+        (job) => {
+          entry.job = job;
+          entry.pending = undefined;
+        },
+        () => {
+          if (this.idempotency.get(indexKey) === entry) this.idempotency.delete(indexKey);
+        },
+      );
+    }
+    return { job: await creation, replayed: false };
+  }
+
+  private async create(owner: string, request: ArticleSubmission, idempotency: StoredJob['idempotency']): Promise<LiveJob> {
+    const now = new Date().toISOString();
+    const record: StoredJob = {
+      id: newJobId(),
+      owner,
+      request,
+      ...(idempotency ? { idempotency } : {}),
+      status: 'queued',
+      progress: 0,
+      createdAt: now,
+      updatedAt: now,
+      attempts: 0,
+      crashes: 0,
+      error: null,
+      outputs: null,
+      result: null,
+    };
+    const source = request.url !== undefined ? `the page ${request.url}` : `${request.text?.length ?? 0} characters of text`;
+    const first: StoredEvent[] = [statusEvent('queued', 0, null), logEvent('info', `Accepted: ${source}, model ${request.model_id}.`)].map(
+      (e, index) => ({ id: index + 1, ...e }),
+    );
+    try {
+      await this.options.store.create(record, first);
+    } catch (error) {
+      this.queue.cancelReservation();
+      throw error;
+    }
+    const job = new LiveJob(record, this.options.store, [...first], first.length, (error) => this.writeFailed(record.id, error));
+    this.jobs.set(job.id, job);
+    this.queue.enqueue(job, true);
+    return job;
+  }
+
+  /** The job if it exists, belongs to `owner` and has not expired. */
+  find(owner: string, id: string): LiveJob | undefined {
+    const job = this.jobs.get(id);
+    if (!job || job.record.owner !== owner) return undefined;
+    if (this.isExpired(job.record)) {
+      void this.expire(job);
+      return undefined;
+    }
+    return job;
+  }
+
+  /** The stored history of a job whose history is no longer held in memory (it has finished). */
+  storedHistory(job: LiveJob): Promise<StoredEvent[]> {
+    return this.options.store.readEvents(job.id);
+  }
+
+  readOutput(job: LiveJob, name: string, range?: { start: number; end: number }) {
+    return this.options.store.readOutput(job.id, name, range);
+  }
+
+  /** Cancels a queued or processing job (failed, code `cancelled`); a finished job stays as it is. */
+  cancel(job: LiveJob): Promise<void> {
+    return job.serially(async () => {
+      if (job.finished) return;
+      this.queue.remove(job.id);
+      const run = this.runs.get(job.id);
+      if (run) {
+        this.runs.delete(job.id);
+        run.controller.abort(new PipelineError('cancelled', 'The job was cancelled.'));
+      }
+      await this.finish(job, { status: 'failed', error: { code: 'cancelled', message: 'The job was cancelled.' } });
+    });
+  }
+
+  get waitingCount(): number {
+    return this.queue.waitingCount;
+  }
+
+  private async runJob(job: LiveJob): Promise<void> {
+    let run: ActiveRun | undefined;
+    try {
+      run = await job.serially(() => this.begin(job));
+    } catch (error) {
+      this.options.log('error', `Job ${job.id} could not start: ${describe(error)}`);
+      await job.serially(() => this.fail(job, internalFailure(error))).catch(() => undefined);
+      return;
+    }
+    if (!run) return;
+    const active = run;
+    const current = () => this.runs.get(job.id) === active;
+    const throttle = new ProgressThrottle(job.progress, this.options.progressIntervalMs, (progress) => {
+      if (!current()) return;
+      job.progress = progress;
+      void job.emit([statusEvent('processing', progress, null)]);
+    });
+    let logs = 0;
+    const log = (level: PipelineLogLevel, message: string) => {
+      if (!current()) return;
+      logs++;
+      if (logs > MAX_LOG_EVENTS_PER_RUN + 1) return;
+      const text = logs > MAX_LOG_EVENTS_PER_RUN ? 'Further log lines of this run are left out.' : String(message).slice(0, MAX_LOG_MESSAGE);
+      void job.emit([logEvent(LOG_LEVELS.includes(level) ? level : 'info', text)]);
+    };
+    const { request } = job.record;
+    let output: PipelineOutput | undefined;
+    let failure: unknown;
+    try {
+      active.workDir = await this.options.store.prepareRun(job.id);
+      output = await this.options.pipeline.run(
+        {
+          jobId: job.id,
+          modelId: request.model_id,
+          ...(request.url !== undefined ? { url: request.url } : {}),
+          ...(request.text !== undefined ? { text: request.text } : {}),
+          ...(request.intro_audio_url !== undefined ? { introAudioUrl: request.intro_audio_url } : {}),
+          ...(request.outro_audio_url !== undefined ? { outroAudioUrl: request.outro_audio_url } : {}),
+        },
+        {
+          workDir: active.workDir,
+          signal: active.controller.signal,
+          progress: (fraction) => throttle.report(fraction),
+          log,
+          fetchLimits: this.options.fetchLimits,
+        },
+      );
+    } catch (error) {
+      failure = error;
+    } finally {
+      throttle.stop();
+    }
+    await job.serially(() => this.conclude(job, active, output, failure)).catch((error: unknown) => {
+      this.options.log('error', `Job ${job.id} could not be concluded: ${describe(error)}`);
+    });
+  }
+
+  private async begin(job: LiveJob): Promise<ActiveRun | undefined> {
+    if (job.record.status !== 'queued' || this.stopping) return undefined;
+    const now = new Date().toISOString();
+    const attempts = job.record.attempts + 1;
+    await this.save(job, { status: 'processing', startedAt: now, attempts, progress: job.progress });
+    const run: ActiveRun = { controller: new AbortController() };
+    this.runs.set(job.id, run);
+    void job.emit([statusEvent('processing', job.progress, null), logEvent('info', attempts > 1 ? `Processing (attempt ${attempts}).` : 'Processing.')]);
+    return run;
+  }
+
+  private async conclude(job: LiveJob, run: ActiveRun, output: PipelineOutput | undefined, failure: unknown): Promise<void> {
+    // Someone else took the job over meanwhile: a cancel, or stop() after waiting too long for this run.
+    if (this.runs.get(job.id) !== run) return;
+    this.runs.delete(job.id);
+    if (output && run.workDir) {
+      let outputs;
+      try {
+        if (output.files.length === 0) throw new Error('The pipeline finished without output files.');
+        outputs = await this.options.store.commitOutputs(job.id, run.workDir, output.files);
+      } catch (error) {
+        this.options.log('error', `Job ${job.id}: ${describe(error)}`);
+        await this.fail(job, internalFailure(error));
+        return;
+      }
+      const finishedAt = Date.now();
+      await this.finish(job, {
+        status: 'succeeded',
+        progress: 1,
+        outputs,
+        result: {
+          ...(output.title ? { title: output.title } : {}),
+          durationS: output.durationS,
+          styleId: STYLE_IDS[job.record.request.model_id],
+          requestDurationS: Math.round((finishedAt - Date.parse(job.record.createdAt)) / 10) / 100,
+        },
+      });
+      return;
+    }
+    if (this.stopping && run.controller.signal.aborted) {
+      await this.requeue(job, 'The engine is stopping; this job will run again from the start when it starts.');
+      return;
+    }
+    await this.fail(job, describeFailure(failure));
+  }
+
+  private fail(job: LiveJob, error: JobFailure): Promise<void> {
+    return this.finish(job, { status: 'failed', error });
+  }
+
+  /** Moves the job to its terminal state: on disk first, then the closing events, flushed to the disk itself. */
+  private async finish(job: LiveJob, changes: Partial<StoredJob> & { status: 'succeeded' | 'failed' }): Promise<void> {
+    await this.save(job, { progress: job.progress, ...changes, finishedAt: new Date().toISOString() });
+    job.progress = job.record.progress;
+    const message =
+      job.record.status === 'succeeded'
+        ? `Done: ${formatSeconds(job.record.result?.durationS ?? 0)} of audio.`
+        : `Failed (${job.record.error?.code ?? 'unknown'}): ${job.record.error?.message ?? ''}`;
+    await job.emit(closingEvents(job.record, message), true);
+    job.releaseHistory();
+    job.record = withoutText(job.record);
+  }
+
+  private async requeue(job: LiveJob, message: string, changes: Partial<StoredJob> = {}): Promise<void> {
+    await this.save(job, { ...changes, status: 'queued', progress: job.progress });
+    await job.emit([logEvent('warn', message), statusEvent('queued', job.progress, null)], true);
+  }
+
+  private async save(job: LiveJob, changes: Partial<StoredJob>): Promise<void> {
+    const next: StoredJob = { ...job.record, ...changes, updatedAt: new Date().toISOString() };
+    await this.options.store.save(next);
+    job.record = next;
+  }
+
+  private isExpired(record: StoredJob): boolean {
+    return isTerminal(record.status) && record.finishedAt !== undefined && Date.now() - Date.parse(record.finishedAt) >= this.options.retentionMs;
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const job of this.jobs.values()) if (this.isExpired(job.record)) void this.expire(job);
+    for (const [key, entry] of this.idempotency) if (now - entry.createdAt >= this.options.idempotencyWindowMs) this.idempotency.delete(key);
+  }
+
+  private async expire(job: LiveJob): Promise<void> {
+    if (this.jobs.get(job.id) !== job) return;
+    this.jobs.delete(job.id);
+    try {
+      await this.options.store.remove(job.id);
+      this.options.log('debug', `Job ${job.id} expired and was removed.`);
+    } catch (error) {
+      this.options.log('warn', `Could not remove expired job ${job.id}: ${describe(error)}`);
+    }
+  }
+
+  private writeFailed(jobId: string, error: unknown): void {
+    this.options.log('error', `Job ${jobId}: could not store stream events (${describe(error)}); a replay after a restart may miss them.`);
+  }
+
+  /**
+   * Stops cleanly: no new runs, running pipelines aborted and their jobs put back in the queue for the next start,
+   * a last log event for every unfinished job, everything flushed, then the pipeline and the store closed.
+   */
+  stop(): Promise<void> {
+    this.stopped ??= this.shutDown();
+    return this.stopped;
+  }
+
+  private async shutDown(): Promise<void> {
+    this.stopping = true;
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.queue.pause();
+    await Promise.allSettled([...this.creations]);
+    const interrupted = new Set(this.runs.keys());
+    for (const run of this.runs.values()) run.controller.abort(new Error('The engine is stopping.'));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.queue.idle(), new Promise((resolve) => (timer = setTimeout(resolve, this.options.stopTimeoutMs)))]);
+    clearTimeout(timer);
+    for (const [id, run] of [...this.runs]) {
+      const job = this.jobs.get(id);
+      if (!job) continue;
+      this.options.log('warn', `Job ${id}: the pipeline did not stop within ${this.options.stopTimeoutMs} ms; leaving it behind.`);
+      await job
+        .serially(async () => {
+          if (this.runs.get(id) !== run) return;
+          this.runs.delete(id);
+          await this.requeue(job, 'The engine is stopping; this job will run again from the start when it starts.');
+        })
+        .catch((error: unknown) => this.options.log('error', `Job ${id}: ${describe(error)}`));
+    }
+    const unfinished = [...this.jobs.values()].filter((job) => !job.finished && !interrupted.has(job.id));
+    await Promise.all(
+      unfinished.map((job) =>
+        job.serially(() => job.emit([logEvent('info', 'The engine is stopping; this job stays queued and will run when it starts again.')], true)),
+      ),
+    );
+    await Promise.all([...this.jobs.values()].map(async (job) => {
+      await job.settled();
+      await job.flushed();
+    }));
+    try {
+      await this.options.pipeline.close();
+    } catch (error) {
+      this.options.log('warn', `The pipeline did not close cleanly: ${describe(error)}`);
+    }
+    await this.options.store.close();
+  }
+}
+
+/**
+ * A finished job's record without the article text (up to 100000 characters, kept on disk): nothing reads it once
+ * the job has ended, and finished jobs stay in memory for the whole retention time. Its final record is on disk
+ * already and is never saved again, so the text is not lost.
+ */
+function withoutText(record: StoredJob): StoredJob {
+  if (record.request.text === undefined) return record;
+  const { text: _text, ...request } = record.request;
+  return { ...record, request };
+}
+
+function lastProgress(history: readonly StoredEvent[]): number {
+  for (let i = history.length - 1; i >= 0; i--) {
+    const event = history[i] as StoredEvent;
+    const progress = (event.data as { progress?: unknown } | null)?.progress;
+    if (event.event === 'status' && typeof progress === 'number' && progress >= 0 && progress <= 1) return progress;
+  }
+  return 0;
+}
+
+function describeFailure(error: unknown): JobFailure {
+  if (error instanceof PipelineError) return { code: error.code, message: error.message };
+  return internalFailure(error);
+}
+
+function internalFailure(error: unknown): JobFailure {
+  return { code: 'internal', message: `The engine failed while processing this job: ${describe(error)}` };
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function formatSeconds(seconds: number): string {
+  const total = Math.round(seconds);
+  return `${Math.floor(total / 60)}:${String(total % 60).padStart(2, '0')}`;
+}
+

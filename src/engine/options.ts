@@ -1,0 +1,104 @@
+// The engine's settings with their defaults (DESIGN.md "Limits"). Every limit is a setting: startEngine takes them
+// as options, `article-audio serve` and dist/engine.js as flags or environment variables (settings.ts).
+import os from 'node:os';
+import type { Logger } from './job-service';
+import type { ArticlePipeline, FetchLimits } from './pipeline/types';
+import type { JobStore } from './store/types';
+
+export interface EngineOptions {
+  /** Interface to listen on; 127.0.0.1 by default (the engine is for this machine unless told otherwise). */
+  host?: string;
+  /** 0 picks a free port. Default 0. */
+  port?: number;
+  dataDir: string;
+  tokens: string[];
+  /** Jobs processed at once. Default: the number of CPU cores. */
+  concurrency?: number;
+  /** Jobs that may wait for a slot before submissions get 429. Default 100. */
+  queueDepth?: number;
+  /** How long a finished job and its files are kept. Default 24 h. */
+  retentionMs?: number;
+  /** Interval of the stream's comment heartbeat. Default 15 s. */
+  heartbeatMs?: number;
+  /** Largest request body accepted. Default 1 MiB. */
+  maxBodyBytes?: number;
+  /** Limits of fetching articles and intro/outro audio. Default 10 MiB, 20 s, 5 redirects. */
+  fetchLimits?: Partial<FetchLimits>;
+  /** Default: the speech pipeline. The engine closes it when it stops. */
+  pipeline?: ArticlePipeline;
+  log?: Logger;
+  /** Shortest interval between two progress events of a job. Default 250 ms. */
+  progressIntervalMs?: number;
+  /** How long an Idempotency-Key refers to its job. Default 24 h. */
+  idempotencyWindowMs?: number;
+  /** Runs of a job lost to engine crashes before it fails with `interrupted`. Default 3. */
+  maxCrashes?: number;
+  /** How long a clean stop waits for running pipelines to give up. Default 10 s. */
+  stopTimeoutMs?: number;
+  /** How long to wait for another engine to release the data dir (a restart right after a stop). Default 10 s. */
+  lockWaitMs?: number;
+  /** Reconnection delay suggested to stream clients (`retry:`). Default 2 s. */
+  streamRetryMs?: number;
+  /** Base of absolute addresses in responses, when clients reach the engine through a proxy. Default: the Host header. */
+  publicUrl?: string;
+  /** Where jobs are kept. Default: files in dataDir. */
+  store?: JobStore;
+}
+
+export const DEFAULT_FETCH_LIMITS: FetchLimits = { maxBytes: 10 * 1024 * 1024, timeoutMs: 20_000, maxRedirects: 5 };
+
+export type ResolvedOptions = Required<Omit<EngineOptions, 'pipeline' | 'store' | 'publicUrl' | 'fetchLimits'>> &
+  Pick<EngineOptions, 'pipeline' | 'store' | 'publicUrl'> & { fetchLimits: FetchLimits };
+
+export function resolveOptions(options: EngineOptions): ResolvedOptions {
+  const resolved: ResolvedOptions = {
+    host: options.host ?? '127.0.0.1',
+    port: options.port ?? 0,
+    dataDir: options.dataDir,
+    tokens: options.tokens,
+    concurrency: options.concurrency ?? os.availableParallelism(),
+    queueDepth: options.queueDepth ?? 100,
+    retentionMs: options.retentionMs ?? 24 * 3600_000,
+    heartbeatMs: options.heartbeatMs ?? 15_000,
+    maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
+    fetchLimits: { ...DEFAULT_FETCH_LIMITS, ...options.fetchLimits },
+    log: options.log ?? (() => undefined),
+    progressIntervalMs: options.progressIntervalMs ?? 250,
+    idempotencyWindowMs: options.idempotencyWindowMs ?? 24 * 3600_000,
+    maxCrashes: options.maxCrashes ?? 3,
+    stopTimeoutMs: options.stopTimeoutMs ?? 10_000,
+    streamRetryMs: options.streamRetryMs ?? 2000,
+    lockWaitMs: options.lockWaitMs ?? 10_000,
+    pipeline: options.pipeline,
+    store: options.store,
+    publicUrl: options.publicUrl?.replace(/\/+$/, ''),
+  };
+  const problems: string[] = [];
+  if (typeof resolved.dataDir !== 'string' || resolved.dataDir === '') problems.push('dataDir is required');
+  if (!Number.isInteger(resolved.port) || resolved.port < 0 || resolved.port > 65535) problems.push('port must be 0..65535');
+  for (const [name, value, min] of [
+    ['concurrency', resolved.concurrency, 1],
+    ['queueDepth', resolved.queueDepth, 0],
+    ['maxBodyBytes', resolved.maxBodyBytes, 1],
+    ['maxCrashes', resolved.maxCrashes, 0],
+    ['fetchLimits.maxBytes', resolved.fetchLimits.maxBytes, 1],
+    ['fetchLimits.maxRedirects', resolved.fetchLimits.maxRedirects, 0],
+  ] as const) {
+    if (!Number.isInteger(value) || value < min) problems.push(`${name} must be an integer >= ${min}`);
+  }
+  for (const [name, value] of [
+    ['retentionMs', resolved.retentionMs],
+    ['heartbeatMs', resolved.heartbeatMs],
+    ['progressIntervalMs', resolved.progressIntervalMs],
+    ['idempotencyWindowMs', resolved.idempotencyWindowMs],
+    ['stopTimeoutMs', resolved.stopTimeoutMs],
+    ['streamRetryMs', resolved.streamRetryMs],
+    ['lockWaitMs', resolved.lockWaitMs],
+    ['fetchLimits.timeoutMs', resolved.fetchLimits.timeoutMs],
+  ] as const) {
+    if (!Number.isFinite(value) || value <= 0) problems.push(`${name} must be a positive number of milliseconds`);
+  }
+  if (resolved.publicUrl !== undefined && !/^https?:\/\/[^/]+$/.test(resolved.publicUrl)) problems.push('publicUrl must be http(s)://host[:port]');
+  if (problems.length > 0) throw new Error(`Invalid engine settings: ${problems.join('; ')}.`);
+  return resolved;
+}

@@ -1,0 +1,96 @@
+// Small signal-processing helpers for speech and for intro/outro audio, all on mono Float32 samples.
+import { resample } from './resample';
+
+export function int16ToFloat(samples: Int16Array): Float32Array {
+  const out = new Float32Array(samples.length);
+  for (let i = 0; i < samples.length; i++) out[i] = samples[i]! / 32768;
+  return out;
+}
+
+/** Root mean square over the parts that are not near-silence (so pauses do not make speech look quiet). */
+export function activeRms(samples: Float32Array, sampleRate: number): number {
+  const window = Math.max(1, Math.round(sampleRate * 0.02));
+  const energies: number[] = [];
+  for (let start = 0; start + window <= samples.length; start += window) {
+    let sum = 0;
+    for (let i = start; i < start + window; i++) sum += samples[i]! * samples[i]!;
+    energies.push(sum / window);
+  }
+  if (energies.length === 0) return 0;
+  const loudest = Math.max(...energies);
+  const active = energies.filter((e) => e > loudest * 0.001);
+  return Math.sqrt(active.reduce((a, b) => a + b, 0) / Math.max(1, active.length));
+}
+
+/** Speech and music are brought to this level (about -20 dBFS RMS), so voices and intro/outro sound alike. */
+export const TARGET_RMS = 0.1;
+const PEAK_LIMIT = 0.98;
+
+/** Scales to the target loudness, without clipping. */
+export function normalizeLoudness(samples: Float32Array, sampleRate: number, target = TARGET_RMS): Float32Array {
+  const rms = activeRms(samples, sampleRate);
+  if (rms < 1e-5) return samples;
+  let peak = 0;
+  for (const s of samples) peak = Math.max(peak, Math.abs(s));
+  const gain = Math.min(target / rms, PEAK_LIMIT / Math.max(peak, 1e-9));
+  for (let i = 0; i < samples.length; i++) samples[i]! *= gain;
+  return samples;
+}
+
+export function fadeIn(samples: Float32Array, count: number): void {
+  const n = Math.min(count, samples.length);
+  for (let i = 0; i < n; i++) samples[i]! *= i / n;
+}
+
+export function fadeOut(samples: Float32Array, count: number): void {
+  const n = Math.min(count, samples.length);
+  for (let i = 0; i < n; i++) samples[samples.length - 1 - i]! *= i / n;
+}
+
+export function silence(seconds: number, sampleRate: number): Float32Array {
+  return new Float32Array(Math.max(0, Math.round(seconds * sampleRate)));
+}
+
+/** Trims leading and trailing near-silence that the synthesizer adds around an utterance, keeping a little air. */
+export function trimSilence(samples: Float32Array, sampleRate: number, keepSeconds = 0.04): Float32Array {
+  const threshold = 0.004;
+  let start = 0;
+  while (start < samples.length && Math.abs(samples[start]!) < threshold) start++;
+  let end = samples.length;
+  while (end > start && Math.abs(samples[end - 1]!) < threshold) end--;
+  const keep = Math.round(keepSeconds * sampleRate);
+  return samples.subarray(Math.max(0, start - keep), Math.min(samples.length, end + keep));
+}
+
+export type AudioFormat = 'mp3' | 'ogg' | 'wav';
+
+/** Tells MP3, OGG and WAV apart by their first bytes (servers often send a generic content type). */
+export function sniffAudioFormat(bytes: Uint8Array): AudioFormat | undefined {
+  const ascii = (start: number, end: number) => String.fromCharCode(...bytes.subarray(start, end));
+  if (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WAVE') return 'wav';
+  if (ascii(0, 4) === 'OggS') return 'ogg';
+  if (ascii(0, 3) === 'ID3') return 'mp3';
+  if (bytes[0] === 0xff && ((bytes[1] ?? 0) & 0xe0) === 0xe0) return 'mp3';
+  return undefined;
+}
+
+interface Decoded {
+  channelData: Float32Array[];
+  sampleRate: number;
+}
+
+/** Decodes MP3, OGG (Vorbis) or WAV into mono samples at the given rate. */
+export async function decodeToMono(bytes: Uint8Array, sampleRate: number): Promise<Float32Array> {
+  const format = sniffAudioFormat(bytes);
+  if (!format) throw new Error('it is not an MP3, OGG or WAV file');
+  let decoded: Decoded;
+  if (format === 'wav') decoded = (await import('@audio/decode-wav')).default(bytes);
+  else if (format === 'mp3') decoded = await (await import('@audio/decode-mp3')).default(bytes);
+  else decoded = await (await import('@audio/decode-vorbis')).default(bytes);
+  const channels = decoded.channelData.filter((c) => c.length > 0);
+  if (channels.length === 0 || !decoded.sampleRate) throw new Error('it holds no audio');
+  const length = Math.min(...channels.map((c) => c.length));
+  const mono = new Float32Array(length);
+  for (const channel of channels) for (let i = 0; i < length; i++) mono[i]! += channel[i]! / channels.length;
+  return resample(mono, decoded.sampleRate, sampleRate);
+}

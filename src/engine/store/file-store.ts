@@ -1,0 +1,319 @@
+// The engine's own JobStore: plain files in the data dir, no database. Embedded databases that persist
+// incrementally in pure JavaScript are scarce (node:sqlite needs Node 22, better-sqlite3/LevelDB/LMDB are native
+// modules, which VS Code's Electron cannot load from a universal .vsix), and a job is a natural file-sized unit: one
+// small record replaced atomically on each state change, one append-only event log, and its output files.
+//
+//   <data dir>/engine.lock                  who owns the dir (see data-dir-lock.ts)
+//   <data dir>/jobs/<id>/job.json           the record; its presence marks a fully created job
+//   <data dir>/jobs/<id>/events.ndjson      the stream history, one event per line
+//   <data dir>/jobs/<id>/run/               the pipeline's work folder for the current run
+//   <data dir>/jobs/<id>/outputs/           the output files of a succeeded job
+//   <data dir>/trash/                       jobs being deleted (renamed here first, so none is ever half there)
+//
+// Crash rules: a record is written with temp file + fsync + rename + folder fsync, so it is old or new, never torn.
+// Events are appended with one write per batch; a crash can leave a torn last line, which open() cuts off. Stale
+// temp files and folders of jobs whose creation never finished are removed on open.
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { lstat, mkdir, open, readFile, readdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { z } from 'zod';
+import { isJobId } from '../job-id';
+import type { PipelineOutputFile } from '../pipeline/types';
+import { TEMP_SUFFIX, renameWithRetry, syncDirectory, writeFileAtomic } from './atomic-file';
+import { type DataDirLock, type LockOptions, lockDataDir } from './data-dir-lock';
+import type { ByteRange, JobStore, LoadedJob, StoredEvent, StoredJob, StoredOutput } from './types';
+
+const RECORD = 'job.json';
+const EVENTS = 'events.ndjson';
+const RUN = 'run';
+const OUTPUTS = 'outputs';
+/** Output file names a pipeline may use: plain names, nothing that could climb out of the job's folder. */
+export const OUTPUT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+
+export interface FileJobStoreOptions {
+  dataDir: string;
+  lock?: Partial<LockOptions>;
+  log?: (level: 'debug' | 'info' | 'warn' | 'error', message: string) => void;
+}
+
+const outputSchema = z.object({
+  name: z.string().regex(OUTPUT_NAME),
+  contentType: z.string(),
+  durationS: z.number().optional(),
+  bytes: z.number().int().nonnegative(),
+  etag: z.string(),
+});
+
+/** Checks records read back from disk; unknown fields are dropped, a record that does not fit is skipped. */
+const recordSchema = z.object({
+  id: z.string().refine(isJobId),
+  owner: z.string().regex(/^[0-9a-f]{64}$/),
+  request: z.object({
+    model_id: z.enum(['article-audio-1-mini', 'article-audio-1-pro', 'article-podcast-1-pro']),
+    url: z.string().optional(),
+    text: z.string().optional(),
+    intro_audio_url: z.string().optional(),
+    outro_audio_url: z.string().optional(),
+  }),
+  idempotency: z.object({ key: z.string(), request: z.string() }).optional(),
+  status: z.enum(['queued', 'processing', 'succeeded', 'failed']),
+  progress: z.number().min(0).max(1),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  startedAt: z.string().optional(),
+  finishedAt: z.string().optional(),
+  attempts: z.number().int().nonnegative(),
+  crashes: z.number().int().nonnegative(),
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  outputs: z.array(outputSchema).nullable(),
+  result: z
+    .object({ title: z.string().optional(), durationS: z.number(), styleId: z.number(), requestDurationS: z.number() })
+    .nullable(),
+});
+
+const eventSchema = z.object({
+  id: z.number().int().positive(),
+  event: z.enum(['status', 'log', 'result', 'end']),
+  data: z.unknown(),
+});
+
+export class FileJobStore implements JobStore {
+  private readonly jobsDir: string;
+  private readonly trashDir: string;
+  private lock: DataDirLock | undefined;
+  /** Jobs whose last append failed part-way: the next append starts on a fresh line. */
+  private readonly tornLogs = new Set<string>();
+  private readonly log: NonNullable<FileJobStoreOptions['log']>;
+
+  constructor(private readonly options: FileJobStoreOptions) {
+    this.jobsDir = path.join(options.dataDir, 'jobs');
+    this.trashDir = path.join(options.dataDir, 'trash');
+    this.log = options.log ?? (() => undefined);
+  }
+
+  async open(): Promise<LoadedJob[]> {
+    await mkdir(this.jobsDir, { recursive: true });
+    this.lock = await lockDataDir(this.options.dataDir, { waitMs: 10_000, staleMs: 30_000, ...this.options.lock });
+    await rm(this.trashDir, { recursive: true, force: true });
+    await mkdir(this.trashDir, { recursive: true });
+    const names = (await readdir(this.jobsDir)).filter((name) => {
+      if (isJobId(name)) return true;
+      this.log('warn', `Ignoring ${path.join(this.jobsDir, name)}: not a job folder.`);
+      return false;
+    });
+    const loaded: LoadedJob[] = [];
+    // A bounded number of jobs at a time: thousands of jobs must not exhaust file handles.
+    for (let i = 0; i < names.length; i += 32) {
+      const batch = await Promise.all(names.slice(i, i + 32).map((name) => this.load(name)));
+      for (const job of batch) if (job) loaded.push(job);
+    }
+    return loaded;
+  }
+
+  private async load(id: string): Promise<LoadedJob | undefined> {
+    const dir = this.jobDir(id);
+    try {
+      for (const entry of await readdir(dir)) {
+        if (entry.endsWith(TEMP_SUFFIX)) await rm(path.join(dir, entry), { force: true });
+      }
+      let text: string;
+      try {
+        text = await readFile(path.join(dir, RECORD), 'utf8');
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+        // Created but never acknowledged (the crash came before the record was in place): not a job.
+        await this.remove(id);
+        return undefined;
+      }
+      const parsed = recordSchema.safeParse(JSON.parse(text));
+      if (!parsed.success || parsed.data.id !== id) {
+        this.log('error', `Skipping job ${id}: its record does not have the expected shape.`);
+        return undefined;
+      }
+      return { job: parsed.data, lastEvent: await this.lastEvent(id) };
+    } catch (error) {
+      this.log('error', `Skipping job ${id}: ${(error as Error).message}`);
+      return undefined;
+    }
+  }
+
+  async create(job: StoredJob, events: StoredEvent[]): Promise<void> {
+    const dir = this.jobDir(job.id);
+    await mkdir(dir);
+    const handle = await open(path.join(dir, EVENTS), 'wx', 0o600);
+    try {
+      await handle.writeFile(events.map(eventLine).join(''));
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await writeFileAtomic(path.join(dir, RECORD), JSON.stringify(job));
+    await syncDirectory(this.jobsDir);
+  }
+
+  async save(job: StoredJob): Promise<void> {
+    await writeFileAtomic(path.join(this.jobDir(job.id), RECORD), JSON.stringify(job));
+  }
+
+  async appendEvents(jobId: string, events: readonly StoredEvent[], durable: boolean): Promise<void> {
+    if (events.length === 0) return;
+    const lead = this.tornLogs.has(jobId) ? '\n' : '';
+    const handle = await open(path.join(this.jobDir(jobId), EVENTS), 'a', 0o600);
+    try {
+      this.tornLogs.add(jobId);
+      await handle.writeFile(lead + events.map(eventLine).join(''));
+      this.tornLogs.delete(jobId);
+      if (durable) await handle.datasync();
+    } finally {
+      await handle.close();
+    }
+  }
+
+  async readEvents(jobId: string): Promise<StoredEvent[]> {
+    let text: string;
+    try {
+      text = await readFile(path.join(this.jobDir(jobId), EVENTS), 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
+    const events: StoredEvent[] = [];
+    const complete = text.slice(0, text.lastIndexOf('\n') + 1);
+    for (const line of complete.split('\n')) {
+      const event = parseEventLine(line);
+      if (event) events.push(event);
+    }
+    return events;
+  }
+
+  /**
+   * The last intact event, reading only the end of the log. A torn last line (the process died while appending) is
+   * cut off here, so that later appends start on a clean line.
+   */
+  private async lastEvent(jobId: string): Promise<StoredEvent | undefined> {
+    let handle;
+    try {
+      handle = await open(path.join(this.jobDir(jobId), EVENTS), 'r+');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+    try {
+      let size = (await handle.stat()).size;
+      for (let window = 16 * 1024; size > 0; window *= 4) {
+        const start = Math.max(0, size - window);
+        const buffer = Buffer.alloc(size - start);
+        await handle.read(buffer, 0, buffer.length, start);
+        const lastNewline = buffer.lastIndexOf(0x0a);
+        if (lastNewline !== buffer.length - 1) {
+          if (lastNewline === -1 && start > 0) continue;
+          size = start + lastNewline + 1;
+          await handle.truncate(size);
+          this.log('warn', `Job ${jobId}: cut off a torn event at the end of its history.`);
+          continue;
+        }
+        const previousNewline = buffer.lastIndexOf(0x0a, buffer.length - 2);
+        if (previousNewline === -1 && start > 0) continue;
+        const event = parseEventLine(buffer.subarray(previousNewline + 1, buffer.length - 1).toString('utf8'));
+        if (event) return event;
+        break;
+      }
+    } finally {
+      await handle.close();
+    }
+    // The last line is damaged in the middle of the file's life (a disk error): fall back to a full read.
+    return (await this.readEvents(jobId)).at(-1);
+  }
+
+  async prepareRun(jobId: string): Promise<string> {
+    const dir = path.join(this.jobDir(jobId), RUN);
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(dir);
+    return dir;
+  }
+
+  async commitOutputs(jobId: string, runDir: string, files: readonly PipelineOutputFile[]): Promise<StoredOutput[]> {
+    const names = new Set<string>();
+    const outputs: StoredOutput[] = [];
+    for (const file of files) {
+      if (!OUTPUT_NAME.test(file.name) || names.has(file.name)) throw new Error(`The pipeline named an output file "${file.name}", which is not a plain, unique file name.`);
+      names.add(file.name);
+      const full = path.join(runDir, file.name);
+      const info = await lstat(full);
+      if (!info.isFile()) throw new Error(`The pipeline's output ${file.name} is not a regular file.`);
+      outputs.push({
+        name: file.name,
+        contentType: file.contentType,
+        ...(file.durationS !== undefined ? { durationS: file.durationS } : {}),
+        bytes: info.size,
+        etag: await hashAndSync(full),
+      });
+    }
+    for (const entry of await readdir(runDir)) {
+      if (!names.has(entry)) await rm(path.join(runDir, entry), { recursive: true, force: true });
+    }
+    const jobDir = this.jobDir(jobId);
+    const outputsDir = path.join(jobDir, OUTPUTS);
+    await rm(outputsDir, { recursive: true, force: true });
+    await renameWithRetry(runDir, outputsDir);
+    await syncDirectory(jobDir);
+    return outputs;
+  }
+
+  readOutput(jobId: string, name: string, range?: ByteRange): Readable {
+    if (!isJobId(jobId) || !OUTPUT_NAME.test(name)) throw new Error('Not an output of a job.');
+    return createReadStream(path.join(this.jobDir(jobId), OUTPUTS, name), range ? { start: range.start, end: range.end } : {});
+  }
+
+  async remove(jobId: string): Promise<void> {
+    const aside = path.join(this.trashDir, `${jobId}.${randomBytes(4).toString('hex')}`);
+    try {
+      await renameWithRetry(this.jobDir(jobId), aside);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw error;
+    }
+    this.tornLogs.delete(jobId);
+    await rm(aside, { recursive: true, force: true });
+  }
+
+  async close(): Promise<void> {
+    await this.lock?.release();
+    this.lock = undefined;
+  }
+
+  private jobDir(id: string): string {
+    // The last line of defence: every caller validated the id already.
+    if (!isJobId(id)) throw new Error('Not a job id.');
+    return path.join(this.jobsDir, id);
+  }
+}
+
+function eventLine(event: StoredEvent): string {
+  return `${JSON.stringify({ id: event.id, event: event.event, data: event.data })}\n`;
+}
+
+function parseEventLine(line: string): StoredEvent | undefined {
+  if (line.trim() === '') return undefined;
+  try {
+    const parsed = eventSchema.safeParse(JSON.parse(line));
+    return parsed.success ? (parsed.data) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Flushes a finished output to disk and derives its strong ETag from its content. */
+async function hashAndSync(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  const handle = await open(file, 'r+');
+  try {
+    for await (const chunk of handle.createReadStream({ autoClose: false })) hash.update(chunk as Buffer);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  return `"${hash.digest('base64url').slice(0, 27)}"`;
+}

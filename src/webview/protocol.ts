@@ -1,0 +1,2 @@
+// Messages between the player panel and its page (see the player issue).
+export {};

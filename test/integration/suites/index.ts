@@ -1,0 +1,2 @@
+// Every integration suite, in the order they run.
+import './activation.test';

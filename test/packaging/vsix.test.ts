@@ -1,0 +1,66 @@
+// `npm run package` writes a .vsix offline that installs into real VS Code. Runs in a copy of the repo, so the
+// release build (which empties dist/) never disturbs suites that use this checkout's dist/ at the same time.
+import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+
+const root = path.resolve(__dirname, '..', '..');
+const skip = new Set(['node_modules', 'dist', 'out', '.git', 'test-results', '.vscode-test', '.bench']);
+
+describe('Packaging', () => {
+  let work: string;
+  let vsix: string;
+  let entries: string[];
+
+  before(async () => {
+    const { ensureTestEnvironment } = await import('../../scripts/test-env.mjs');
+    ensureTestEnvironment(); // unzip, and code-server for the install test
+    work = mkdtempSync(path.join(os.tmpdir(), 'article-audio-package-'));
+    for (const name of readdirSync(root)) {
+      if (skip.has(name)) continue;
+      cpSync(path.join(root, name), path.join(work, name), { recursive: true });
+    }
+    symlinkSync(path.join(root, 'node_modules'), path.join(work, 'node_modules'), 'dir');
+    execFileSync('npm', ['run', 'package', '--silent'], { cwd: work, stdio: 'pipe', env: { ...process.env, npm_config_loglevel: 'error' } });
+    vsix = path.join(work, 'dist', 'article-audio.vsix');
+    entries = execFileSync('unzip', ['-Z1', vsix], { encoding: 'utf8' }).split('\n').filter(Boolean);
+  });
+
+  after(() => {
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  it('writes a .vsix with the bundles, the voice data and the player page, and nothing else', () => {
+    assert.ok(statSync(vsix).size > 1_000_000, 'the .vsix is suspiciously small');
+    for (const needed of [
+      'extension/package.json',
+      'extension/readme.md',
+      'extension/dist/extension.js',
+      'extension/dist/engine.js',
+      'extension/dist/cli.js',
+      'extension/dist/synth-worker.js',
+      'extension/dist/flite.wasm',
+      'extension/dist/speex-resampler-nonsimd.wasm',
+      'extension/media/build/player.js',
+    ]) {
+      assert.ok(entries.includes(needed), `${needed} is missing from the .vsix`);
+    }
+    const unwanted = entries.filter((e) => /\.(map|ts)$|\/(src|test|node_modules|scripts|bench)\//.test(e));
+    assert.deepEqual(unwanted, [], 'sources, tests or source maps were packaged');
+  });
+
+  it('installs into real VS Code (code-server)', async () => {
+    const { vscodeServerMain } = await import('../../scripts/test-env.mjs');
+    const extensionsDir = path.join(work, 'installed-extensions');
+    const serverDataDir = path.join(work, 'server-data');
+    const server = vscodeServerMain();
+    const common = ['--extensions-dir', extensionsDir, '--server-data-dir', serverDataDir, '--accept-server-license-terms'];
+    execFileSync(process.execPath, [server, '--install-extension', vsix, ...common], { stdio: 'pipe' });
+    const listed = execFileSync(process.execPath, [server, '--list-extensions', '--show-versions', ...common], { encoding: 'utf8' });
+    assert.match(listed, /article-audio\.article-audio@0\.1\.0/);
+    assert.ok(existsSync(extensionsDir));
+  });
+});

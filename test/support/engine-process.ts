@@ -1,0 +1,182 @@
+// Starts the real engine as a process, the way users and the extension do: `node dist/cli.js serve` (default) or
+// `node dist/engine.js` (the extension's entry), on a free port, over a temp data dir, with random tokens. Waits for
+// the address line, and can stop it with a signal, kill -9 it, and start it again on the same data dir and port.
+// Needs `npm run build` first (the test command builds before running suites).
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+export const repoRoot = path.resolve(path.dirname(__filename), '..', '..');
+
+export interface EngineProcessOptions {
+  /** `serve`: node dist/cli.js serve (default). `engine`: node dist/engine.js, as the extension starts it. */
+  entry?: 'serve' | 'engine';
+  /** API tokens (ARTICLE_AUDIO_TOKENS). Default: two random ones. */
+  tokens?: string[];
+  /** Default: a new temp dir, removed by dispose(). */
+  dataDir?: string;
+  /** Default 0 (a free port). */
+  port?: number;
+  /** More flags, e.g. ['--queue-depth', '2', '--heartbeat-s', '0.2']. */
+  args?: string[];
+  /** More environment variables. */
+  env?: Record<string, string>;
+  /** How long to wait for the address line. Default 20 s. */
+  startTimeoutMs?: number;
+}
+
+export interface ProcessExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface EngineProcess {
+  readonly url: string;
+  readonly port: number;
+  readonly tokens: string[];
+  readonly dataDir: string;
+  readonly pid: number;
+  /** Everything the current process wrote so far. */
+  readonly stdout: string;
+  readonly stderr: string;
+  /** Resolves when the current process exits. */
+  readonly exited: Promise<ProcessExit>;
+  /** SIGKILL, no chance to clean up; resolves once the process is gone. */
+  kill9(): Promise<ProcessExit>;
+  /** Closes the process's stdin, as when the program that started it dies (see --exit-with-stdin). */
+  closeStdin(): void;
+  /** Sends SIGTERM (or SIGINT) and waits for the exit. */
+  stop(signal?: 'SIGTERM' | 'SIGINT', timeoutMs?: number): Promise<ProcessExit>;
+  /** Starts the engine again on the same data dir and port (after stop or kill9). */
+  restart(): Promise<void>;
+  /** Ends the process if it runs and removes a data dir this helper created. */
+  dispose(): Promise<void>;
+}
+
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+export async function startEngineProcess(options: EngineProcessOptions = {}): Promise<EngineProcess> {
+  const entry = options.entry ?? 'serve';
+  const script = path.join(repoRoot, 'dist', entry === 'serve' ? 'cli.js' : 'engine.js');
+  if (!existsSync(script)) throw new Error(`${script} is missing: run \`npm run build\` first.`);
+  const ownDir = options.dataDir === undefined;
+  const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'aa-engine-'));
+  const tokens = options.tokens ?? [randomBytes(16).toString('hex'), randomBytes(16).toString('hex')];
+  const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('ARTICLE_AUDIO_')));
+  Object.assign(env, { ARTICLE_AUDIO_TOKENS: tokens.join(','), ...options.env });
+
+  let child: ChildProcess;
+  let stdout = '';
+  let stderr = '';
+  let exited: Promise<ProcessExit>;
+  let url = '';
+  let port = options.port ?? 0;
+
+  async function launch(): Promise<void> {
+    const args = [script, ...(entry === 'serve' ? ['serve'] : []), '--port', String(port), '--data-dir', dataDir, ...(options.args ?? [])];
+    stdout = '';
+    stderr = '';
+    child = spawn(process.execPath, args, { cwd: repoRoot, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    running.add(child);
+    exited = new Promise((resolve) => {
+      child.on('exit', (code, signal) => {
+        running.delete(child);
+        resolve({ code, signal });
+      });
+    });
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const listening = new Promise<string>((resolve, reject) => {
+      child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+        stdout += chunk;
+        const found = entry === 'serve' ? /listening on (http:\/\/\S+)/.exec(stdout)?.[1] : listeningUrlFromJson(stdout);
+        if (found) resolve(found);
+      });
+      void exited.then((exit) => reject(new Error(`The engine exited (${exit.code ?? exit.signal}) before listening.\nstdout: ${stdout}\nstderr: ${stderr}`)));
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`The engine did not print its address within ${options.startTimeoutMs ?? 20_000} ms.\nstderr: ${stderr}`)), options.startTimeoutMs ?? 20_000);
+    });
+    try {
+      url = await Promise.race([listening, timeout]);
+    } catch (error) {
+      child.kill('SIGKILL');
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+    port = Number(new URL(url).port);
+  }
+
+  await launch();
+
+  const handle: EngineProcess = {
+    get url() {
+      return url;
+    },
+    get port() {
+      return port;
+    },
+    tokens,
+    dataDir,
+    get pid() {
+      return child.pid ?? -1;
+    },
+    get stdout() {
+      return stdout;
+    },
+    get stderr() {
+      return stderr;
+    },
+    get exited() {
+      return exited;
+    },
+    closeStdin() {
+      child.stdin?.end();
+    },
+    async kill9() {
+      child.kill('SIGKILL');
+      return exited;
+    },
+    async stop(signal = 'SIGTERM', timeoutMs = 20_000) {
+      child.kill(signal);
+      let timer: NodeJS.Timeout | undefined;
+      const result = await Promise.race([
+        exited,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`The engine did not exit within ${timeoutMs} ms of ${signal}.\nstderr: ${stderr}`)), timeoutMs);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      return result;
+    },
+    async restart() {
+      if (child.exitCode === null && child.signalCode === null) throw new Error('The engine is still running; stop or kill it first.');
+      await launch();
+    },
+    async dispose() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL');
+        await exited;
+      }
+      if (ownDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  return handle;
+}
+
+function listeningUrlFromJson(stdout: string): string | undefined {
+  for (const line of stdout.split('\n')) {
+    try {
+      const message = JSON.parse(line) as { event?: string; url?: string };
+      if (message.event === 'listening' && typeof message.url === 'string') return message.url;
+    } catch {
+      // not a complete line yet
+    }
+  }
+  return undefined;
+}
