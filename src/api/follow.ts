@@ -235,6 +235,8 @@ async function* followStream(deps: FollowDependencies, id: string, scope: Operat
   let waitMs = 0;
   let connections = 0;
   let terminalSeen = false;
+  /** After a terminal status, how long a dropped stream is reconnected for the result and `end` still to come. */
+  let terminalDeadline = 0;
 
   const delayAfter = (failure: ArticleAudioError | undefined): number => {
     const hinted = retryAfterOf(failure) ?? retryHintMs;
@@ -243,6 +245,7 @@ async function* followStream(deps: FollowDependencies, id: string, scope: Operat
   };
 
   for (;;) {
+    if (terminalSeen && Date.now() >= terminalDeadline) return { kind: 'terminal' };
     if (failures >= deps.stream.maxFailures) {
       const reason = `the event stream failed ${failures} times in a row (last: ${lastFailure?.message ?? 'unknown'})`;
       return { kind: 'fallback', reason, error: lastFailure ?? new ConnectionError(reason, true) };
@@ -284,6 +287,7 @@ async function* followStream(deps: FollowDependencies, id: string, scope: Operat
         error = await http.errorFromResponse(response, { operation, url, jobId: id });
       }
       unlink();
+      if (terminalSeen) return { kind: 'terminal' };
       if (error instanceof AuthenticationError) throw error;
       if (isTransient(error)) {
         failures++;
@@ -303,6 +307,7 @@ async function* followStream(deps: FollowDependencies, id: string, scope: Operat
     });
     let fresh = 0;
     let grace: NodeJS.Timeout | undefined;
+    if (terminalSeen) grace = setTimeout(() => connection.abort(new Error('terminal grace over')), Math.max(0, terminalDeadline - Date.now()));
     try {
       yield {
         type: 'transport',
@@ -315,7 +320,9 @@ async function* followStream(deps: FollowDependencies, id: string, scope: Operat
           next = await reader.next();
         } catch (error) {
           if (scope.signal.aborted) throw scope.reason();
-          if (terminalSeen) return { kind: 'terminal' };
+          // A stream cut between the terminal status and `end` is reconnected (Last-Event-ID) within the grace
+          // period, so that the result event that follows the status is not lost.
+          if (terminalSeen && Date.now() >= terminalDeadline) return { kind: 'terminal' };
           lastFailure = readFailure(error, http, url, scope, id);
           break;
         }
@@ -344,6 +351,7 @@ async function* followStream(deps: FollowDependencies, id: string, scope: Operat
           // The spec's order is status, logs, result, end: the result usually follows the terminal status, so
           // read on until `end` or the close, for a short while; the status endpoint has the outputs either way.
           terminalSeen = true;
+          terminalDeadline = Date.now() + TERMINAL_GRACE_MS;
           grace = setTimeout(() => connection.abort(new Error('terminal grace over')), TERMINAL_GRACE_MS);
         }
       }
@@ -357,7 +365,7 @@ async function* followStream(deps: FollowDependencies, id: string, scope: Operat
     // counts as a failure, so a stream that keeps dropping ends in polling instead of reconnecting forever.
     failures = fresh > 0 ? 0 : failures + 1;
     deps.log('debug', `job ${id}: the event stream dropped (${lastFailure?.message ?? 'closed'}); ${fresh} new events on that connection`);
-    waitMs = delayAfter(undefined);
+    waitMs = terminalSeen ? Math.min(delayAfter(undefined), 250) : delayAfter(undefined);
   }
 }
 

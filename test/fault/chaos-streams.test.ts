@@ -1,0 +1,179 @@
+// A chaos proxy on loopback between the client and the real engine cuts every event stream at a random byte (seeded):
+// in the response headers, between events, in the middle of an event line. JobServiceClient.followJob must still
+// hand every event of the job to its caller exactly once and in order, by reconnecting with Last-Event-ID, without
+// falling back to polling (which would lose the log lines). The job's true history is read from the engine directly.
+import * as assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { type JobEvent, JobServiceClient } from '../../src/api';
+import { type RunningEngine, startEngine } from '../../src/engine/index';
+import { openStream } from '../support/sse-reader';
+import { createTestPipeline } from '../support/test-pipeline';
+
+const TOKEN = 'chaos-token-0123456789abcdef';
+const SEED = Number(process.env.FAULT_SEED ?? 20261122);
+const JOBS = 4;
+
+/** mulberry32: a small seeded generator, so a failing run can be replayed exactly. */
+function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface ChaosProxy {
+  url: string;
+  /** Stream connections cut so far, and how many of them were cut before the response headers were complete. */
+  cuts: number;
+  cutsInHeaders: number;
+  streams: number;
+  close(): Promise<void>;
+}
+
+/**
+ * Forwards TCP both ways. A connection that asks for an event stream gets its answer cut after a random number of
+ * bytes (1 to maxBytes after the request, mostly few), then both sides are destroyed, like a proxy or Wi-Fi dropping it.
+ */
+async function startChaosProxy(upstreamPort: number, random: () => number, maxBytes: number): Promise<ChaosProxy> {
+  const sockets = new Set<net.Socket>();
+  const proxy: ChaosProxy = { url: '', cuts: 0, cutsInHeaders: 0, streams: 0, close: () => Promise.resolve() };
+  const server = net.createServer((client) => {
+    const upstream = net.connect(upstreamPort, '127.0.0.1');
+    sockets.add(client).add(upstream);
+    let down = 0;
+    let cutAt = Infinity;
+    let headerEnd = Infinity;
+    let scanned = Buffer.alloc(0);
+    const drop = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('data', (chunk: Buffer) => {
+      if (cutAt === Infinity && /^GET \S*\/stream[ ?]/m.test(chunk.toString('latin1'))) {
+        proxy.streams++;
+        // Skewed towards early cuts, yet now and then long enough for the largest event (the result) to get through.
+        cutAt = down + 1 + Math.floor(random() ** 2 * maxBytes);
+        headerEnd = Infinity;
+        scanned = Buffer.alloc(0);
+      }
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk: Buffer) => {
+      if (headerEnd === Infinity && cutAt !== Infinity) {
+        scanned = Buffer.concat([scanned, chunk]);
+        const at = scanned.indexOf('\r\n\r\n');
+        if (at >= 0) headerEnd = down - (scanned.length - chunk.length) + at + 4;
+      }
+      if (down + chunk.length >= cutAt) {
+        client.write(chunk.subarray(0, cutAt - down), () => drop());
+        proxy.cuts++;
+        if (cutAt <= headerEnd) proxy.cutsInHeaders++;
+        down = cutAt;
+        cutAt = -1;
+        return;
+      }
+      if (cutAt === -1) return;
+      down += chunk.length;
+      client.write(chunk);
+    });
+    for (const socket of [client, upstream]) {
+      socket.on('error', drop);
+      socket.on('close', () => {
+        sockets.delete(socket);
+        drop();
+      });
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  proxy.url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+  proxy.close = async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  return proxy;
+}
+
+describe('fault: every event stream dropped at random points (chaos proxy)', () => {
+  let engine: RunningEngine;
+  let dataDir: string;
+  let proxy: ChaosProxy;
+
+  before(async () => {
+    dataDir = mkdtempSync(path.join(os.tmpdir(), 'aa-fault-chaos-'));
+    engine = await startEngine({
+      dataDir,
+      tokens: [TOKEN],
+      concurrency: JOBS,
+      // Many small events over about two seconds; a short `retry:` hint so that reconnecting takes little time.
+      pipeline: createTestPipeline({ steps: 40, stepMs: 45 }),
+      progressIntervalMs: 1,
+      streamRetryMs: 15,
+      heartbeatMs: 200,
+    });
+    proxy = await startChaosProxy(engine.port, seededRandom(SEED), 3000);
+  });
+  after(async () => {
+    await proxy.close();
+    await engine.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it(`delivers every event of ${JOBS} jobs exactly once and in order through streams cut at random bytes`, async (t) => {
+    t.diagnostic(`chaos seed ${SEED} (replay with FAULT_SEED=${SEED})`);
+    const client = new JobServiceClient({
+      baseUrl: proxy.url,
+      apiKey: TOKEN,
+      // Cuts come in runs; the point here is delivery across reconnections, so the stream is never given up.
+      stream: { maxFailures: 10_000, reconnectMs: 10, idleTimeoutMs: 10_000 },
+      log: process.env.CHAOS_DEBUG ? (level, message) => console.error(level, message) : undefined,
+    });
+    const followed = await Promise.all(
+      Array.from({ length: JOBS }, async (_, i) => {
+        const { jobId } = await client.submitArticle({ model_id: 'article-audio-1-mini', text: `Job ${i}. ${'Chaos on the line, words still arrive. '.repeat(4)}` });
+        const events: JobEvent[] = [];
+        for await (const event of client.followJob(jobId, { deadline: Date.now() + 60_000 })) events.push(event);
+        return { jobId, events };
+      }),
+    );
+
+    t.diagnostic(`${proxy.streams} stream connections, ${proxy.cuts} cut (${proxy.cutsInHeaders} inside the response headers)`);
+    assert.ok(proxy.cuts >= JOBS * 5, `only ${proxy.cuts} streams were cut`);
+    for (const { jobId, events } of followed) {
+      // The truth: the whole history, read from the engine without the proxy once the job is over.
+      const direct = await openStream(`${engine.url}/v1/jobs/${jobId}/stream`, TOKEN);
+      await direct.done;
+      const history = direct.events.filter((e) => e.event !== 'end');
+      assert.equal(direct.events.at(-1)?.data, 'succeeded');
+      assert.ok(history.length >= 30, `only ${history.length} events in the history of ${jobId}`);
+
+      const fromStream = events.filter((e): e is Exclude<JobEvent, { type: 'transport' | 'end' }> => e.type === 'status' || e.type === 'log' || e.type === 'result');
+      assert.ok(!events.some((e) => e.type === 'transport' && e.mode === 'poll'), `job ${jobId} fell back to polling`);
+      assert.deepEqual(
+        fromStream.map((e) => e.eventId),
+        history.map((e) => e.id),
+        `job ${jobId}: the client's events differ from the engine's history (ids)`,
+      );
+      // Same content too, not only the same ids.
+      fromStream.forEach((event, index) => {
+        const wire = history[index]!;
+        assert.equal(event.type, wire.event);
+        const data = JSON.parse(wire.data) as { status?: string; message?: string };
+        if (event.type === 'status') assert.equal(event.status, data.status);
+        if (event.type === 'log') assert.equal(event.message, data.message);
+      });
+      const end = events.at(-1);
+      assert.equal(end?.type, 'end');
+      assert.equal(end.type === 'end' ? end.job.status : undefined, 'succeeded');
+      const reconnections = events.filter((e) => e.type === 'transport').length - 1;
+      assert.ok(reconnections >= 1, `job ${jobId} never had to reconnect`);
+    }
+  });
+});
