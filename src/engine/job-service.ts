@@ -311,9 +311,23 @@ export class JobService {
     } finally {
       throttle.stop();
     }
-    await job.serially(() => this.conclude(job, active, output, failure)).catch((error: unknown) => {
+    await job.serially(() => this.conclude(job, active, output, failure)).catch(async (error: unknown) => {
       this.options.log('error', `Job ${job.id} could not be concluded: ${describe(error)}`);
+      await job.serially(() => this.failUnsaved(job, error)).catch(() => undefined);
     });
+  }
+
+  /**
+   * The job's end could not be written (a full or unwritable data dir). It must not look `processing` forever:
+   * it fails here with the reason. Its record on disk still says processing, so the next start runs it again.
+   */
+  private async failUnsaved(job: LiveJob, error: unknown): Promise<void> {
+    if (isTerminal(job.record.status)) return;
+    const now = new Date().toISOString();
+    const reason = `The engine could not save this job's result to its data dir (${describe(error)}). Free disk space or fix the folder's permissions; the job runs again when the engine restarts.`;
+    job.record = { ...job.record, status: 'failed', error: { code: 'storage_failed', message: reason }, outputs: null, updatedAt: now, finishedAt: now };
+    // The history stays in memory: the store may not hold these last events.
+    await job.emit(closingEvents(job.record, `Failed (storage_failed): ${reason}`), true);
   }
 
   private async begin(job: LiveJob): Promise<ActiveRun | undefined> {

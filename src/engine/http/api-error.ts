@@ -15,7 +15,8 @@ export type ApiErrorCode =
   | 'request_timeout'
   | 'too_many_jobs'
   | 'internal'
-  | 'unavailable';
+  | 'unavailable'
+  | 'insufficient_storage';
 
 export interface ErrorEntry {
   code: ApiErrorCode;
@@ -53,6 +54,18 @@ export class ApiError extends Error {
 
   static unavailable(): ApiError {
     return ApiError.of(503, 'unavailable', 'The engine is shutting down. Try again when it is back.', { 'Retry-After': '5' });
+  }
+
+  /** The data dir cannot take the new job: full (ENOSPC, EDQUOT) or not writable (EACCES, EPERM, EROFS). */
+  static storage(errno: string): ApiError {
+    const full = errno === 'ENOSPC' || errno === 'EDQUOT';
+    return ApiError.of(
+      507,
+      'insufficient_storage',
+      full
+        ? 'The engine cannot store the job: its data dir has no space left. Free disk space, then submit again.'
+        : `The engine cannot store the job: its data dir is not writable (${errno}). Fix the folder's permissions, then submit again.`,
+    );
   }
 
   static validation(entries: { field?: string; message: string }[]): ApiError {

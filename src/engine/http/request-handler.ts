@@ -34,6 +34,8 @@ type Route =
 
 const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::\d{1,5})?$/;
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+/** Why a job could not be written to the data dir, as the client should hear it (a 507, not an opaque 500). */
+const STORAGE_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EACCES', 'EPERM', 'EROFS']);
 
 function route(target: string): Route | undefined {
   const path = target.replace(/^https?:\/\/[^/]*/i, '').split('?')[0] ?? '';
@@ -103,6 +105,8 @@ export function createRequestHandler(options: RequestHandlerOptions): (req: Inco
           }
           if (error instanceof IdempotencyConflictError) throw ApiError.validation([{ field: 'Idempotency-Key', message: error.message }]);
           if (error instanceof StoppingError) throw ApiError.unavailable();
+          const errno = (error as NodeJS.ErrnoException).code;
+          if (errno !== undefined && STORAGE_ERRORS.has(errno)) throw ApiError.storage(errno);
           throw error;
         }
         const self = `/v1/jobs/${accepted.job.id}`;

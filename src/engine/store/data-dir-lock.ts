@@ -43,7 +43,11 @@ export async function lockDataDir(dataDir: string, options: LockOptions): Promis
     if (holder.stale) {
       // Move the abandoned lock aside before deleting it, so two engines starting at once do not both delete it.
       const aside = `${file}.${nonce}.stale`;
-      await rename(file, aside).catch(() => undefined);
+      await rename(file, aside).catch((error: NodeJS.ErrnoException) => {
+        // ENOENT: another engine moved it first. Anything else (a read-only folder) would retry forever.
+        if (error.code === 'ENOENT') return;
+        throw new Error(`Cannot take over the data dir ${dataDir}: its stale lock file cannot be replaced (${error.code ?? error.message}). Check that the folder is writable.`, { cause: error });
+      });
       await rm(aside, { force: true });
       continue;
     }
