@@ -1,2 +1,219 @@
-// Messages between the player panel and its page (see the player issue).
-export {};
+// Messages between the player panel (extension host) and its page (media/player/main.ts). Both sides check every
+// message they receive with the guards below, since a webview message is untyped JSON. No vscode or Node imports:
+// the page bundle includes this file.
+import type { ChapterMark, TranscriptCue } from './transcript';
+
+export const PLAYBACK_RATES = [0.5, 0.75, 1, 1.25, 1.5, 1.75, 2, 2.5, 3] as const;
+export const MIN_RATE = 0.5;
+export const MAX_RATE = 3;
+export const SKIP_SECONDS = 15;
+
+/** What the page keeps with vscode.setState, handed back to the serializer after a reload. */
+export interface PlayerPageState {
+  jobId: string;
+}
+
+export interface PlayerJobInfo {
+  id: string;
+  title: string;
+  /** e.g. "article-audio-1-mini". */
+  model: string;
+  /** Where it came from, for the header ("notes.md", "example.com"). */
+  sourceLabel?: string;
+  /** Whether the source document can be opened (selection and document jobs). */
+  hasSourceDocument: boolean;
+}
+
+/** Extension -> page: play this job. */
+export interface LoadMessage {
+  type: 'load';
+  job: PlayerJobInfo;
+  /** A webview URI of the cached MP3. */
+  audioUrl: string;
+  cues: TranscriptCue[];
+  chapters: ChapterMark[];
+  /** From chapters.json or the job record; the audio element's own duration wins once known. */
+  durationS?: number;
+  /** Where to start (seconds), remembered from the last time. */
+  position: number;
+  rate: number;
+  /** 0..1 */
+  volume: number;
+  muted: boolean;
+  /** Why the transcript is empty, when it is. */
+  transcriptNote?: string;
+}
+
+/** Extension -> page: the job cannot be played (files gone, job removed). */
+export interface UnavailableMessage {
+  type: 'unavailable';
+  job: { id: string; title: string };
+  reason: string;
+  /** Ways out offered as buttons. */
+  actions: PageAction[];
+}
+
+/** Extension -> page: a command from outside the page (keybinding, tree). */
+export interface ControlMessage {
+  type: 'control';
+  command: 'toggle' | 'pause';
+}
+
+export type HostMessage = LoadMessage | UnavailableMessage | ControlMessage;
+
+/** Page -> extension: the page is listening; queued messages may be sent. */
+export interface ReadyMessage {
+  type: 'ready';
+}
+
+/** Page -> extension: where playback is. Sent when the sentence changes, on play/pause/seek, and every second or two. */
+export interface ProgressMessage {
+  type: 'progress';
+  jobId: string;
+  /** Seconds. */
+  time: number;
+  /** Index of the sentence being spoken, -1 before the first. */
+  cue: number;
+  playing: boolean;
+  ended: boolean;
+}
+
+export interface SettingsMessage {
+  type: 'settings';
+  rate: number;
+  volume: number;
+  muted: boolean;
+}
+
+export type PageAction = 'saveAs' | 'openSource' | 'pickJob' | 'retryJob' | 'removeJob' | 'showJobs';
+
+export interface ActionMessage {
+  type: 'action';
+  action: PageAction;
+  jobId: string;
+}
+
+export interface PageErrorMessage {
+  type: 'error';
+  jobId: string;
+  message: string;
+}
+
+export type PageMessage = ReadyMessage | ProgressMessage | SettingsMessage | ActionMessage | PageErrorMessage;
+
+const PAGE_ACTIONS: readonly PageAction[] = ['saveAs', 'openSource', 'pickJob', 'retryJob', 'removeJob', 'showJobs'];
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+const isFiniteNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
+const isString = (value: unknown): value is string => typeof value === 'string';
+const isNonEmptyString = (value: unknown): value is string => typeof value === 'string' && value.length > 0;
+const isOptional = <T>(value: unknown, guard: (v: unknown) => v is T): boolean => value === undefined || guard(value);
+
+export function isPageAction(value: unknown): value is PageAction {
+  return typeof value === 'string' && (PAGE_ACTIONS as readonly string[]).includes(value);
+}
+
+export function isRate(value: unknown): value is number {
+  return isFiniteNumber(value) && value >= MIN_RATE && value <= MAX_RATE;
+}
+
+export function isVolume(value: unknown): value is number {
+  return isFiniteNumber(value) && value >= 0 && value <= 1;
+}
+
+export function isTranscriptCue(value: unknown): value is TranscriptCue {
+  return isRecord(value) && isFiniteNumber(value.start) && isFiniteNumber(value.end) && isString(value.text) && isOptional(value.speaker, isString);
+}
+
+export function isChapterMark(value: unknown): value is ChapterMark {
+  return isRecord(value) && isString(value.title) && isFiniteNumber(value.level) && isFiniteNumber(value.start) && isFiniteNumber(value.end);
+}
+
+function isJobInfo(value: unknown): value is PlayerJobInfo {
+  return (
+    isRecord(value) &&
+    isNonEmptyString(value.id) &&
+    isString(value.title) &&
+    isString(value.model) &&
+    isOptional(value.sourceLabel, isString) &&
+    typeof value.hasSourceDocument === 'boolean'
+  );
+}
+
+export function isHostMessage(value: unknown): value is HostMessage {
+  if (!isRecord(value)) return false;
+  switch (value.type) {
+    case 'load':
+      return (
+        isJobInfo(value.job) &&
+        isNonEmptyString(value.audioUrl) &&
+        Array.isArray(value.cues) &&
+        value.cues.every(isTranscriptCue) &&
+        Array.isArray(value.chapters) &&
+        value.chapters.every(isChapterMark) &&
+        isOptional(value.durationS, isFiniteNumber) &&
+        isFiniteNumber(value.position) &&
+        value.position >= 0 &&
+        isRate(value.rate) &&
+        isVolume(value.volume) &&
+        typeof value.muted === 'boolean' &&
+        isOptional(value.transcriptNote, isString)
+      );
+    case 'unavailable':
+      return (
+        isRecord(value.job) &&
+        isNonEmptyString(value.job.id) &&
+        isString(value.job.title) &&
+        isString(value.reason) &&
+        Array.isArray(value.actions) &&
+        value.actions.every(isPageAction)
+      );
+    case 'control':
+      return value.command === 'toggle' || value.command === 'pause';
+    default:
+      return false;
+  }
+}
+
+export function isPageMessage(value: unknown): value is PageMessage {
+  if (!isRecord(value)) return false;
+  switch (value.type) {
+    case 'ready':
+      return true;
+    case 'progress':
+      return (
+        isNonEmptyString(value.jobId) &&
+        isFiniteNumber(value.time) &&
+        value.time >= 0 &&
+        Number.isInteger(value.cue) &&
+        (value.cue as number) >= -1 &&
+        typeof value.playing === 'boolean' &&
+        typeof value.ended === 'boolean'
+      );
+    case 'settings':
+      return isRate(value.rate) && isVolume(value.volume) && typeof value.muted === 'boolean';
+    case 'action':
+      return isPageAction(value.action) && isNonEmptyString(value.jobId);
+    case 'error':
+      return isNonEmptyString(value.jobId) && isString(value.message);
+    default:
+      return false;
+  }
+}
+
+export function isPlayerPageState(value: unknown): value is PlayerPageState {
+  return isRecord(value) && isNonEmptyString(value.jobId);
+}
+
+/** The nearest allowed step above or below `rate` (for the [ and ] keys). */
+export function stepRate(rate: number, direction: 1 | -1): number {
+  if (direction > 0) return PLAYBACK_RATES.find((r) => r > rate + 1e-6) ?? MAX_RATE;
+  return [...PLAYBACK_RATES].reverse().find((r) => r < rate - 1e-6) ?? MIN_RATE;
+}
+
+export function clampRate(rate: number): number {
+  return Number.isFinite(rate) ? Math.min(MAX_RATE, Math.max(MIN_RATE, rate)) : 1;
+}

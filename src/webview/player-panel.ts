@@ -1,0 +1,437 @@
+// The audio player: one webview panel that plays a finished job's cached MP3 with its transcript, switches between
+// jobs, remembers where each was left, and is restored by a serializer after a reload. The page itself is
+// media/player/main.ts; messages are typed and checked on both sides (./protocol).
+import { randomBytes } from 'node:crypto';
+import { access, readFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import * as vscode from 'vscode';
+import { Commands, Views } from '../command-ids';
+import type { JobRecord, PlayableJobs } from '../jobs/types';
+import { ListeningMemory } from './listening-memory';
+import { renderPlayerHtml } from './player-html';
+import { type HostMessage, type LoadMessage, type PageAction, type PageMessage, type UnavailableMessage, isPageMessage, isPlayerPageState } from './protocol';
+import { ReadAlong } from './read-along';
+import { fileNameFor, transcriptPathFor } from './save-names';
+import { formatTime, parseChapters, parseWebVtt, type ChapterMark, type TranscriptCue } from './transcript';
+
+export interface PlayerController extends vscode.Disposable {
+  /** Opens (or reveals and switches) the one player panel on this job; with no id, asks with a quick pick among jobs.playable(). */
+  open(jobId?: string, options?: { preserveFocus?: boolean }): Promise<void>;
+  /** Copies the job's MP3 (and its transcript .vtt beside it) where the user chooses. */
+  saveAs(jobId: string): Promise<void>;
+}
+
+export function registerPlayer(context: vscode.ExtensionContext, jobs: PlayableJobs, log: vscode.LogOutputChannel): PlayerController {
+  return new Player(context, jobs, log);
+}
+
+/** While playing, the position is written to globalState at most this often (and always on pause, switch and close). */
+const SAVE_EVERY_MS = 5_000;
+
+/** Holds messages for the page until it says it is ready (a page posted to before its script runs loses them). */
+class PagePort {
+  private ready = false;
+  private queue: HostMessage[] = [];
+
+  constructor(private readonly webview: vscode.Webview) {}
+
+  post(message: HostMessage): void {
+    if (message.type === 'load' || message.type === 'unavailable') {
+      // A newer job replaces any job still waiting to be shown.
+      this.queue = this.queue.filter((queued) => queued.type === 'control');
+    }
+    if (this.ready) void this.webview.postMessage(message);
+    else this.queue.push(message);
+  }
+
+  /** Returns whether the page had already been ready (then it was reloaded and needs its job again). */
+  markReady(): boolean {
+    const wasReady = this.ready;
+    this.ready = true;
+    for (const message of this.queue.splice(0)) void this.webview.postMessage(message);
+    return wasReady;
+  }
+}
+
+interface Playing {
+  job: JobRecord;
+  /** What the page was given, to notice when the job's files change. */
+  filesKey: string;
+  durationS?: number;
+  time: number;
+  lastSaved: number;
+}
+
+class Player implements PlayerController {
+  private readonly memory: ListeningMemory;
+  private readonly readAlong = new ReadAlong();
+  private readonly disposables: vscode.Disposable[] = [];
+  private panel: vscode.WebviewPanel | undefined;
+  private panelDisposables: vscode.Disposable[] = [];
+  private port: PagePort | undefined;
+  private playing: Playing | undefined;
+  private readonly audioRoot: vscode.Uri;
+  private readonly mediaRoot: vscode.Uri;
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly jobs: PlayableJobs,
+    private readonly log: vscode.LogOutputChannel,
+  ) {
+    this.memory = new ListeningMemory(context.globalState);
+    this.audioRoot = vscode.Uri.joinPath(context.globalStorageUri, 'audio');
+    this.mediaRoot = vscode.Uri.joinPath(context.extensionUri, 'media');
+    this.disposables.push(
+      this.readAlong,
+      vscode.window.registerWebviewPanelSerializer(Views.player, {
+        deserializeWebviewPanel: (panel, state) => this.revive(panel, state),
+      }),
+    );
+    const subscription = jobs.onDidChange(() => void this.onJobsChanged());
+    this.disposables.push({ dispose: () => subscription.dispose() });
+  }
+
+  async open(jobId?: string, options: { preserveFocus?: boolean } = {}): Promise<void> {
+    const id = jobId ?? (await this.pickJob());
+    if (id === undefined) return;
+    if (this.panel) {
+      this.panel.reveal(undefined, options.preserveFocus);
+    } else {
+      // Beside the editor when there is one, so the read-along highlight in the source stays visible.
+      const column = vscode.window.activeTextEditor ? vscode.ViewColumn.Beside : vscode.ViewColumn.Active;
+      const panel = vscode.window.createWebviewPanel(Views.player, 'Article Audio', { viewColumn: column, preserveFocus: options.preserveFocus ?? false }, {
+        enableScripts: true,
+        // Audio must go on playing while the reader looks at another tab.
+        retainContextWhenHidden: true,
+        enableFindWidget: true,
+        localResourceRoots: [this.mediaRoot, this.audioRoot],
+      });
+      this.adopt(panel);
+    }
+    await this.show(id);
+  }
+
+  async saveAs(jobId: string): Promise<void> {
+    const job = this.jobs.get(jobId);
+    if (!job?.files) {
+      void vscode.window.showWarningMessage(job ? `"${job.title}" has no audio yet.` : 'That job is no longer in the list.');
+      return;
+    }
+    if (!(await exists(job.files.audio))) {
+      const picked = await vscode.window.showErrorMessage(`The audio of "${job.title}" is no longer in Article Audio's storage, so there is nothing to save. Convert it again to get it back.`, 'Convert Again');
+      if (picked === 'Convert Again') await vscode.commands.executeCommand(Commands.retryJob, job.id);
+      return;
+    }
+    const target = await vscode.window.showSaveDialog({
+      defaultUri: vscode.Uri.joinPath(saveFolder(), `${fileNameFor(job.title)}.mp3`),
+      filters: { 'MP3 audio': ['mp3'] },
+      saveLabel: 'Save Audio',
+      title: `Save "${job.title}" as MP3`,
+    });
+    if (!target) return;
+    try {
+      await vscode.workspace.fs.copy(vscode.Uri.file(job.files.audio), target, { overwrite: true });
+      let transcriptNote = '';
+      if (job.files.transcript && (await exists(job.files.transcript))) {
+        const transcriptTarget = target.with({ path: transcriptPathFor(target.path) });
+        await vscode.workspace.fs.copy(vscode.Uri.file(job.files.transcript), transcriptTarget, { overwrite: true });
+        transcriptNote = `, with its transcript ${path.posix.basename(transcriptTarget.path)} beside it`;
+      }
+      this.log.info(`player: saved the audio of ${job.id} to ${target.toString(true)}`);
+      void vscode.window.showInformationMessage(`Saved "${job.title}" to ${target.scheme === 'file' ? target.fsPath : target.toString(true)}${transcriptNote}.`);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.log.warn(`player: saving ${job.id} failed: ${message}`);
+      void vscode.window.showErrorMessage(`Could not save "${job.title}": ${message}`);
+    }
+  }
+
+  dispose(): void {
+    this.rememberPosition();
+    this.panel?.dispose();
+    for (const disposable of this.disposables) disposable.dispose();
+  }
+
+  /** Restores the panel VS Code kept across a reload, on the job it was playing. */
+  private async revive(panel: vscode.WebviewPanel, state: unknown): Promise<void> {
+    if (this.panel) {
+      // A second panel cannot come back while one is open (there is only ever one); keep the open one.
+      panel.dispose();
+      return;
+    }
+    panel.webview.options = { enableScripts: true, localResourceRoots: [this.mediaRoot, this.audioRoot] };
+    this.adopt(panel);
+    if (isPlayerPageState(state)) {
+      await this.show(state.jobId);
+    } else {
+      this.showUnavailable({ id: 'none', title: 'Article Audio' }, 'The player was closed before it had a job to play.', ['pickJob', 'showJobs']);
+    }
+  }
+
+  private adopt(panel: vscode.WebviewPanel): void {
+    this.panel = panel;
+    panel.iconPath = vscode.Uri.joinPath(this.mediaRoot, 'icon-activity.svg');
+    const webview = panel.webview;
+    const nonce = randomBytes(16).toString('base64');
+    const port = new PagePort(webview);
+    this.port = port;
+    webview.html = renderPlayerHtml({
+      cspSource: webview.cspSource,
+      nonce,
+      scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(this.mediaRoot, 'build', 'player.js')).toString(),
+      styleUri: webview.asWebviewUri(vscode.Uri.joinPath(this.mediaRoot, 'player.css')).toString(),
+    });
+    this.panelDisposables = [
+      webview.onDidReceiveMessage((message: unknown) => void this.onPageMessage(message)),
+      panel.onDidDispose(() => {
+        this.rememberPosition();
+        this.readAlong.follow(undefined, []);
+        for (const disposable of this.panelDisposables) disposable.dispose();
+        this.panelDisposables = [];
+        this.panel = undefined;
+        this.port = undefined;
+        this.playing = undefined;
+      }),
+    ];
+  }
+
+  private async show(jobId: string): Promise<void> {
+    this.rememberPosition();
+    const job = this.jobs.get(jobId);
+    if (!job) {
+      this.playing = undefined;
+      this.readAlong.follow(undefined, []);
+      this.showUnavailable({ id: jobId, title: 'Article Audio' }, 'This job is no longer in the list of jobs.', ['pickJob', 'showJobs']);
+      return;
+    }
+    const message = await this.loadMessage(job);
+    // The panel may have been closed, or switched to another job, while the files were read.
+    if (!this.panel || !this.port) return;
+    if (message.type === 'unavailable') {
+      this.playing = undefined;
+      this.readAlong.follow(undefined, []);
+      this.panel.title = job.title;
+      this.port.post(message);
+      return;
+    }
+    this.playing = { job, filesKey: filesKey(job), durationS: message.durationS, time: message.position, lastSaved: Date.now() };
+    this.readAlong.follow(job, message.cues.map((cue) => cue.text));
+    this.panel.title = job.title;
+    this.port.post(message);
+    this.log.info(`player: playing ${job.id} from ${formatTime(message.position)} (${message.cues.length} sentences, ${message.chapters.length} chapters)`);
+  }
+
+  private showUnavailable(job: { id: string; title: string }, reason: string, actions: PageAction[]): void {
+    if (!this.panel || !this.port) return;
+    this.panel.title = job.title;
+    this.port.post({ type: 'unavailable', job, reason, actions });
+  }
+
+  private async loadMessage(job: JobRecord): Promise<LoadMessage | UnavailableMessage> {
+    const files = job.files;
+    if (!files || !(await exists(files.audio))) {
+      const reason = files
+        ? `The audio of this job is no longer on disk (its cache folder ${path.dirname(files.audio)} was removed).`
+        : 'This job has no audio yet.';
+      if (files) this.log.warn(`player: ${job.id}: ${files.audio} is missing`);
+      return { type: 'unavailable', job: { id: job.id, title: job.title }, reason, actions: ['retryJob', 'removeJob', 'pickJob'] };
+    }
+    let cues: TranscriptCue[] = [];
+    let transcriptNote: string | undefined;
+    if (files.transcript) {
+      try {
+        cues = parseWebVtt(await readFile(files.transcript, 'utf8'));
+        if (cues.length === 0) transcriptNote = 'The transcript of this job is empty.';
+      } catch (error) {
+        transcriptNote = 'The transcript file of this job is missing, so there is no read-along.';
+        this.log.warn(`player: ${job.id}: cannot read the transcript: ${(error as Error).message}`);
+      }
+    } else {
+      transcriptNote = 'The service sent no transcript for this job, so there is no read-along.';
+    }
+    let chapters: ChapterMark[] = [];
+    let durationS = job.durationS;
+    if (files.chapters) {
+      try {
+        const parsed = parseChapters(await readFile(files.chapters, 'utf8'));
+        chapters = parsed.chapters;
+        durationS ??= parsed.durationS;
+      } catch (error) {
+        this.log.warn(`player: ${job.id}: cannot read the chapters: ${(error as Error).message}`);
+      }
+    }
+    const webview = this.panel?.webview;
+    const preferences = this.memory.preferences();
+    const message: LoadMessage = {
+      type: 'load',
+      job: { id: job.id, title: job.title, model: job.modelId, sourceLabel: sourceLabel(job), hasSourceDocument: job.source.documentUri !== undefined },
+      audioUrl: webview ? webview.asWebviewUri(vscode.Uri.file(files.audio)).toString() : vscode.Uri.file(files.audio).toString(),
+      cues,
+      chapters,
+      ...(durationS !== undefined ? { durationS } : {}),
+      position: this.memory.position(job.id),
+      ...preferences,
+      ...(transcriptNote ? { transcriptNote } : {}),
+    };
+    return message;
+  }
+
+  private async onPageMessage(message: unknown): Promise<void> {
+    if (!isPageMessage(message)) {
+      this.log.warn('player: ignored a message from the page that does not follow the protocol');
+      return;
+    }
+    await this.handle(message);
+  }
+
+  private async handle(message: PageMessage): Promise<void> {
+    switch (message.type) {
+      case 'ready': {
+        const reloaded = this.port?.markReady() ?? false;
+        if (reloaded && this.playing) await this.show(this.playing.job.id);
+        return;
+      }
+      case 'progress': {
+        const playing = this.playing;
+        if (!playing || playing.job.id !== message.jobId) return;
+        playing.time = message.time;
+        this.readAlong.showCue(message.cue);
+        if (!message.playing || message.ended || Date.now() - playing.lastSaved >= SAVE_EVERY_MS) this.rememberPosition();
+        return;
+      }
+      case 'settings':
+        await this.memory.savePreferences(message);
+        return;
+      case 'action':
+        await this.runAction(message.action, message.jobId);
+        return;
+      case 'error':
+        this.log.warn(`player: ${message.jobId}: the page could not play the audio: ${message.message}`);
+        // A file deleted under the player shows as a media error; say so plainly instead.
+        if (this.playing?.job.id === message.jobId && this.playing.job.files && !(await exists(this.playing.job.files.audio))) {
+          await this.show(message.jobId);
+        }
+        return;
+    }
+  }
+
+  private async runAction(action: PageAction, jobId: string): Promise<void> {
+    switch (action) {
+      case 'saveAs':
+        return this.saveAs(jobId);
+      case 'openSource':
+        return this.openSource(jobId);
+      case 'pickJob':
+        return this.open(undefined);
+      case 'retryJob':
+        await vscode.commands.executeCommand(Commands.retryJob, jobId);
+        return;
+      case 'removeJob':
+        await vscode.commands.executeCommand(Commands.removeJob, jobId);
+        return;
+      case 'showJobs':
+        await vscode.commands.executeCommand(Commands.showJobs);
+        return;
+    }
+  }
+
+  private async openSource(jobId: string): Promise<void> {
+    const uri = this.jobs.get(jobId)?.source.documentUri;
+    if (!uri) return;
+    try {
+      const document = await vscode.workspace.openTextDocument(vscode.Uri.parse(uri));
+      const column = this.panel?.viewColumn === vscode.ViewColumn.One ? vscode.ViewColumn.Two : vscode.ViewColumn.One;
+      const editor = await vscode.window.showTextDocument(document, { viewColumn: column, preserveFocus: false });
+      const range = this.readAlong.currentRange(document);
+      if (range) editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+    } catch (error) {
+      void vscode.window.showWarningMessage(`Could not open the source of this audio (${vscode.Uri.parse(uri).fsPath}): ${(error as Error).message}`);
+    }
+  }
+
+  private rememberPosition(): void {
+    const playing = this.playing;
+    if (!playing) return;
+    playing.lastSaved = Date.now();
+    void this.memory.savePosition(playing.job.id, playing.time, playing.durationS);
+  }
+
+  private async onJobsChanged(): Promise<void> {
+    const playing = this.playing;
+    if (!playing || !this.panel) return;
+    const job = this.jobs.get(playing.job.id);
+    if (!job) {
+      this.rememberPosition();
+      this.showUnavailable({ id: playing.job.id, title: playing.job.title }, 'This job was removed from the list of jobs.', ['pickJob', 'showJobs']);
+      this.playing = undefined;
+      this.readAlong.follow(undefined, []);
+      return;
+    }
+    if (filesKey(job) !== playing.filesKey) {
+      await this.show(job.id);
+      return;
+    }
+    playing.job = job;
+    if (this.panel.title !== job.title) this.panel.title = job.title;
+  }
+
+  private async pickJob(): Promise<string | undefined> {
+    const playable = this.jobs.playable();
+    if (playable.length === 0) {
+      void vscode.window.showInformationMessage('No finished job to play yet. Convert a selection, a document or a URL first.');
+      return undefined;
+    }
+    const picked = await vscode.window.showQuickPick(
+      playable.map((job) => ({
+        label: job.title,
+        description: [job.durationS !== undefined ? formatTime(job.durationS) : undefined, job.modelId].filter(Boolean).join(' · '),
+        detail: sourceLabel(job),
+        id: job.id,
+      })),
+      { title: 'Article Audio: Play', placeHolder: 'Choose the audio to play', matchOnDescription: true, matchOnDetail: true },
+    );
+    return picked?.id;
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await access(file);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function filesKey(job: JobRecord): string {
+  const files = job.files;
+  return files ? [files.audio, files.transcript, files.chapters].join('\n') : '';
+}
+
+function sourceLabel(job: JobRecord): string | undefined {
+  if (job.source.url) {
+    try {
+      return new URL(job.source.url).hostname;
+    } catch {
+      return job.source.url;
+    }
+  }
+  if (job.source.documentUri) {
+    const name = path.posix.basename(vscode.Uri.parse(job.source.documentUri).path);
+    return job.source.kind === 'selection' ? `selection in ${name}` : name;
+  }
+  return undefined;
+}
+
+/** Where Save As opens: the setting, else the first workspace folder, else the home folder. */
+function saveFolder(): vscode.Uri {
+  const setting = vscode.workspace.getConfiguration('articleAudio').get<string>('saveDirectory')?.trim();
+  const workspace = vscode.workspace.workspaceFolders?.[0]?.uri;
+  if (setting) {
+    const expanded = setting === '~' || setting.startsWith('~/') ? path.join(os.homedir(), setting.slice(1)) : setting;
+    if (path.isAbsolute(expanded)) return vscode.Uri.file(expanded);
+    if (workspace) return vscode.Uri.joinPath(workspace, expanded);
+  }
+  return workspace ?? vscode.Uri.file(os.homedir());
+}
