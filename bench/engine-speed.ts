@@ -1,0 +1,55 @@
+// Engine speed per model and article: seconds of audio per second of work end to end (submission to succeeded, on
+// the real engine process), next to the speed of the same voice synthesizing the same lines alone. Their ratio is
+// the pipeline's overhead: fetch/parse, script, trimming and loudness, pauses, MP3 encoding, files, HTTP, events.
+import { engineRun } from './lib/engine-runs';
+import { rawSynthesis } from './lib/raw-synthesis';
+import { type Bench, type ModelId, type Row, atLeast, below, shortModel } from './lib/report';
+
+const TARGET_SPEED: Record<ModelId, number> = {
+  'article-audio-1-mini': 150,
+  'article-audio-1-pro': 30,
+  'article-podcast-1-pro': 25,
+};
+const MAX_OVERHEAD = 0.2;
+
+export const engineSpeed: Bench = {
+  name: 'speed',
+  title: 'Engine speed per model (end to end vs synthesis alone)',
+  async run(options) {
+    const rows: Row[] = [];
+    for (const model of options.models) {
+      for (const article of options.articles) {
+        options.progress(`speed: ${model} on ${article}: end to end`);
+        const e2e = await engineRun(model, article);
+        options.progress(`speed: ${model} on ${article}: synthesis alone`);
+        const raw = await rawSynthesis(model, article);
+        const speed = e2e.audioS / e2e.wallS;
+        const rawSpeed = raw.audioS / raw.wallS;
+        const overhead = e2e.wallS / raw.wallS - 1;
+        const label = `${shortModel(model)}, ${article} (${Math.round(e2e.characters / 1000)}k chars, ${Math.round(e2e.audioS)} s audio)`;
+        rows.push({
+          bench: 'engine speed, end to end',
+          case: label,
+          result: `${speed.toFixed(0)}x (${e2e.wallS.toFixed(1)} s)`,
+          target: `>= ${TARGET_SPEED[model]}x`,
+          verdict: atLeast(speed, TARGET_SPEED[model]),
+        });
+        rows.push({
+          bench: 'synthesis alone, same voice and lines',
+          case: label,
+          result: `${rawSpeed.toFixed(0)}x (${raw.wallS.toFixed(1)} s, ${raw.lines} lines, ${raw.workers} workers)`,
+          note: 'speech seconds before trimming, no pauses',
+        });
+        rows.push({
+          bench: 'pipeline overhead',
+          case: label,
+          result: `${overhead >= 0 ? '+' : ''}${(overhead * 100).toFixed(0)}% of synthesis time`,
+          target: '< 20%',
+          verdict: below(overhead, MAX_OVERHEAD),
+          note: 'end-to-end time / synthesis-alone time - 1',
+        });
+      }
+    }
+    return rows;
+  },
+};

@@ -1,0 +1,68 @@
+// One end-to-end job on a fresh engine process (`node dist/cli.js serve`, the real speech pipeline), timed from the
+// submission to the stream's `succeeded`, with the process's peak memory (VmHWM) read when it is done. A fresh
+// process per run keeps one run's memory out of the next one's peak. Runs are cached: the speed and the memory
+// benchmarks share them, so the long articles are synthesized once per model. The wall time excludes the engine's
+// start (a warm-up job runs first); the peak memory includes everything.
+import { readFileSync } from 'node:fs';
+import { startEngineProcess } from '../../test/support/engine-process';
+import { serviceCalls } from '../../test/support/http-calls';
+import { openStream } from '../../test/support/sse-reader';
+import { articleText } from './articles';
+import type { ArticleName, ModelId } from './report';
+
+export interface EngineRun {
+  model: ModelId;
+  article: ArticleName;
+  characters: number;
+  /** Seconds from sending the submission to seeing `succeeded` on the stream. */
+  wallS: number;
+  /** Seconds of audio in the MP3 (the job's duration_s). */
+  audioS: number;
+  /** Peak resident memory of the engine process, MB. */
+  peakMb: number;
+}
+
+const cache = new Map<string, Promise<EngineRun>>();
+
+export function engineRun(model: ModelId, article: ArticleName): Promise<EngineRun> {
+  const key = `${model}/${article}`;
+  let run = cache.get(key);
+  if (!run) {
+    run = measure(model, article);
+    cache.set(key, run);
+  }
+  return run;
+}
+
+/** Peak resident set size of a process, from /proc (Linux). */
+export function peakMemoryMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1]);
+  return Math.round(kb / 1024);
+}
+
+async function measure(model: ModelId, article: ArticleName): Promise<EngineRun> {
+  const text = articleText(article);
+  const engine = await startEngineProcess({ startTimeoutMs: 60_000 });
+  try {
+    const token = engine.tokens[0] as string;
+    const calls = serviceCalls(engine.url, token);
+    // A first tiny job starts the synthesis workers, as in an engine that has run before; the raw synthesis
+    // measurement warms its pool the same way.
+    const warm = await calls.submit({ model_id: model, text: 'A short warm-up text, long enough to be accepted by the engine.' });
+    await (await openStream(`${engine.url}/v1/jobs/${warm.jobId}/stream`, token)).done;
+    const started = performance.now();
+    const answer = await calls.submit({ model_id: model, text });
+    if (answer.status !== 202) throw new Error(`submission answered ${answer.status}: ${answer.text.slice(0, 300)}`);
+    const stream = await openStream(`${engine.url}/v1/jobs/${answer.jobId}/stream`, token);
+    const terminal = await stream.next((e) => e.event === 'status' && /"status":"(succeeded|failed)"/.test(e.data), 'the end of the job', 30 * 60_000);
+    const wallS = (terminal.at - started) / 1000;
+    stream.close();
+    const job = (await calls.get(`/v1/jobs/${answer.jobId}`)).job;
+    if (job.status !== 'succeeded') throw new Error(`the job failed: ${JSON.stringify(job.error)}`);
+    const audioS = job.outputs?.results.find((r) => r.content_type === 'audio/mpeg')?.duration_s ?? Number.NaN;
+    return { model, article, characters: text.length, wallS, audioS, peakMb: peakMemoryMb(engine.pid) };
+  } finally {
+    await engine.dispose();
+  }
+}

@@ -1,0 +1,38 @@
+// The speech synthesis of a job alone: the same script lines (the engine's own script builder over the same article)
+// through the engine's synthesis pool (Flite in worker threads, as many as the engine uses), all queued at once,
+// nothing else: no HTTP, no queue, no loudness, no MP3, no files. What the pipeline adds on top is its overhead.
+import { parseMarkdown } from '../../src/engine/pipeline/markdown';
+import { buildScript } from '../../src/engine/pipeline/script';
+import { SynthesisPool } from '../../src/engine/pipeline/synth-pool';
+import { articleText } from './articles';
+import type { ArticleName, ModelId } from './report';
+
+export interface RawSynthesis {
+  lines: number;
+  wallS: number;
+  /** Seconds of speech the synthesizer produced (before trimming, without the pipeline's pauses). */
+  audioS: number;
+  workers: number;
+}
+
+export async function rawSynthesis(model: ModelId, article: ArticleName): Promise<RawSynthesis> {
+  const { lines, profile } = buildScript(parseMarkdown(articleText(article)), model);
+  // The engine's default: one worker per core, at most 4 (src/engine/default-pipeline.ts).
+  const pool = new SynthesisPool();
+  try {
+    // Start the workers and compile Flite before the clock starts, as a running engine has.
+    await Promise.all(Array.from({ length: pool.size }, () => pool.synthesize('Warm up.', profile.voices[0]!.flite)));
+    const started = performance.now();
+    const samples = await Promise.all(
+      lines.map(async (line) => {
+        const voice = profile.voices[line.voice]!;
+        const utterance = await pool.synthesize(line.spoken, voice.flite, { durationStretch: voice.durationStretch });
+        return utterance.samples.length / utterance.sampleRate;
+      }),
+    );
+    const wallS = (performance.now() - started) / 1000;
+    return { lines: lines.length, wallS, audioS: samples.reduce((a, b) => a + b, 0), workers: pool.size };
+  } finally {
+    await pool.close();
+  }
+}

@@ -1,0 +1,111 @@
+// `npm run bench`: runs the benchmarks one after another (never two at once: they share the machine) and prints one
+// table at the end. A full run also writes BENCHMARKS.md.
+//
+//   npm run bench                              everything (several minutes), writes BENCHMARKS.md
+//   npm run bench -- --quick                   short and medium articles only, fewer samples
+//   npm run bench -- speed memory              only these benchmarks (speed, memory, service, extension, client)
+//   npm run bench -- speed --models mini,pro --articles short,medium
+//   npm run bench -- --write                   write BENCHMARKS.md after a partial run too
+import { existsSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { client } from './client';
+import { engineMemory } from './engine-memory';
+import { engineSpeed } from './engine-speed';
+import { extension } from './extension';
+import { repoRoot } from './lib/articles';
+import { describeMachine, machineText } from './lib/machine';
+import { ARTICLES, type Bench, type BenchOptions, MODELS, type Row, formatTable } from './lib/report';
+import { service } from './service';
+
+const BENCHES: Bench[] = [engineSpeed, engineMemory, service, extension, client];
+
+function listOption(args: string[], name: string): string[] | undefined {
+  const index = args.indexOf(name);
+  if (index < 0) return undefined;
+  return (args[index + 1] ?? '').split(',').filter(Boolean);
+}
+
+function fail(message: string): never {
+  console.error(`bench: ${message}`);
+  process.exit(2);
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const quick = args.includes('--quick');
+  const valueFlags = new Set(['--models', '--articles']);
+  const names = args.filter((a, i) => !a.startsWith('--') && !valueFlags.has(args[i - 1] ?? ''));
+  for (const name of names) if (!BENCHES.some((b) => b.name === name)) fail(`no benchmark named ${name}; choose from ${BENCHES.map((b) => b.name).join(', ')}`);
+  const models = (listOption(args, '--models') ?? [...MODELS]).map((m) => MODELS.find((full) => full === m || full.endsWith(`-${m}`) || (m === 'podcast' && full.includes('podcast'))) ?? fail(`unknown model ${m}`));
+  const articles = (listOption(args, '--articles') ?? (quick ? ['short', 'medium'] : [...ARTICLES])).map((a) => ARTICLES.find((name) => name === a) ?? fail(`unknown article ${a}`));
+  const selected = names.length > 0 ? BENCHES.filter((b) => names.includes(b.name)) : BENCHES;
+  const complete = names.length === 0 && !quick && !args.includes('--models') && !args.includes('--articles');
+
+  if (!existsSync(path.join(repoRoot, 'dist', 'cli.js'))) fail('dist/ is missing: run `npm run build` first.');
+  const started = Date.now();
+  const options: BenchOptions = {
+    quick,
+    models,
+    articles,
+    progress: (message) => console.error(`[${Math.round((Date.now() - started) / 1000)} s] ${message}`),
+  };
+  const rows: Row[] = [];
+  for (const bench of selected) {
+    options.progress(`${bench.title}`);
+    try {
+      rows.push(...(await bench.run(options)));
+    } catch (error) {
+      rows.push({ bench: bench.title, case: 'error', result: 'did not finish', note: error instanceof Error ? error.message.split('\n')[0] : String(error) });
+      console.error(error);
+    }
+  }
+
+  const machine = describeMachine();
+  const command = `npm run bench${args.length > 0 ? ` -- ${args.join(' ')}` : ''}`;
+  const table = formatTable(rows);
+  const minutes = ((Date.now() - started) / 60_000).toFixed(1);
+  console.log(`\n${table}\n\nMachine: ${machineText(machine)}\nCommand: ${command} (${minutes} min)`);
+  if (complete || args.includes('--write')) {
+    writeFileSync(path.join(repoRoot, 'BENCHMARKS.md'), benchmarksMarkdown(table, machineText(machine), command, minutes));
+    console.log('Wrote BENCHMARKS.md');
+  }
+  // Engine processes and worker threads are gone by now; anything left (a keep-alive socket) must not hold the run.
+  process.exit(0);
+}
+
+function benchmarksMarkdown(table: string, machine: string, command: string, minutes: string): string {
+  return `# Benchmarks
+
+The latest table from \`${command}\` (${minutes} min), run on ${new Date().toISOString().slice(0, 10)}.
+Benchmarks report; they never fail. Targets come from issue 9; "MISSES" marks a result outside its target.
+
+**Machine:** ${machine}. The machine is shared with other work, so single numbers are noisy; ratios measured
+side by side in the same run (end to end against synthesis alone) are the ones to compare.
+
+${table}
+
+## What is measured
+
+- **Engine speed, end to end**: one job on a fresh \`node dist/cli.js serve\` process (after a tiny warm-up job
+  that starts the synthesis workers), from sending the submission to the stream's \`succeeded\` status; seconds of
+  MP3 audio per second of that time. Articles: \`test/fixtures/articles/{short,medium,long}.md\`.
+- **Synthesis alone**: the same script lines (the engine's own script builder) through the engine's synthesis pool
+  (Flite WebAssembly in as many worker threads as the engine uses), all queued at once, in this process; speech
+  seconds produced per second.
+- **Pipeline overhead**: end-to-end time / synthesis-alone time - 1.
+- **Engine peak memory**: \`VmHWM\` of the engine process from \`/proc/<pid>/status\` after the job (worker threads
+  included), a fresh process per job.
+- **Service**: submission to the first \`status\` event; 500 streams following one job while it is synthesized, the
+  delay from each \`log\` event's \`created_at\` to its arrival at each follower (the followers run in the benchmark
+  process, on the same cores); \`GET /v1/jobs/{id}\` per second over 32 keep-alive connections.
+- **Extension**: \`npm run package\` in a copy of the repo; sizes of the minified bundles and the \`.vsix\`.
+  Activation time needs a running VS Code and is not measured by this command.
+- **Client**: \`JobServiceClient.followJob\` against the engine in-process with a test pipeline that holds each job
+  for exactly its length; requests counted from the engine's request log; lateness = when the client saw the
+  terminal status minus the job's \`finished_at\`.
+
+Run a part: \`npm run bench -- --quick\`, \`npm run bench -- speed memory\`, \`npm run bench -- speed --models mini --articles short\`.
+`;
+}
+
+void main();
