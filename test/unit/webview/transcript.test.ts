@@ -1,0 +1,132 @@
+// The player's transcript and chapter parsing, against what the engine writes (its own toWebVtt/toChaptersJson)
+// and against hand-written files with the WebVTT features other services use.
+import * as assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { toChaptersJson, toWebVtt } from '../../../src/engine/pipeline/transcript';
+import { cueText, formatTime, indexAt, parseChapters, parseTimestamp, parseWebVtt, spokenTime } from '../../../src/webview/transcript';
+
+describe('player: WebVTT transcript', () => {
+  it('reads back what the engine writes, speakers and escaped characters included', () => {
+    const written = [
+      { start: 0, end: 4.406, text: "Hello, and welcome to Article Audio. I'm Alex.", voice: 'Alex' },
+      { start: 4.756, end: 7.701, text: 'And I\'m Sam. Today: "A < B & C > D".', voice: 'Sam' },
+      { start: 8.051, end: 9.522, text: 'Costs rose 5% in 1990 -> 2000.' },
+      { start: 3723.5, end: 3725.25, text: 'An hour later,\nstill talking.' },
+    ];
+    const cues = parseWebVtt(toWebVtt(written, 'A title --> with arrow'));
+    assert.deepEqual(cues, [
+      { start: 0, end: 4.406, text: "Hello, and welcome to Article Audio. I'm Alex.", speaker: 'Alex' },
+      { start: 4.756, end: 7.701, text: 'And I\'m Sam. Today: "A < B & C > D".', speaker: 'Sam' },
+      { start: 8.051, end: 9.522, text: 'Costs rose 5% in 1990 -> 2000.' },
+      { start: 3723.5, end: 3725.25, text: 'An hour later, still talking.' },
+    ]);
+  });
+
+  it('accepts CRLF, a BOM, cue settings, NOTE blocks, short timestamps and inline tags; skips broken blocks', () => {
+    const source = [
+      '\uFEFFWEBVTT',
+      '',
+      'NOTE made by hand',
+      'over two lines',
+      '',
+      'STYLE',
+      '::cue { color: red }',
+      '',
+      'intro',
+      '00:01.500 --> 00:03.000 align:start position:10%',
+      '<v.loud Sam Smith>Hi <i>there</i>, <c.x>friend</c>.',
+      '',
+      '00:03.000 --> 00:04.000',
+      '<00:03.100>Karaoke <00:03.500>style&nbsp;text &#x263A; &#65;',
+      '',
+      'no timing here',
+      'just text',
+      '',
+      '00:00:05.000 --> nonsense',
+      'broken timing',
+      '',
+      '00:00:06.000 --> 00:00:07.000',
+      '',
+      '',
+      '00:00:00.500 --> 00:00:01.000',
+      'out of order',
+    ].join('\r\n');
+    const cues = parseWebVtt(source);
+    assert.deepEqual(cues, [
+      { start: 0.5, end: 1, text: 'out of order' },
+      { start: 1.5, end: 3, text: 'Hi there, friend.', speaker: 'Sam Smith' },
+      { start: 3, end: 4, text: 'Karaoke style text ☺ A' }, // &nbsp; becomes a plain space: layout is the page's job
+    ]);
+  });
+
+  it('returns no cues, without throwing, for empty or foreign input', () => {
+    assert.deepEqual(parseWebVtt(''), []);
+    assert.deepEqual(parseWebVtt('WEBVTT\n'), []);
+    assert.deepEqual(parseWebVtt('{"not": "vtt"}'), []);
+  });
+
+  it('parses timestamps and cue payloads', () => {
+    assert.equal(parseTimestamp('01:02:03.450'), 3723.45);
+    assert.equal(parseTimestamp('02:03.4'), 123.4);
+    assert.equal(parseTimestamp('00:00:01,250'), 1.25);
+    assert.ok(Number.isNaN(parseTimestamp('1.5')));
+    assert.deepEqual(cueText('<v Alex>One &amp; two'), { text: 'One & two', speaker: 'Alex' });
+    assert.deepEqual(cueText('&bogus; &lt;b&gt;'), { text: '&bogus; <b>' });
+  });
+});
+
+describe('player: chapters', () => {
+  it('reads back what the engine writes', () => {
+    const json = toChaptersJson([
+      { title: 'Why Gardens Need Bees', level: 1, start: 0 },
+      { title: 'The quiet decline', level: 2, start: 12.118 },
+    ], 32.5);
+    assert.deepEqual(parseChapters(json), {
+      durationS: 32.5,
+      chapters: [
+        { title: 'Why Gardens Need Bees', level: 1, start: 0, end: 12.118 },
+        { title: 'The quiet decline', level: 2, start: 12.118, end: 32.5 },
+      ],
+    });
+  });
+
+  it('is lenient: bad JSON, missing fields, extra fields, unsorted entries', () => {
+    assert.deepEqual(parseChapters('not json'), { chapters: [] });
+    assert.deepEqual(parseChapters('[1,2]'), { chapters: [] });
+    assert.deepEqual(
+      parseChapters(JSON.stringify({
+        extra: true,
+        chapters: [
+          { title: 'B', start_s: 10, colour: 'red' },
+          { title: '  A  ', level: 0, start_s: 0, end_s: 'x' },
+          { title: '', start_s: 5 },
+          { title: 'No start' },
+          'junk',
+        ],
+      })),
+      { chapters: [{ title: 'A', level: 1, start: 0, end: 10 }, { title: 'B', level: 1, start: 10, end: 10 }] },
+    );
+  });
+});
+
+describe('player: time helpers', () => {
+  it('finds the item being played at a time', () => {
+    const items = [{ start: 0 }, { start: 1.5 }, { start: 4 }];
+    assert.equal(indexAt([], 3), -1);
+    assert.equal(indexAt([{ start: 1 }], 0.5), -1);
+    assert.equal(indexAt(items, 0), 0);
+    assert.equal(indexAt(items, 1.4999), 1, 'a millisecond early still counts (timeupdate rounding)');
+    assert.equal(indexAt(items, 3.9), 1);
+    assert.equal(indexAt(items, 400), 2);
+  });
+
+  it('formats times for the eye and for screen readers', () => {
+    assert.equal(formatTime(0), '0:00');
+    assert.equal(formatTime(75.9), '1:15');
+    assert.equal(formatTime(3725), '1:02:05');
+    assert.equal(formatTime(Number.NaN), '0:00');
+    assert.equal(spokenTime(0), '0 seconds');
+    assert.equal(spokenTime(61), '1 minute 1 second');
+    assert.equal(spokenTime(3720), '1 hour 2 minutes');
+  });
+});
