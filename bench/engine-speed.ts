@@ -1,6 +1,7 @@
 // Engine speed per model and article: seconds of audio per second of work end to end (submission to succeeded, on
 // the real engine process), next to the speed of the same voice synthesizing the same lines alone. Their ratio is
 // the pipeline's overhead: fetch/parse, script, trimming and loudness, pauses, MP3 encoding, files, HTTP, events.
+import { encodingTime } from './lib/encoding';
 import { engineRun } from './lib/engine-runs';
 import { rawSynthesis } from './lib/raw-synthesis';
 import { type Bench, type ModelId, type Row, atLeast, below, shortModel } from './lib/report';
@@ -39,6 +40,13 @@ export const engineSpeed: Bench = {
           case: label,
           result: `${rawSpeed.toFixed(0)}x (${raw.wallS.toFixed(1)} s, ${raw.lines} lines, ${raw.workers} workers)`,
           note: 'speech seconds before trimming, no pauses',
+        });
+        const encodingS = await encodingTime(model, e2e.audioS);
+        rows.push({
+          bench: 'MP3 encoding alone, same length',
+          case: label,
+          result: `${(encodingS / raw.wallS * 100).toFixed(0)}% of synthesis time (${encodingS.toFixed(1)} s, ${(e2e.audioS / encodingS).toFixed(0)}x)`,
+          note: 'one thread; in the engine it runs beside the synthesis workers',
         });
         rows.push({
           bench: 'pipeline overhead',

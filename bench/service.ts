@@ -23,6 +23,8 @@ export const service: Bench = {
     try {
       engine = await startEngineProcess({ args: ['--queue-depth', '5000', '--concurrency', '2'], startTimeoutMs: 60_000 });
       rows.push(...(await firstStatus(engine, pages, options.quick ? 20 : 60, options.progress)));
+      // One follower first: what the busy engine alone adds, against which the 500 are compared.
+      rows.push(...(await manyStreams(engine, pages, 1, options.progress)));
       rows.push(...(await manyStreams(engine, pages, options.quick ? 200 : STREAMS, options.progress)));
       rows.push(...(await statusRate(engine, options.quick ? 1500 : 4000, options.progress)));
     } finally {
@@ -79,7 +81,7 @@ async function manyStreams(engine: EngineProcess, pages: ArticleServer, count: n
   progress(`service: ${count} streams following one job`);
   const token = engine.tokens[0] as string;
   const calls = serviceCalls(engine.url, token);
-  const page = pages.hold('many-streams');
+  const page = pages.hold(`many-streams-${count}`);
   const { jobId } = await calls.submit({ model_id: 'article-audio-1-mini', url: page.url });
   await page.requested;
   const streams: SseReader[] = [];
@@ -106,6 +108,16 @@ async function manyStreams(engine: EngineProcess, pages: ArticleServer, count: n
   const ends = streams.map((s) => s.events.at(-1)?.at ?? Number.NaN);
   const complete = streams.filter((s) => s.events.at(-1)?.data === 'succeeded').length;
   const p99 = percentile(delays, 99);
+  if (count === 1) {
+    return [
+      {
+        bench: 'service: state change to each follower',
+        case: '1 stream on one job (mini, synthesizing)',
+        result: `p50 ${ms(percentile(delays, 50))}, p99 ${ms(p99)}, max ${ms(Math.max(...delays))}`,
+        note: `baseline for the 500: ${events} log events`,
+      },
+    ];
+  }
   return [
     {
       bench: 'service: state change to each follower',
