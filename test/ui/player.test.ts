@@ -1,0 +1,243 @@
+// The player, used like a person would in real VS Code: convert a Markdown file with the real extension and its
+// local engine, press play, watch the time and the highlighted sentence move (in the page and in the source editor),
+// change speed, jump by clicking a sentence, close and reopen, reload the window, and look at it in three themes.
+import * as assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Frame } from 'playwright-core';
+import { launchVSCode, type VSCodeSession } from '../support/vscode-ui';
+
+const TITLE = 'Article Audio Player';
+
+const ARTICLE = `# Why Gardens Need Bees
+
+Bees carry pollen from flower to flower. Without them, many fruits would never form. In 1990, farmers noticed fewer
+hives each spring. Orchards that once hummed all April stood quiet.
+
+## The quiet decline
+
+Researchers counted colonies across three regions. The numbers fell by a third in ten years. Pesticides, mites and
+lost meadows all played a part. Nobody could point to a single cause.
+
+## What you can do
+
+Plant flowers that bloom from spring to autumn. Leave a corner of the garden wild. Buy honey from local keepers, and
+ask them how their bees are doing. Small choices, made by many gardeners, add up.
+`;
+
+/** Reads a property of the page's <audio> element. */
+async function audio(frame: Frame, property: 'currentTime' | 'playbackRate' | 'paused' | 'duration'): Promise<number | boolean> {
+  return frame.evaluate(`document.getElementById('audio').${property}`);
+}
+
+async function currentTime(frame: Frame): Promise<number> {
+  return Number(await audio(frame, 'currentTime'));
+}
+
+async function currentCue(frame: Frame): Promise<number> {
+  const index = await frame.locator('.cue.current').first().getAttribute('data-index', { timeout: 2_000 }).catch(() => null);
+  return index === null ? -1 : Number(index);
+}
+
+async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+  }
+}
+
+function seconds(text: string): number {
+  const parts = text.trim().split(':').map(Number);
+  return parts.reduce((total, part) => total * 60 + part, 0);
+}
+
+describe('Player (UI)', () => {
+  let vscode: VSCodeSession;
+  let workspace: string;
+
+  before(async () => {
+    workspace = mkdtempSync(path.join(os.tmpdir(), 'article-audio-ui-player-'));
+    writeFileSync(path.join(workspace, 'bees.md'), ARTICLE);
+    vscode = await launchVSCode({
+      workspace,
+      colorScheme: 'dark',
+      settings: {
+        'articleAudio.model': 'article-audio-1-mini',
+        'articleAudio.openPlayerWhenDone': true,
+        'workbench.colorTheme': 'Default Dark Modern',
+      },
+    });
+  });
+
+  after(async () => {
+    await vscode?.close();
+    if (workspace) rmSync(workspace, { recursive: true, force: true });
+  });
+
+  async function openArticle(): Promise<void> {
+    const { page } = vscode;
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Control+P');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ timeout: 10_000 });
+    await input.fill('bees.md');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'bees.md' }).first().waitFor({ timeout: 10_000 });
+    await input.press('Enter');
+    await page.locator('.editor-instance .view-lines', { hasText: 'Why Gardens Need Bees' }).first().waitFor({ timeout: 20_000 });
+  }
+
+  async function playerFrame(timeoutMs = 30_000): Promise<Frame> {
+    const frame = await vscode.webviewFrame(TITLE, timeoutMs);
+    await frame.locator('#player').waitFor({ state: 'visible', timeout: 20_000 });
+    return frame;
+  }
+
+  let frame: Frame;
+
+  it('opens for a finished job of the real extension, plays, and highlights the spoken sentence in the page and in the editor', async () => {
+    const { page } = vscode;
+    await openArticle();
+    await vscode.runCommand('Article Audio: Convert Current Document to Audio');
+    frame = await playerFrame(180_000);
+
+    assert.equal(await frame.locator('#job-title').innerText(), 'Why Gardens Need Bees');
+    const panelTab = page.locator('.tab', { hasText: 'Why Gardens Need Bees' });
+    await panelTab.first().waitFor({ timeout: 10_000 });
+    const sentences = frame.locator('.cue');
+    assert.ok((await sentences.count()) >= 10, 'one cue per sentence of the article');
+    assert.equal(await frame.locator('#chapter-list .chapter').count(), 3, 'the three headings are chapters');
+    await waitFor('the audio metadata', async () => Number(await audio(frame, 'duration')) > 5);
+    assert.equal(await audio(frame, 'paused'), true, 'nothing plays before the user presses play');
+    assert.equal(await frame.locator('#time-current').innerText(), '0:00');
+
+    await frame.locator('#play').click();
+    assert.equal(await frame.locator('#play').getAttribute('aria-label'), 'Pause');
+    const startCue = await currentCue(frame);
+    await waitFor('the time shown to advance', async () => seconds(await frame.locator('#time-current').innerText()) >= 2);
+    await waitFor('the highlighted sentence to change', async () => (await currentCue(frame)) > Math.max(0, startCue));
+    const playingCue = await currentCue(frame);
+    const highlighted = await frame.locator('.cue.current').innerText();
+    assert.ok(highlighted.length > 3, `the highlighted sentence has text (${highlighted})`);
+
+    // The same sentence is marked in the source editor (a TextEditorDecorationType), on the line it is written on.
+    const editorMark = page.locator('.editor-instance .view-overlays [class*="TextEditorDecorationType"], .editor-instance .view-lines [class*="TextEditorDecorationType"]');
+    await editorMark.first().waitFor({ timeout: 10_000 });
+    assert.ok(playingCue >= 0);
+  });
+
+  it('changes speed from the list and the keyboard, and remembers it', async () => {
+    await frame.locator('#rate').selectOption('2');
+    await waitFor('playbackRate 2', async () => (await audio(frame, 'playbackRate')) === 2);
+    await frame.locator('#cues').click({ position: { x: 1, y: 1 } }).catch(() => undefined);
+    await frame.locator('body').press(']');
+    await waitFor('playbackRate 2.5', async () => (await audio(frame, 'playbackRate')) === 2.5);
+    assert.equal(await frame.locator('#rate').inputValue(), '2.5');
+    await frame.locator('body').press('[');
+    await frame.locator('body').press('[');
+    await frame.locator('body').press('[');
+    await waitFor('playbackRate 1.5', async () => (await audio(frame, 'playbackRate')) === 1.5);
+  });
+
+  it('seeks by clicking a sentence and with the 15 s buttons', async () => {
+    const sentences = frame.locator('.cue');
+    const target = (await sentences.count()) - 3;
+    await sentences.nth(target).click();
+    await waitFor('the clicked sentence to be current', async () => (await currentCue(frame)) >= target);
+    const cueStart = await frame.evaluate(`Number(document.querySelectorAll('.cue')[${target}].title.replace(/^Play from /, '').split(':').reduce((t, p) => t * 60 + Number(p), 0))`);
+    const now = await currentTime(frame);
+    assert.ok(now >= Number(cueStart) && now < Number(cueStart) + 4, `playing from the clicked sentence (at ${now}, sentence starts ${String(cueStart)})`);
+
+    const before = await currentTime(frame);
+    await frame.locator('#back').click();
+    const after = await currentTime(frame);
+    assert.ok(after < before - 10 && after > before - 17, `back 15 s: ${before} -> ${after}`);
+  });
+
+  it('remembers the position when the player is closed and reopened', async () => {
+    const { page } = vscode;
+    await frame.locator('#play').click();
+    await waitFor('paused', async () => (await audio(frame, 'paused')) === true);
+    const paused = await currentTime(frame);
+    assert.ok(paused > 3, `paused part-way (${paused})`);
+    const shown = await frame.locator('#time-current').innerText();
+
+    const tab = page.locator('.tab', { hasText: 'Why Gardens Need Bees' }).first();
+    await tab.hover();
+    await tab.locator('.tab-actions .action-label').click();
+    await tab.waitFor({ state: 'detached', timeout: 10_000 });
+
+    await vscode.runCommand('Article Audio: Open Player');
+    frame = await playerFrame();
+    await waitFor('the remembered position', async () => Math.abs((await currentTime(frame)) - paused) < 0.5);
+    assert.equal(await frame.locator('#time-current').innerText(), shown);
+    assert.equal(await audio(frame, 'paused'), true, 'reopening does not start playback');
+    assert.equal(await audio(frame, 'playbackRate'), 1.5, 'the speed is remembered too');
+  });
+
+  it('comes back after a window reload on the same job and position (serializer + globalState)', async () => {
+    const { page } = vscode;
+    const before = await currentTime(frame);
+    await vscode.runCommand('Developer: Reload Window');
+    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+    frame = await playerFrame(60_000);
+    assert.equal(await frame.locator('#job-title').innerText(), 'Why Gardens Need Bees');
+    await waitFor('the position after reload', async () => Math.abs((await currentTime(frame)) - before) < 0.5, 30_000);
+  });
+
+  it('looks right in dark, light and high-contrast themes (screenshots)', async () => {
+    const { page } = vscode;
+    // A sentence in the middle highlighted, so the screenshots show read-along.
+    await frame.locator('.cue').nth(6).click();
+    await page.mouse.move(0, 0);
+    const shots: string[] = [];
+    shots.push(await vscode.screenshot('player-dark'));
+    // The picker lists themes by label: 'Light Modern' is the id 'Default Light Modern', 'Dark High Contrast' is 'Default High Contrast'.
+    for (const [theme, name] of [['Light Modern', 'player-light'], ['Dark High Contrast', 'player-high-contrast']] as const) {
+      // Not runCommand: Enter would take the first row, "Browse Color Themes in Marketplace", which goes online.
+      await page.keyboard.press('Escape');
+      await page.keyboard.press('F1');
+      const input = page.locator('.quick-input-widget input');
+      await input.fill('>Preferences: Color Theme');
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: /^Preferences: Color Theme/ }).first().click();
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Dark Modern' }).first().waitFor({ timeout: 10_000 });
+      await input.fill(theme);
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: theme }).first().waitFor({ timeout: 10_000 });
+      await input.press('Enter');
+      await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 10_000 });
+      // The webview gets the new theme's variables by message; wait until its body says so.
+      const themeClass = theme.includes('Light') ? 'vscode-light' : 'vscode-high-contrast';
+      await waitFor(`the ${themeClass} body class`, async () => (await frame.locator('body').getAttribute('class'))?.includes(themeClass) ?? false);
+      await page.waitForTimeout(300);
+      shots.push(await vscode.screenshot(name));
+    }
+    // The current sentence stands out from its neighbours (high contrast has no highlight colour, only a border).
+    const looks = await frame.evaluate(`[...document.querySelectorAll('.cue')].slice(5, 8).map((e) => { const s = getComputedStyle(e); return [s.backgroundColor, s.outlineStyle, s.outlineColor].join(' '); })`);
+    assert.ok(Array.isArray(looks) && looks.length === 3 && new Set(looks).size === 2 && looks[1] !== looks[0], `the highlighted sentence looks different: ${JSON.stringify(looks)}`);
+    console.log(`screenshots: ${shots.join(', ')}`);
+  });
+
+  it('says so plainly, with ways out, when the cached audio was deleted', async () => {
+    // The page plays the MP3 from the extension's audio cache; its address names the folder to delete.
+    const src = String(await frame.evaluate(`document.getElementById('audio').src`));
+    const audioFile = decodeURIComponent(new URL(src).pathname);
+    assert.match(audioFile, /[\\/]audio[\\/][^\\/]+[\\/]audio\.mp3$/, `the audio comes from the cache (${audioFile})`);
+    rmSync(path.dirname(audioFile), { recursive: true, force: true });
+
+    const { page } = vscode;
+    const tab = page.locator('.tab', { hasText: 'Why Gardens Need Bees' }).first();
+    await tab.hover();
+    await tab.locator('.tab-actions .action-label').click();
+    await tab.waitFor({ state: 'detached', timeout: 10_000 });
+    await vscode.runCommand('Article Audio: Open Player');
+    frame = await vscode.webviewFrame(TITLE);
+    await frame.locator('#unavailable').waitFor({ state: 'visible', timeout: 20_000 });
+    assert.match(await frame.locator('#unavailable-reason').innerText(), /no longer on disk/);
+    const actions = await frame.locator('#unavailable-actions button').allInnerTexts();
+    assert.deepEqual(actions, ['Convert Again', 'Remove from List', 'Play Another Job…']);
+    assert.equal(await frame.locator('#player').isVisible(), false);
+    console.log(`screenshot: ${await vscode.screenshot('player-missing-audio')}`);
+  });
+});
