@@ -552,10 +552,6 @@ window.addEventListener('message', (event: MessageEvent<unknown>) => {
     case 'unavailable':
       showUnavailable(message);
       return;
-    case 'control':
-      if (message.command === 'pause') ui.audio.pause();
-      else togglePlay();
-      return;
   }
 });
 

@@ -37,10 +37,8 @@ class PagePort {
   constructor(private readonly webview: vscode.Webview) {}
 
   post(message: HostMessage): void {
-    if (message.type === 'load' || message.type === 'unavailable') {
-      // A newer job replaces any job still waiting to be shown.
-      this.queue = this.queue.filter((queued) => queued.type === 'control');
-    }
+    // Every message shows a job, so a newer one replaces any still waiting.
+    if (!this.ready) this.queue = [];
     if (this.ready) void this.webview.postMessage(message);
     else this.queue.push(message);
   }

@@ -53,13 +53,7 @@ export interface UnavailableMessage {
   actions: PageAction[];
 }
 
-/** Extension -> page: a command from outside the page (keybinding, tree). */
-export interface ControlMessage {
-  type: 'control';
-  command: 'toggle' | 'pause';
-}
-
-export type HostMessage = LoadMessage | UnavailableMessage | ControlMessage;
+export type HostMessage = LoadMessage | UnavailableMessage;
 
 /** Page -> extension: the page is listening; queued messages may be sent. */
 export interface ReadyMessage {
@@ -171,8 +165,6 @@ export function isHostMessage(value: unknown): value is HostMessage {
         Array.isArray(value.actions) &&
         value.actions.every(isPageAction)
       );
-    case 'control':
-      return value.command === 'toggle' || value.command === 'pause';
     default:
       return false;
   }

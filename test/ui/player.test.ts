@@ -2,7 +2,7 @@
 // local engine, press play, watch the time and the highlighted sentence move (in the page and in the source editor),
 // change speed, jump by clicking a sentence, close and reopen, reload the window, and look at it in three themes.
 import * as assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -41,7 +41,7 @@ async function currentCue(frame: Frame): Promise<number> {
   return index === null ? -1 : Number(index);
 }
 
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
@@ -113,6 +113,9 @@ describe('Player (UI)', () => {
     assert.equal(await audio(frame, 'paused'), true, 'nothing plays before the user presses play');
     assert.equal(await frame.locator('#time-current').innerText(), '0:00');
 
+    const editorMark = page.locator('.editor-instance .view-overlays [class*="TextEditorDecorationType"]');
+    assert.equal(await editorMark.count(), 0, 'no sentence is marked in the editor before playback');
+
     await frame.locator('#play').click();
     assert.equal(await frame.locator('#play').getAttribute('aria-label'), 'Pause');
     const startCue = await currentCue(frame);
@@ -123,9 +126,16 @@ describe('Player (UI)', () => {
     assert.ok(highlighted.length > 3, `the highlighted sentence has text (${highlighted})`);
 
     // The same sentence is marked in the source editor (a TextEditorDecorationType), on the line it is written on.
-    const editorMark = page.locator('.editor-instance .view-overlays [class*="TextEditorDecorationType"], .editor-instance .view-lines [class*="TextEditorDecorationType"]');
+    await frame.locator('#play').click();
+    await waitFor('paused', async () => (await audio(frame, 'paused')) === true);
+    const sentence = await frame.locator('.cue.current').innerText();
     await editorMark.first().waitFor({ timeout: 10_000 });
+    const words = sentence.split(' ').slice(0, 3).join(' ');
+    const line = page.locator('.editor-instance .view-line', { hasText: words }).first();
+    const [mark, text] = [await editorMark.first().boundingBox(), await line.boundingBox()];
+    assert.ok(mark && text && Math.abs(mark.y - text.y) < 4, `the editor mark is on the line with "${words}" (${JSON.stringify({ mark, text })})`);
     assert.ok(playingCue >= 0);
+    await frame.locator('#play').click();
   });
 
   it('changes speed from the list and the keyboard, and remembers it', async () => {
@@ -185,6 +195,35 @@ describe('Player (UI)', () => {
     frame = await playerFrame(60_000);
     assert.equal(await frame.locator('#job-title').innerText(), 'Why Gardens Need Bees');
     await waitFor('the position after reload', async () => Math.abs((await currentTime(frame)) - before) < 0.5, 30_000);
+  });
+
+  it('saves the MP3 and its transcript where the user chooses', async () => {
+    const { page } = vscode;
+    await frame.locator('#save-as').click();
+    // VS Code's own save dialog (in a browser: its simple file dialog), offering the workspace and the job title.
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ timeout: 10_000 });
+    await waitFor('the proposed file name', async () => (await input.inputValue()).endsWith('Why Gardens Need Bees.mp3'));
+    assert.ok((await input.inputValue()).includes(path.basename(workspace)), `in the workspace folder: ${await input.inputValue()}`);
+    await input.press('Enter');
+    const saved = path.join(workspace, 'Why Gardens Need Bees.mp3');
+    await waitFor('the saved files', () => existsSync(saved) && existsSync(saved.replace(/\.mp3$/, '.vtt')));
+    const mp3 = readFileSync(saved);
+    assert.ok(mp3.length > 10_000 && (mp3.subarray(0, 3).toString('latin1') === 'ID3' || (mp3[0] === 0xff && ((mp3[1] ?? 0) & 0xe0) === 0xe0)), 'an MP3');
+    assert.match(readFileSync(saved.replace(/\.mp3$/, '.vtt'), 'utf8'), /^WEBVTT/);
+  });
+
+  it('opens the source document from the player and marks the sentence there', async () => {
+    const { page } = vscode;
+    // Close the Markdown editor, then ask the player for it.
+    const tab = page.locator('.tab', { hasText: 'bees.md' }).first();
+    await tab.hover();
+    await tab.locator('.tab-actions .action-label').click();
+    await tab.waitFor({ state: 'detached', timeout: 10_000 });
+    await frame.locator('.cue').nth(4).click();
+    await frame.locator('#open-source').click();
+    await page.locator('.editor-instance .view-lines', { hasText: 'Why Gardens Need Bees' }).first().waitFor({ timeout: 20_000 });
+    await page.locator('.editor-instance .view-overlays [class*="TextEditorDecorationType"]').first().waitFor({ timeout: 10_000 });
   });
 
   it('looks right in dark, light and high-contrast themes (screenshots)', async () => {

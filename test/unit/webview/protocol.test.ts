@@ -23,7 +23,6 @@ describe('player: protocol guards', () => {
     assert.ok(isHostMessage(JSON.parse(JSON.stringify(load))));
     assert.ok(isHostMessage({ ...load, cues: [], chapters: [], durationS: undefined, transcriptNote: 'No transcript.' }));
     assert.ok(isHostMessage({ type: 'unavailable', job: { id: 'j', title: 'T' }, reason: 'gone', actions: ['retryJob', 'pickJob'] }));
-    assert.ok(isHostMessage({ type: 'control', command: 'toggle' }));
   });
 
   it('rejects malformed extension messages', () => {
@@ -42,6 +41,7 @@ describe('player: protocol guards', () => {
       { ...load, muted: 'no' },
       { type: 'unavailable', job: { id: 'j', title: 'T' }, reason: 'gone', actions: ['formatDisk'] },
       { type: 'control', command: 'play' },
+      { ...load, type: 'progress' },
     ];
     for (const message of bad) assert.equal(isHostMessage(message), false, JSON.stringify(message));
   });
