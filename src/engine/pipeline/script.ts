@@ -108,6 +108,24 @@ function sectionsOf(article: Article, podcast: boolean): Section[] {
   return result;
 }
 
+/** Code block languages as people say them (a fence's "js" would be read as a word). */
+const LANGUAGE_NAMES: Record<string, string> = {
+  js: 'JavaScript', javascript: 'JavaScript', jsx: 'JavaScript', mjs: 'JavaScript', ts: 'TypeScript', typescript: 'TypeScript',
+  tsx: 'TypeScript', py: 'Python', python: 'Python', rb: 'Ruby', ruby: 'Ruby', rs: 'Rust', rust: 'Rust', go: 'Go',
+  golang: 'Go', java: 'Java', kt: 'Kotlin', kotlin: 'Kotlin', swift: 'Swift', c: 'C', cpp: 'C plus plus', 'c++': 'C plus plus',
+  cs: 'C sharp', csharp: 'C sharp', php: 'PHP', sh: 'shell', bash: 'shell', zsh: 'shell', shell: 'shell', console: 'shell',
+  powershell: 'PowerShell', ps1: 'PowerShell', sql: 'SQL', html: 'HTML', xml: 'XML', css: 'CSS', scss: 'SCSS',
+  json: 'JSON', yaml: 'YAML', yml: 'YAML', toml: 'TOML', ini: 'INI', dockerfile: 'Dockerfile', md: 'Markdown', markdown: 'Markdown',
+};
+
+function languageName(language: string | undefined): string | undefined {
+  if (!language) return undefined;
+  const known = LANGUAGE_NAMES[language.toLowerCase()];
+  if (known) return known;
+  // An unknown fence label ("text", "plaintext", "diff", "output") names no language worth saying.
+  return /^(?:text|plain|plaintext|txt|output|none|diff|patch|log)$/i.test(language) ? undefined : language;
+}
+
 const ORDINALS = ['First', 'Second', 'Third', 'Fourth', 'Fifth', 'Sixth', 'Seventh', 'Eighth', 'Ninth', 'Tenth'];
 
 function plural(n: number, one: string, many = `${one}s`): string {
@@ -155,9 +173,11 @@ export function buildScript(article: Article, modelId: EngineModelId): { profile
           }
         });
         break;
-      case 'code':
-        generated(`Here the article shows a code example${block.language ? ` in ${block.language}` : ''}, ${plural(block.lineCount, 'line')} long, which is not read aloud.`, voice, profile.paragraphPause);
+      case 'code': {
+        const language = languageName(block.language);
+        generated(`Here the article shows a code example${language ? ` in ${language}` : ''}, ${plural(block.lineCount, 'line')} long, which is not read aloud.`, voice, profile.paragraphPause);
         break;
+      }
       case 'table':
         generated(`Here the article has a table of ${plural(block.rows, 'row')} and ${plural(block.columns, 'column')}; see the text for its details.`, voice, profile.paragraphPause);
         break;

@@ -34,6 +34,8 @@ export function splitSentences(text: string): string[] {
     pending += raw[i];
     const next = raw[i + 1];
     if (next !== undefined && endsWithAbbreviation(pending, next)) continue;
+    // A boundary with no space after it is inside a token: a URL's "?" or "!" ("example.com/a?x=1"), "Yahoo!Inc".
+    if (next !== undefined && /\S$/.test(raw[i]!) && /^\S/.test(next)) continue;
     if (pending.trim()) sentences.push(pending.trim());
     pending = '';
   }

@@ -156,6 +156,11 @@ function hostWords(host: string): string {
   return host.replace(/^www\./i, '').split('.').map((part) => part.replace(/-/g, ' dash ')).join(' dot ');
 }
 
+/** "a.m." at the very end of a sentence also ends the sentence: keep its period for the synthesizer's intonation. */
+function sentenceEndAfter(match: string, at: number, all: string): string {
+  return match.endsWith('.') && /^\s*(?:$|["”’')]?\s*$)/.test(all.slice(at + match.length)) ? '.' : '';
+}
+
 /** Turns one written sentence into the words to synthesize. */
 export function toSpoken(sentence: string): string {
   let s = ` ${sentence} `;
@@ -182,12 +187,13 @@ export function toSpoken(sentence: string): string {
   s = s.replace(new RegExp(`\\b${MONTH_PATTERN}\\s+(\\d{4})\\b`, 'g'), (_m, month: string, year: string) => `${monthName(month)} ${yearWords(Number(year))}`);
 
   // Times: 10:30, 9:05 am, 14:00.
-  s = s.replace(/\b(\d{1,2}):(\d{2})(?:\s*([ap])\.?m\.?)?(?=\W)/gi, (_m, h: string, min: string, ap?: string) => {
+  s = s.replace(/\b(\d{1,2}):(\d{2})(?:\s*([ap])\.?m\.?)?(?=\W)/gi, (match: string, h: string, min: string, ap: string | undefined, at: number, all: string) => {
     const minutes = Number(min);
     const minuteWords = minutes === 0 ? (ap ? '' : ' hundred') : minutes < 10 ? ` oh ${ONES[minutes]}` : ` ${numberToWords(minutes)}`;
-    return `${numberToWords(Number(h))}${minuteWords}${ap ? ` ${ap.toUpperCase()} M` : ''}`;
+    return `${numberToWords(Number(h))}${minuteWords}${ap ? ` ${ap.toUpperCase()} M` : ''}${sentenceEndAfter(match, at, all)}`;
   });
-  s = s.replace(/\b(\d{1,2})\s*([ap])\.?m\.?(?=\W)/gi, (_m, h: string, ap: string) => `${numberToWords(Number(h))} ${ap.toUpperCase()} M`);
+  s = s.replace(/\b(\d{1,2})\s*([ap])\.?m\.?(?=\W)/gi, (match: string, h: string, ap: string, at: number, all: string) =>
+    `${numberToWords(Number(h))} ${ap.toUpperCase()} M${sentenceEndAfter(match, at, all)}`);
 
   // Money: $3.50, €1,200, £5m, $2.5 billion.
   s = s.replace(/([$€£¥])\s?(\d[\d,]*(?:\.\d+)?)(?:\s?(bn|mn|k|m|b|t|thousand|million|billion|trillion)\b)?/gi,
@@ -197,7 +203,8 @@ export function toSpoken(sentence: string): string {
   s = s.replace(/(\d[\d,]*(?:\.\d+)?)\s?%/g, (_m, n: string) => `${amountWords(n)} percent`);
   s = s.replace(/\b(\d+)(st|nd|rd|th)\b/gi, (_m, n: string) => ordinalWords(n));
   s = s.replace(/\b(1[1-9]|20)(\d)0s\b/g, (_m, c: string, d: string) => `${yearWords(Number(`${c}${d}0`)).replace(/y$/, 'ie')}s`);
-  s = s.replace(/\b'(\d)0s\b/g, (_m, d: string) => `${TENS[Number(d)]!.replace(/y$/, 'ie')}s`);
+  // "the '80s": no word boundary before the apostrophe, so the space is matched and kept.
+  s = s.replace(/(^|[\s(“"])['’](\d)0s\b/g, (_m, before: string, d: string) => `${before}${TENS[Number(d)]!.replace(/y$/, 'ie')}s`);
   s = s.replace(/\b(\d+)\s?[–-]\s?(\d+)\b/g, (match, a: string, b: string) => (Number(a) < Number(b) ? `${a} to ${b}` : match));
 
   // Numbers with units: 5 km, 3.5GB, 100 ms, 10x, 20°C.
@@ -214,6 +221,7 @@ export function toSpoken(sentence: string): string {
   s = s.replace(/\b(in|since|by|from|until|of|year|circa|around|before|after|during|early|late|mid|summer|winter|spring|autumn|fall)\s+(1[1-9]\d\d|20\d\d)\b/gi,
     (_m, word: string, year: string) => `${word} ${yearWords(Number(year))}`);
   s = s.replace(/(^|[^\d,.])(1[1-9]\d\d|20\d\d)(?![\d,]|\.\d)/g, (_m, before: string, year: string) => `${before}${yearWords(Number(year))}`);
+  s = s.replace(/\b(\d+)\.x\b/g, (_m, major: string) => `${numberToWords(major)} point x`);
   s = s.replace(/\b(\d{1,3}(?:,\d{3})+|\d+)\.(\d+)\b/g, (_m, whole: string, fraction: string) => decimalWords(whole, fraction));
   s = s.replace(/\b\d{1,3}(?:,\d{3})+\b/g, (n) => numberToWords(n.replace(/,/g, '')));
   s = s.replace(/\b\d+\b/g, (n) => (n.length > 1 && n.startsWith('0') ? spellDigits(n) : numberToWords(n)));
@@ -222,7 +230,7 @@ export function toSpoken(sentence: string): string {
   s = s.replace(/\bC\+\+/g, 'C plus plus').replace(/\bC#/g, 'C sharp').replace(/\bF#/g, 'F sharp');
   s = s.replace(/\s&\s/g, ' and ').replace(/\s\+\s/g, ' plus ').replace(/\s=\s/g, ' equals ').replace(/~\s?(?=\w)/g, 'about ');
   s = s.replace(/#(\w)/g, 'number $1').replace(/@(\w)/g, 'at $1');
-  s = s.replace(/[→⇒]/g, ' to ').replace(/[←]/g, ' from ').replace(/[*_`|<>{}[\]\\^]/g, ' ');
+  s = s.replace(/\s?(?:->|=>|[→⇒])\s?/g, ' to ').replace(/[←]/g, ' from ').replace(/[*_`|<>{}[\]\\^]/g, ' ');
   s = s.replace(/\b([A-Z]{2,5})(s?)\b/g, (match, word: string, plural: string) =>
     SAID_AS_WORDS.has(word) ? match : `${spellAcronym(word)}${plural ? "'s" : ''}`);
   s = s.replace(/\//g, ' slash ').replace(/\s{2,}/g, ' ');
