@@ -187,6 +187,7 @@ function renderTranscript(cues: TranscriptCue[], chapters: ChapterMark[]): void 
   let paragraph: HTMLParagraphElement | undefined;
   let previous: TranscriptCue | undefined;
   let previousWasHeading = false;
+  let shownSpeaker: string | undefined;
   const chapterStarts = chapters.map((c) => c.start);
   cues.forEach((cue, index) => {
     const chapterHere = chapters.find((c) => Math.abs(c.start - cue.start) < 0.75 && sameText(c.title, cue.text));
@@ -196,7 +197,9 @@ function renderTranscript(cues: TranscriptCue[], chapters: ChapterMark[]): void 
     if (!paragraph || chapterHere || startsChapter || newSpeaker || pause || previousWasHeading) {
       paragraph = document.createElement('p');
       paragraph.className = chapterHere ? `cue-group heading level-${Math.min(chapterHere.level, 4)}` : 'cue-group';
-      if (cue.speaker) {
+      // The speaker is named where the voice changes, not on every paragraph of the same host.
+      if (cue.speaker && cue.speaker !== shownSpeaker) {
+        shownSpeaker = cue.speaker;
         const speaker = document.createElement('span');
         speaker.className = 'speaker';
         speaker.textContent = cue.speaker;
@@ -391,7 +394,9 @@ function scrollIntoTranscript(target: HTMLElement): void {
   const line = target.getBoundingClientRect();
   const margin = Math.min(48, box.height / 4);
   if (line.top >= box.top + margin && line.bottom <= box.bottom - margin) return;
-  target.scrollIntoView({ block: 'center', behavior: reducedMotion.matches ? 'auto' : 'smooth' });
+  // Not scrollIntoView: that also scrolls the page itself, pushing the controls out of sight.
+  const top = line.top - box.top + ui.transcript.scrollTop - box.height / 2 + line.height / 2;
+  ui.transcript.scrollTo({ top: Math.max(0, top), behavior: reducedMotion.matches ? 'auto' : 'smooth' });
 }
 
 // ---- events --------------------------------------------------------------------------------------------------------

@@ -147,6 +147,7 @@ class Player implements PlayerController {
 
   dispose(): void {
     this.rememberPosition();
+    void this.memory.flush();
     this.panel?.dispose();
     for (const disposable of this.disposables) disposable.dispose();
   }
@@ -184,6 +185,7 @@ class Player implements PlayerController {
       webview.onDidReceiveMessage((message: unknown) => void this.onPageMessage(message)),
       panel.onDidDispose(() => {
         this.rememberPosition();
+        void this.memory.flush();
         this.readAlong.follow(undefined, []);
         for (const disposable of this.panelDisposables) disposable.dispose();
         this.panelDisposables = [];
@@ -299,7 +301,7 @@ class Player implements PlayerController {
         return;
       }
       case 'settings':
-        await this.memory.savePreferences(message);
+        this.memory.savePreferences(message);
         return;
       case 'action':
         await this.runAction(message.action, message.jobId);
@@ -352,7 +354,7 @@ class Player implements PlayerController {
     const playing = this.playing;
     if (!playing) return;
     playing.lastSaved = Date.now();
-    void this.memory.savePosition(playing.job.id, playing.time, playing.durationS);
+    this.memory.savePosition(playing.job.id, playing.time, playing.durationS);
   }
 
   private async onJobsChanged(): Promise<void> {

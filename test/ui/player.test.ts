@@ -160,6 +160,13 @@ describe('Player (UI)', () => {
     const now = await currentTime(frame);
     assert.ok(now >= Number(cueStart) && now < Number(cueStart) + 4, `playing from the clicked sentence (at ${now}, sentence starts ${String(cueStart)})`);
 
+    const chapter = frame.locator('#chapter-list .chapter', { hasText: 'What you can do' });
+    await chapter.click();
+    await waitFor('the chapter to be marked current', async () => (await chapter.getAttribute('aria-current')) === 'true');
+    const chapterStart = seconds(await chapter.locator('.chapter-time').innerText());
+    const atChapter = await currentTime(frame);
+    assert.ok(atChapter >= chapterStart && atChapter < chapterStart + 3, `jumped to the chapter (${atChapter}, chapter at ${chapterStart})`);
+
     const before = await currentTime(frame);
     await frame.locator('#back').click();
     const after = await currentTime(frame);
@@ -278,5 +285,28 @@ describe('Player (UI)', () => {
     assert.deepEqual(actions, ['Convert Again', 'Remove from List', 'Play Another Job…']);
     assert.equal(await frame.locator('#player').isVisible(), false);
     console.log(`screenshot: ${await vscode.screenshot('player-missing-audio')}`);
+  });
+
+  it('is one panel that switches to the next finished job', async () => {
+    const { page } = vscode;
+    writeFileSync(path.join(workspace, 'wasps.md'), ARTICLE.replace('# Why Gardens Need Bees', '# Wasps Are Gardeners Too'));
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Control+P');
+    const input = page.locator('.quick-input-widget input');
+    await input.fill('wasps.md');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'wasps.md' }).first().waitFor({ timeout: 10_000 });
+    await input.press('Enter');
+    await page.locator('.editor-instance .view-lines', { hasText: 'Wasps Are Gardeners Too' }).first().waitFor({ timeout: 20_000 });
+    await vscode.runCommand('Article Audio: Convert Current Document to Audio');
+    await waitFor('the player to switch jobs', async () => (await frame.locator('#job-title').innerText().catch(() => '')) === 'Wasps Are Gardeners Too', 120_000);
+    await frame.locator('#player').waitFor({ state: 'visible' });
+    await page.locator('.tab', { hasText: 'Wasps Are Gardeners Too' }).first().waitFor({ timeout: 10_000 });
+    const players = [];
+    for (const candidate of page.frames()) if ((await candidate.title().catch(() => '')) === TITLE) players.push(candidate);
+    assert.equal(players.length, 1, 'one player page');
+    assert.equal(await page.locator('.tab', { hasText: 'Why Gardens Need Bees' }).count(), 0, 'the old job has no tab of its own');
+    await waitFor('the new audio', async () => Number(await audio(frame, 'duration')) > 5);
+    assert.equal(await currentTime(frame), 0, 'a new job starts at the beginning');
+    assert.equal(await audio(frame, 'paused'), true);
   });
 });
