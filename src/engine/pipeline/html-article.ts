@@ -43,13 +43,13 @@ const NOISE_SELECTORS = [
 const NOISE_NAME = /(?:^|[\s_-])(cookies?|consent|gdpr|newsletter|subscribe|subscription|signup|sign-up|promo|advert|advertisement|ads?|adslot|sponsor(?:ed)?|share|sharing|social|related|recommended|recirc|more-stories|comments?|comment-list|comment-form|disqus|respond|sidebar|signature|postprofile|post-meta|online-list|author-box|more-from|breadcrumbs?|site-header|site-footer|masthead|popup|modal|paywall|author-bio|byline|dateline|caption|credit|tags|tag-list|toc|table-of-contents|skip-link|visually-hidden|sr-only)(?:$|[\s_-])/i;
 
 /** A post's meta line on forums and blogs: "by spokeshave » Sat Jan 13, 2024 6:27 pm", "Posted by Ann on 3 May 2024". */
-const POST_META = /^(?:(?:post(?:ed)?\s+)?by\s+\S[^.!?]{0,40}?\s*(?:»|·|\||,|\bon\b)\s*.{0,40}\b(?:1[89]|20)\d\d\b)/i;
+const POST_META = /^(?:post(?:ed)?\s+)?by\s+\S[^.!?]{0,40}?\s*(?:[»·|•]|\bon\s+(?:\d|(?:mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b)).{0,40}\b(?:1[89]|20)\d\d\b/i;
 
 /** Heading anchors that documentation generators put after every heading ("¶", "#", "§", "🔗"). */
 const ANCHOR_TEXT = /^[¶#§🔗]$/u;
 
 /** Short paragraphs that are calls to action, not content. */
-const BOILERPLATE = /^(?:read more|continue reading|read the full|advertisement|sponsored|sign up|subscribe|share (?:this|on)|follow us|related(?: articles| stories)?:|see also:|click here|photo(?:graph)?:|image(?: credit)?:|credit:|source:|\(?ap photo|getty images|this article (?:was|is) (?:originally )?published|comments? \(\d+\)|\d+ comments?|leave a (?:comment|reply)|posted (?:by|in|on)|tagged:?|filed under|copyright\b|©|all rights reserved)/i;
+const BOILERPLATE = /^(?:read more(?=\s*(?:$|[:»…→›|(-]|\s(?:at|on|about|here|of|from|stories|articles)\b))|continue reading|read the full|advertisement|sponsored|sign up|subscribe|share (?:this|on)|follow us|related(?: articles| stories)?:|see also:|click here|photo(?:graph)?:|image(?: credit)?:|credit:|source:|\(?ap photo|getty images|this article (?:was|is) (?:originally )?published|comments? \(\d+\)|\d+ comments?|leave a (?:comment|reply)|posted (?:by|in|on)|tagged:?|filed under|copyright\b|©|all rights reserved)/i;
 
 function isElement(node: DomNode): node is DomElement {
   return node.nodeType === ELEMENT;

@@ -136,6 +136,22 @@ describe('pipeline: article extraction from saved pages', () => {
     assert.match(articleText(article), /Soak the freewheel in degreaser overnight/);
   });
 
+  it('keeps short paragraphs that only look like post meta lines or furniture', () => {
+    const kept = [
+      'By then, prices had risen sharply since 2019.',
+      'By 2030 the council wants every roof covered, as agreed on 4 May 2024.',
+      'Posted letters took a week in 1920, by all accounts.',
+      'Read more slowly than you think you need to, and the text will open up.',
+    ];
+    const filler = 'The harbour has been rebuilt many times, and each time the town argued about the cost before agreeing to pay it.';
+    const html = `<html><head><title>Harbour notes</title></head><body><article><h1>Harbour notes</h1>
+      <p>${filler} ${filler}</p>${kept.map((p) => `<p>${p}</p>`).join('')}<p>${filler} ${filler}</p>
+      <p class="post-meta">Posted by Ann » 3 May 2024</p></article></body></html>`;
+    const text = articleText(extractHtmlArticle(html)!.article);
+    for (const paragraph of kept) assert.ok(text.includes(paragraph), `dropped: ${paragraph}`);
+    assert.doesNotMatch(text, /Posted by Ann/);
+  });
+
   it('link lists and app shells are not articles', () => {
     for (const name of ['link-list', 'app-shell']) {
       const html = readFileSync(path.join(PAGES, `${name}.html`), 'utf8');
