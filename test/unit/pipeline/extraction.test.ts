@@ -172,6 +172,26 @@ describe('pipeline: pages fetched by URL', () => {
     await pipeline.close();
   });
 
+  it('a documentation page by URL: read as extracted, code and table summarized in the transcript', async () => {
+    const run = await runJob(pipeline, { modelId: 'article-audio-1-mini', url: server.url('/docs') });
+    try {
+      assert.equal(run.error, undefined, String(run.error));
+      assert.equal(run.output?.title, 'Configuring the cache');
+      const read = readFileSync(path.join(run.dir, 'article.md'), 'utf8');
+      assert.equal(read, articleMarkdown(extract('docs')));
+      const vtt = readFileSync(path.join(run.dir, 'transcript.vtt'), 'utf8');
+      assert.match(vtt, /^WEBVTT - Configuring the cache\n/);
+      assert.match(vtt, /Here the article shows a code example in TOML, 4 lines long, which is not read aloud\./);
+      assert.match(vtt, /Here the article shows a code example in Python, 1 line long/);
+      assert.match(vtt, /Here the article has a table of 4 rows and 3 columns/);
+      assert.doesNotMatch(vtt, /ttl_seconds|SELECT|¶|Edit this page/);
+      const chapters = JSON.parse(readFileSync(path.join(run.dir, 'chapters.json'), 'utf8')) as { chapters: { title: string }[] };
+      assert.deepEqual(chapters.chapters.map((c) => c.title), ['Configuring the cache', 'How entries expire', 'Bypassing the cache', 'Clearing the cache']);
+    } finally {
+      run.dispose();
+    }
+  });
+
   for (const [route, what] of [['/links', 'a list of links'], ['/app', 'an app shell']] as const) {
     it(`${what} fails the job with not_an_article, before any speech is made`, async () => {
       const run = await runJob(pipeline, { modelId: 'article-audio-1-mini', url: server.url(route) });

@@ -239,7 +239,7 @@ describe('pipeline: the script of each model', () => {
   });
 });
 
-describe('pipeline: text too short to read', () => {
+describe('pipeline: text too short or too long to read', () => {
   const pipeline = createSpeechPipeline({ workers: 1 });
   after(() => pipeline.close());
 
@@ -250,5 +250,16 @@ describe('pipeline: text too short to read', () => {
     assert.equal(run.error?.code, 'too_short', String(run.error));
     assert.match(run.error.message, /only \d+ characters/);
     assert.deepEqual(run.progress.filter((p) => p > 0.01), [], 'no work was reported');
+  });
+
+  it('fails with too_long above 100,000 characters of readable text, before any speech is made', async () => {
+    const paragraph = 'A sentence about the harbour and the mill, long enough to count. '.repeat(20);
+    const text = Array.from({ length: 80 }, () => paragraph).join('\n\n');
+    assert.ok(text.length > 100_000);
+    const run = await runJob(pipeline, { modelId: 'article-audio-1-mini', text });
+    run.dispose();
+    assert.equal(run.error?.code, 'too_long', String(run.error));
+    assert.match(run.error.message, /the limit is 100,000/);
+    assert.ok(!run.logs.some((line) => line.startsWith('Synthesizing')));
   });
 });
