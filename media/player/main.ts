@@ -137,8 +137,7 @@ function showJob(message: LoadMessage): void {
   ui.audio.src = message.audioUrl;
   ui.audio.playbackRate = message.rate;
   ui.audio.load();
-  ui.rate.value = String(message.rate);
-  if (ui.rate.value !== String(message.rate)) addRateOption(message.rate);
+  showRate(message.rate);
   updateTime(message.position, duration ?? 0);
   updateVolume();
   updatePlayButton();
@@ -314,6 +313,13 @@ function setRate(rate: number): void {
   const value = clampRate(rate);
   ui.audio.playbackRate = value;
   ui.audio.defaultPlaybackRate = value;
+  showRate(value);
+}
+
+function showRate(rate: number): void {
+  if (ui.rate.value === String(rate)) return;
+  ui.rate.value = String(rate);
+  if (ui.rate.value !== String(rate)) addRateOption(rate);
 }
 
 function showPlaybackError(text: string): void {
@@ -438,10 +444,7 @@ ui.audio.addEventListener('seeked', () => postProgress(true));
 ui.audio.addEventListener('ratechange', () => {
   const rate = ui.audio.playbackRate;
   if (loaded) loaded.message.rate = rate;
-  if (ui.rate.value !== String(rate)) {
-    ui.rate.value = String(rate);
-    if (ui.rate.value !== String(rate)) addRateOption(rate);
-  }
+  showRate(rate);
   announce(`Speed ${rateLabel(rate)}`);
   post({ type: 'settings', rate: clampRate(rate), volume: ui.audio.volume, muted: ui.audio.muted });
 });

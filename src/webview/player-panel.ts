@@ -69,6 +69,8 @@ class Player implements PlayerController {
   private panelDisposables: vscode.Disposable[] = [];
   private port: PagePort | undefined;
   private playing: Playing | undefined;
+  /** Counts calls of show(), so that a slow one does not overwrite a later one. */
+  private showCount = 0;
   private readonly audioRoot: vscode.Uri;
   private readonly mediaRoot: vscode.Uri;
 
@@ -198,6 +200,7 @@ class Player implements PlayerController {
 
   private async show(jobId: string): Promise<void> {
     this.rememberPosition();
+    const ticket = ++this.showCount;
     const job = this.jobs.get(jobId);
     if (!job) {
       this.playing = undefined;
@@ -207,7 +210,7 @@ class Player implements PlayerController {
     }
     const message = await this.loadMessage(job);
     // The panel may have been closed, or switched to another job, while the files were read.
-    if (!this.panel || !this.port) return;
+    if (!this.panel || !this.port || ticket !== this.showCount) return;
     if (message.type === 'unavailable') {
       this.playing = undefined;
       this.readAlong.follow(undefined, []);

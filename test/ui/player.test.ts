@@ -144,7 +144,7 @@ describe('Player (UI)', () => {
     await frame.locator('#cues').click({ position: { x: 1, y: 1 } }).catch(() => undefined);
     await frame.locator('body').press(']');
     await waitFor('playbackRate 2.5', async () => (await audio(frame, 'playbackRate')) === 2.5);
-    assert.equal(await frame.locator('#rate').inputValue(), '2.5');
+    await waitFor('the speed list to show 2.5', async () => (await frame.locator('#rate').inputValue()) === '2.5');
     await frame.locator('body').press('[');
     await frame.locator('body').press('[');
     await frame.locator('body').press('[');
