@@ -28,7 +28,7 @@ ask them how their bees are doing. Small choices, made by many gardeners, add up
 `;
 
 /** Reads a property of the page's <audio> element. */
-async function audio(frame: Frame, property: 'currentTime' | 'playbackRate' | 'paused' | 'duration'): Promise<number | boolean> {
+async function audio(frame: Frame, property: 'currentTime' | 'playbackRate' | 'paused' | 'duration' | 'muted' | 'volume'): Promise<number | boolean> {
   return frame.evaluate(`document.getElementById('audio').${property}`);
 }
 
@@ -151,6 +151,17 @@ describe('Player (UI)', () => {
     await waitFor('playbackRate 1.5', async () => (await audio(frame, 'playbackRate')) === 1.5);
   });
 
+  it('mutes with M and sets the volume with its slider', async () => {
+    await frame.locator('body').press('m');
+    await waitFor('muted', async () => (await audio(frame, 'muted')) === true);
+    assert.equal(await frame.locator('#mute').getAttribute('aria-pressed'), 'true');
+    assert.equal(await frame.locator('#mute').getAttribute('aria-label'), 'Unmute');
+    await frame.locator('#mute').click();
+    await waitFor('unmuted', async () => (await audio(frame, 'muted')) === false);
+    await frame.locator('#volume').fill('0.5');
+    await waitFor('volume 0.5', async () => (await audio(frame, 'volume')) === 0.5);
+  });
+
   it('seeks by clicking a sentence and with the 15 s buttons', async () => {
     const sentences = frame.locator('.cue');
     const target = (await sentences.count()) - 3;
@@ -192,6 +203,7 @@ describe('Player (UI)', () => {
     assert.equal(await frame.locator('#time-current').innerText(), shown);
     assert.equal(await audio(frame, 'paused'), true, 'reopening does not start playback');
     assert.equal(await audio(frame, 'playbackRate'), 1.5, 'the speed is remembered too');
+    assert.equal(await audio(frame, 'volume'), 0.5, 'and the volume');
   });
 
   it('comes back after a window reload on the same job and position (serializer + globalState)', async () => {
