@@ -13,7 +13,6 @@ export interface Utterance {
 
 interface Task {
   request: SynthesisRequest;
-  queuedAt: number;
   resolve: (utterance: Utterance) => void;
   reject: (error: Error) => void;
 }
@@ -39,16 +38,8 @@ function workerLocation(): { script: string; evaluate: boolean; wasmPath: string
   return { script: path.join(__dirname, 'synth-worker.js'), evaluate: false, wasmPath };
 }
 
-/**
- * A request that waits this long for a busy worker makes the pool start another one. Each worker holds a Flite
- * instance and a V8 isolate (tens of MB); the fast voice (kal16) keeps up with the MP3 encoder on one worker, so
- * a mini job never pays for a second, while the slower voices (rms, slt) or jobs running at once soon do.
- */
-const GROW_AFTER_MS = 250;
-
 export class SynthesisPool {
   private readonly workers: PoolWorker[] = [];
-  private growTimer?: NodeJS.Timeout;
   private readonly queue: Task[] = [];
   private nextId = 1;
   private closed = false;
@@ -75,7 +66,6 @@ export class SynthesisPool {
       const settle = () => signal?.removeEventListener('abort', onAbort);
       const task: Task = {
         request,
-        queuedAt: Date.now(),
         resolve: (utterance) => {
           settle();
           resolve(utterance);
@@ -94,31 +84,12 @@ export class SynthesisPool {
   private dispatch(): void {
     while (this.queue.length > 0) {
       let idle = this.workers.find((w) => !w.task);
-      if (!idle && (this.workers.length === 0 || (this.workers.length < this.size && this.waitedTooLong()))) idle = this.spawn();
-      if (!idle) {
-        this.checkLater();
-        return;
-      }
+      if (!idle && this.workers.length < this.size) idle = this.spawn();
+      if (!idle) return;
       const task = this.queue.shift()!;
       idle.task = task;
       idle.worker.postMessage(task.request);
     }
-  }
-
-  private waitedTooLong(): boolean {
-    const oldest = this.queue[0];
-    return oldest !== undefined && Date.now() - oldest.queuedAt >= GROW_AFTER_MS;
-  }
-
-  /** Looks again when the oldest waiting request will have waited long enough to deserve another worker. */
-  private checkLater(): void {
-    const oldest = this.queue[0];
-    if (this.growTimer || !oldest || this.workers.length >= this.size || this.closed) return;
-    this.growTimer = setTimeout(() => {
-      this.growTimer = undefined;
-      if (!this.closed) this.dispatch();
-    }, Math.max(0, oldest.queuedAt + GROW_AFTER_MS - Date.now()));
-    this.growTimer.unref();
   }
 
   private spawn(): PoolWorker {
@@ -153,7 +124,6 @@ export class SynthesisPool {
 
   async close(): Promise<void> {
     this.closed = true;
-    clearTimeout(this.growTimer);
     for (const task of this.queue.splice(0)) task.reject(new Error('The engine is stopping'));
     const workers = this.workers.splice(0);
     await Promise.all(workers.map(async ({ worker, task }) => {
