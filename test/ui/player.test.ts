@@ -253,7 +253,12 @@ describe('Player (UI)', () => {
     const shots: string[] = [];
     shots.push(await vscode.screenshot('player-dark'));
     // The picker lists themes by label: 'Light Modern' is the id 'Default Light Modern', 'Dark High Contrast' is 'Default High Contrast'.
-    for (const [theme, name] of [['Light Modern', 'player-light'], ['Dark High Contrast', 'player-high-contrast']] as const) {
+    const themes = [
+      ['Light Modern', 'player-light', 'vscode-light'],
+      ['Dark High Contrast', 'player-high-contrast', 'vscode-high-contrast'],
+      ['Light High Contrast', 'player-high-contrast-light', 'vscode-high-contrast-light'],
+    ] as const;
+    for (const [theme, name, themeClass] of themes) {
       // Not runCommand: Enter would take the first row, "Browse Color Themes in Marketplace", which goes online.
       await page.keyboard.press('Escape');
       await page.keyboard.press('F1');
@@ -266,7 +271,6 @@ describe('Player (UI)', () => {
       await input.press('Enter');
       await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 10_000 });
       // The webview gets the new theme's variables by message; wait until its body says so.
-      const themeClass = theme.includes('Light') ? 'vscode-light' : 'vscode-high-contrast';
       await waitFor(`the ${themeClass} body class`, async () => (await frame.locator('body').getAttribute('class'))?.includes(themeClass) ?? false);
       await page.waitForTimeout(300);
       shots.push(await vscode.screenshot(name));
