@@ -59,6 +59,8 @@ interface Playing {
   durationS?: number;
   time: number;
   lastSaved: number;
+  /** Whether the page last reported the audio as playing. */
+  sounding: boolean;
 }
 
 class Player implements PlayerController {
@@ -95,6 +97,15 @@ class Player implements PlayerController {
   async open(jobId?: string, options: { preserveFocus?: boolean } = {}): Promise<void> {
     const id = jobId ?? (await this.pickJob());
     if (id === undefined) return;
+    const current = this.playing;
+    if (options.preserveFocus && current?.sounding && current.job.id !== id) {
+      // An open in the background (a job just finished) must not cut off what the user is listening to.
+      const title = this.jobs.get(id)?.title ?? 'The new audio';
+      void vscode.window.showInformationMessage(`"${title}" is ready to play.`, 'Play Now').then((picked) => {
+        if (picked === 'Play Now') void this.open(id);
+      });
+      return;
+    }
     if (this.panel) {
       this.panel.reveal(undefined, options.preserveFocus);
     } else {
@@ -218,7 +229,7 @@ class Player implements PlayerController {
       this.port.post(message);
       return;
     }
-    this.playing = { job, filesKey: filesKey(job), durationS: message.durationS, time: message.position, lastSaved: Date.now() };
+    this.playing = { job, filesKey: filesKey(job), durationS: message.durationS, time: message.position, lastSaved: Date.now(), sounding: false };
     this.readAlong.follow(job, message.cues.map((cue) => cue.text));
     this.panel.title = job.title;
     this.port.post(message);
@@ -299,6 +310,7 @@ class Player implements PlayerController {
         const playing = this.playing;
         if (!playing || playing.job.id !== message.jobId) return;
         playing.time = message.time;
+        playing.sounding = message.playing && !message.ended;
         this.readAlong.showCue(message.cue);
         if (!message.playing || message.ended || Date.now() - playing.lastSaved >= SAVE_EVERY_MS) this.rememberPosition();
         return;

@@ -306,12 +306,8 @@ describe('Player (UI)', () => {
   it('is one panel that switches to the next finished job', async () => {
     const { page } = vscode;
     writeFileSync(path.join(workspace, 'wasps.md'), ARTICLE.replace('# Why Gardens Need Bees', '# Wasps Are Gardeners Too'));
-    await page.keyboard.press('Escape');
-    await page.keyboard.press('Control+P');
-    const input = page.locator('.quick-input-widget input');
-    await input.fill('wasps.md');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'wasps.md' }).first().waitFor({ timeout: 10_000 });
-    await input.press('Enter');
+    // A file made a moment ago may not be in Quick Open's file list yet; the Explorer shows it as soon as it exists.
+    await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'wasps.md' }).first().click({ timeout: 20_000 });
     await page.locator('.editor-instance .view-lines', { hasText: 'Wasps Are Gardeners Too' }).first().waitFor({ timeout: 20_000 });
     await vscode.runCommand('Article Audio: Convert Current Document to Audio');
     await waitFor('the player to switch jobs', async () => (await frame.locator('#job-title').innerText().catch(() => '')) === 'Wasps Are Gardeners Too', 120_000);
@@ -324,5 +320,22 @@ describe('Player (UI)', () => {
     await waitFor('the new audio', async () => Number(await audio(frame, 'duration')) > 5);
     assert.equal(await currentTime(frame), 0, 'a new job starts at the beginning');
     assert.equal(await audio(frame, 'paused'), true);
+  });
+
+  it('does not cut off what is playing when another job finishes, but offers it', async () => {
+    const { page } = vscode;
+    await frame.locator('#play').click();
+    await waitFor('playing', async () => (await audio(frame, 'paused')) === false);
+    writeFileSync(path.join(workspace, 'hornets.md'), ARTICLE.replace('# Why Gardens Need Bees', '# Hornets at Dusk'));
+    // Focus is in the player page now, so open the file the way a person would: click it in the Explorer.
+    await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'hornets.md' }).first().click({ timeout: 20_000 });
+    await page.locator('.editor-instance .view-lines', { hasText: 'Hornets at Dusk' }).first().waitFor({ timeout: 20_000 });
+    await vscode.runCommand('Article Audio: Convert Current Document to Audio');
+    const toast = page.locator('.notification-toast', { hasText: '"Hornets at Dusk" is ready to play.' });
+    await toast.waitFor({ timeout: 120_000 });
+    assert.equal(await frame.locator('#job-title').innerText(), 'Wasps Are Gardeners Too', 'still on the job being heard');
+    assert.equal(await audio(frame, 'paused'), false, 'still playing');
+    await toast.locator('.monaco-button', { hasText: 'Play Now' }).click();
+    await waitFor('the switch on request', async () => (await frame.locator('#job-title').innerText().catch(() => '')) === 'Hornets at Dusk', 20_000);
   });
 });
