@@ -22,8 +22,11 @@ const CHARS = process.env.ARTICLE_AUDIO_TEST_MEMORY_CHARS === 'all' ? LONG.lengt
  * 390 MB more if the article's audio were held in memory before encoding. Issue 9 aims for under 300 MB.
  */
 const PEAK_LIMIT_MB = 400;
-/** Growth allowed from a third of the way through to the end (holding the speech in memory added 51 MB here). */
-const GROWTH_LIMIT_MB = 35;
+/**
+ * Growth allowed from a third of the way through to the end: measured 12-26 MB (the MP3 encoder's worker and the
+ * allocator settling), while a pipeline that held the speech in memory grew 51 MB here.
+ */
+const GROWTH_LIMIT_MB = 40;
 
 function memoryMb(pid: number, key: 'VmRSS' | 'VmHWM'): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
