@@ -1,8 +1,8 @@
 // The speech pipeline end to end, measured on the audio it writes: the MP3 is decoded with the decoder the pipeline
 // uses for intro and outro files, and compared with the transcript (cue timing against the audio's length, speech
 // energy inside cues and silence between them), the podcast's two voices (pitch of Alex's and Sam's cues), pro's
-// chapters (one per heading, in order, where the heading is spoken), intro and outro tones at the ends (served by
-// a loopback web server), an unusable intro, and cancellation. Short fixtures keep each run to seconds.
+// chapters (one per heading, in order, where the heading is spoken), intro and outro tones at the ends (WAV, MP3 and
+// OGG files served by a loopback web server), an unusable intro, and cancellation. Short fixtures keep each run to seconds.
 import * as assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -26,6 +26,7 @@ import {
   toneShare,
   toneWav,
 } from '../unit/pipeline/speech-support';
+import { TONE_660_HZ_OGG } from '../unit/pipeline/ogg-tone';
 
 const ARTICLES = path.join(__dirname, '..', 'fixtures', 'articles');
 const SHORT = readFileSync(path.join(ARTICLES, 'short.md'), 'utf8');
@@ -119,6 +120,7 @@ describe('speech pipeline: audio against transcript', () => {
       '/intro.wav': serve(toneWav(INTRO_HZ, INTRO_S, 44_100, 0.8), 'audio/wav'),
       // Served as a generic type, as many file hosts do: the pipeline tells the format by its bytes.
       '/outro.mp3': serve(outroMp3, 'application/octet-stream'),
+      '/intro.ogg': serve(TONE_660_HZ_OGG, 'audio/ogg'),
       '/broken.mp3': serve('<html><body>Sorry, this file has moved.</body></html>', 'audio/mpeg'),
       '/empty.wav': serve(toneWav(INTRO_HZ, 0.01), 'audio/wav'),
     });
@@ -231,6 +233,19 @@ describe('speech pipeline: audio against transcript', () => {
       assert.ok(intro / speech > 0.5 && intro / speech < 2, `intro RMS ${intro} vs speech ${speech}`);
       assert.ok(run.logs.some((line) => /^Using 1\.5 s of intro audio\.$/.test(line)), run.logs.join('\n'));
       assert.ok(run.logs.some((line) => /^Using 1\.2 s of outro audio\.$/.test(line)), run.logs.join('\n'));
+    } finally {
+      run.dispose();
+    }
+  });
+
+  it('an OGG Vorbis intro is decoded and opens the MP3', async () => {
+    const run = await runJob(pipeline, { modelId: 'article-audio-1-mini', text: TWO_SECTIONS, introAudioUrl: pages.url('/intro.ogg') });
+    try {
+      const out = await outputsOf(run);
+      assertTimingMatchesAudio(out, run.output!.durationS);
+      assert.ok(toneShare(out.audio, 0.1, 0.6, 660) > 0.8, `660 Hz share ${toneShare(out.audio, 0.1, 0.6, 660)}`);
+      assert.ok(out.cues[0]!.start >= 1.5, `the first cue starts at ${out.cues[0]!.start} s, inside the 1 s intro and its gap`);
+      assert.ok(run.logs.includes('Using 1.0 s of intro audio.'), run.logs.join('\n'));
     } finally {
       run.dispose();
     }
