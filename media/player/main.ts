@@ -322,6 +322,12 @@ function showRate(rate: number): void {
   if (ui.rate.value !== String(rate)) addRateOption(rate);
 }
 
+function toggleMute(): void {
+  ui.audio.muted = !ui.audio.muted;
+  // Show it now; the volumechange event that also does so comes a moment later.
+  updateVolume();
+}
+
 function showPlaybackError(text: string): void {
   ui.error.textContent = `The audio could not be played: ${text}`;
   ui.error.hidden = false;
@@ -466,10 +472,9 @@ ui.rate.addEventListener('change', () => setRate(Number(ui.rate.value)));
 ui.volume.addEventListener('input', () => {
   ui.audio.volume = Number(ui.volume.value);
   if (ui.audio.volume > 0) ui.audio.muted = false;
+  updateVolume();
 });
-ui.mute.addEventListener('click', () => {
-  ui.audio.muted = !ui.audio.muted;
-});
+ui.mute.addEventListener('click', toggleMute);
 ui.saveAs.addEventListener('click', () => {
   if (loaded) post({ type: 'action', action: 'saveAs', jobId: loaded.message.job.id });
 });
@@ -538,7 +543,7 @@ document.addEventListener('keydown', (event) => {
     case 'm':
     case 'M':
       if (isEditable(target)) return;
-      ui.audio.muted = !ui.audio.muted;
+      toggleMute();
       break;
     case 'Home':
       if (isEditable(target)) return;

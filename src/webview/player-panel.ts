@@ -77,7 +77,7 @@ class Player implements PlayerController {
   private readonly mediaRoot: vscode.Uri;
 
   constructor(
-    private readonly context: vscode.ExtensionContext,
+    context: vscode.ExtensionContext,
     private readonly jobs: PlayableJobs,
     private readonly log: vscode.LogOutputChannel,
   ) {
@@ -108,6 +108,8 @@ class Player implements PlayerController {
     }
     if (this.panel) {
       this.panel.reveal(undefined, options.preserveFocus);
+      // Already on this job: showing it again would restart the page and stop the audio.
+      if (current?.job.id === id) return;
     } else {
       // Beside the editor when there is one, so the read-along highlight in the source stays visible.
       const column = vscode.window.activeTextEditor ? vscode.ViewColumn.Beside : vscode.ViewColumn.Active;

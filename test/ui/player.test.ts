@@ -117,7 +117,7 @@ describe('Player (UI)', () => {
     assert.equal(await editorMark.count(), 0, 'no sentence is marked in the editor before playback');
 
     await frame.locator('#play').click();
-    assert.equal(await frame.locator('#play').getAttribute('aria-label'), 'Pause');
+    await waitFor('the play button to offer Pause', async () => (await frame.locator('#play').getAttribute('aria-label')) === 'Pause');
     const startCue = await currentCue(frame);
     await waitFor('the time shown to advance', async () => seconds(await frame.locator('#time-current').innerText()) >= 2);
     await waitFor('the highlighted sentence to change', async () => (await currentCue(frame)) > Math.max(0, startCue));
@@ -154,7 +154,7 @@ describe('Player (UI)', () => {
   it('mutes with M and sets the volume with its slider', async () => {
     await frame.locator('body').press('m');
     await waitFor('muted', async () => (await audio(frame, 'muted')) === true);
-    assert.equal(await frame.locator('#mute').getAttribute('aria-pressed'), 'true');
+    await waitFor('the mute button to say so', async () => (await frame.locator('#mute').getAttribute('aria-pressed')) === 'true');
     assert.equal(await frame.locator('#mute').getAttribute('aria-label'), 'Unmute');
     await frame.locator('#mute').click();
     await waitFor('unmuted', async () => (await audio(frame, 'muted')) === false);
@@ -200,7 +200,7 @@ describe('Player (UI)', () => {
     await vscode.runCommand('Article Audio: Open Player');
     frame = await playerFrame();
     await waitFor('the remembered position', async () => Math.abs((await currentTime(frame)) - paused) < 0.5);
-    assert.equal(await frame.locator('#time-current').innerText(), shown);
+    await waitFor(`the time shown to be ${shown}`, async () => (await frame.locator('#time-current').innerText()) === shown);
     assert.equal(await audio(frame, 'paused'), true, 'reopening does not start playback');
     assert.equal(await audio(frame, 'playbackRate'), 1.5, 'the speed is remembered too');
     assert.equal(await audio(frame, 'volume'), 0.5, 'and the volume');
@@ -209,7 +209,10 @@ describe('Player (UI)', () => {
   it('comes back after a window reload on the same job and position (serializer + globalState)', async () => {
     const { page } = vscode;
     const before = await currentTime(frame);
+    const old = frame;
     await vscode.runCommand('Developer: Reload Window');
+    // Until the old window is gone, its player page would still answer.
+    await waitFor('the old window to go', () => old.isDetached(), 30_000);
     await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
     frame = await playerFrame(60_000);
     assert.equal(await frame.locator('#job-title').innerText(), 'Why Gardens Need Bees');
