@@ -199,6 +199,10 @@ export function extractHtmlArticle(html: string, pageUrl?: string): HtmlArticleR
   const pageTitle = cleanText(document.title ?? '');
   const firstHeading = headingTexts(document, 'h1')[0];
   const headings = [...headingTexts(document, 'h1'), ...headingTexts(document, 'h2')];
+  // Taken before the cleaning removes byline boxes; used when Readability finds no byline of its own.
+  const marked = Array.from(document.querySelectorAll('[rel="author"],[itemprop="author"],.byline,.author'))
+    .map(textOf)
+    .find((text) => text.length > 0 && text.length < 120);
   removeNoise(document);
   const parsed = new Readability<DomNode>(document, {
     charThreshold: 300,
@@ -221,7 +225,7 @@ export function extractHtmlArticle(html: string, pageUrl?: string): HtmlArticleR
   // Readability keeps the page's h1 inside the content when it repeats the title: read it once.
   const first = blocks[0];
   if (first?.kind === 'heading' && title && cleanText(first.text).toLowerCase() === title.toLowerCase()) blocks.shift();
-  const byline = cleanByline(parsed.byline);
+  const byline = cleanByline(parsed.byline) ?? cleanByline(marked);
   // A byline paragraph at the very top ("By Jane Doe", "Jane Doe · 5 min read") is not content.
   while (blocks[0]?.kind === 'paragraph' && blocks[0].text.length < 80 && (/^by\s/i.test(blocks[0].text) || (byline && blocks[0].text.includes(byline)) || /\bmin(?:ute)? read\b/i.test(blocks[0].text))) {
     blocks.shift();

@@ -37,6 +37,7 @@ const CASES: PageCase[] = [
     name: 'blog',
     title: 'What I learned from a year of sourdough',
     headings: ['The starter is a pet, not a recipe', 'Three changes that made the biggest difference', 'What still goes wrong'],
+    byline: 'Jonas Berg',
     noise: ['share this', 'pinterest', 'posted in', 'tagged', 'previous post', 'about jonas', 'software tester', 'thoughts on',
       'priya', 'retarding', 'sluggish', 'leave a reply', 'email address', 'recent posts', 'archives', 'gothenburg',
       'powered by wordpress', 'min read', 'notes from a home bakery'],
