@@ -132,8 +132,11 @@ describe('Player (UI)', () => {
     await editorMark.first().waitFor({ timeout: 10_000 });
     const words = sentence.split(' ').slice(0, 3).join(' ');
     const line = page.locator('.editor-instance .view-line', { hasText: words }).first();
-    const [mark, text] = [await editorMark.first().boundingBox(), await line.boundingBox()];
-    assert.ok(mark && text && Math.abs(mark.y - text.y) < 4, `the editor mark is on the line with "${words}" (${JSON.stringify({ mark, text })})`);
+    // The mark follows the page by message, so give it a moment to catch up with the sentence.
+    await waitFor(`the editor mark on the line with "${words}"`, async () => {
+      const [mark, text] = [await editorMark.first().boundingBox(), await line.boundingBox()];
+      return mark !== null && text !== null && Math.abs(mark.y - text.y) < 4;
+    }, 10_000);
     assert.ok(playingCue >= 0);
     await frame.locator('#play').click();
   });
