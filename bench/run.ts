@@ -7,6 +7,7 @@
 //   npm run bench -- speed --models mini,pro --articles short,medium
 //   npm run bench -- --write                   write BENCHMARKS.md after a partial run too
 import { existsSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { client } from './client';
 import { engineMemory } from './engine-memory';
@@ -43,6 +44,7 @@ async function main(): Promise<void> {
 
   if (!existsSync(path.join(repoRoot, 'dist', 'cli.js'))) fail('dist/ is missing: run `npm run build` first.');
   const started = Date.now();
+  const loadBefore = os.loadavg()[0] ?? 0;
   const options: BenchOptions = {
     quick,
     models,
@@ -64,9 +66,11 @@ async function main(): Promise<void> {
   const command = `npm run bench${args.length > 0 ? ` -- ${args.join(' ')}` : ''}`;
   const table = formatTable(rows);
   const minutes = ((Date.now() - started) / 60_000).toFixed(1);
-  console.log(`\n${table}\n\nMachine: ${machineText(machine)}\nCommand: ${command} (${minutes} min)`);
+  // Other work on a shared machine skews every number; the load average says how much there was.
+  const load = `load average ${loadBefore.toFixed(1)} at the start, ${(os.loadavg()[0] ?? 0).toFixed(1)} at the end`;
+  console.log(`\n${table}\n\nMachine: ${machineText(machine)}; ${load}\nCommand: ${command} (${minutes} min)`);
   if (complete || args.includes('--write')) {
-    writeFileSync(path.join(repoRoot, 'BENCHMARKS.md'), benchmarksMarkdown(table, machineText(machine), command, minutes));
+    writeFileSync(path.join(repoRoot, 'BENCHMARKS.md'), benchmarksMarkdown(table, `${machineText(machine)}; ${load}`, command, minutes));
     console.log('Wrote BENCHMARKS.md');
   }
   // Engine processes and worker threads are gone by now; anything left (a keep-alive socket) must not hold the run.
