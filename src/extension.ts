@@ -1,17 +1,148 @@
-// Composition root (placeholder until the extension issue lands): registers every contributed command.
+// Composition root: builds the parts, wires them together and registers them with VS Code. Every disposable ends up
+// in context.subscriptions. The local engine is started only when a job needs it (or unfinished local jobs exist).
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import * as vscode from 'vscode';
+import { registerCommands } from './commands';
 import { Commands, Views } from './command-ids';
+import { readSettings } from './config';
+import { AudioCache } from './jobs/audio-cache';
+import { JobTracker } from './jobs/job-tracker';
+import { Notifier } from './notify';
+import { ApiKeyStore } from './service/api-key';
+import { ServiceConnection } from './service/connection';
+import { LocalEngine } from './service/local-engine';
+import { ExtensionLog } from './service/log';
+import { JobsTreeProvider } from './views/jobs-tree';
+import { JobStatusBar } from './views/status-bar';
+import { registerPlayer } from './webview/player-panel';
 
-export function activate(context: vscode.ExtensionContext): void {
-  for (const id of Object.values(Commands).filter((c) => c !== Commands.showJobs)) {
-    context.subscriptions.push(
-      vscode.commands.registerCommand(id, () => vscode.window.showInformationMessage(`Article Audio: ${id} is not built yet.`)),
-    );
-  }
-  context.subscriptions.push(
-    vscode.commands.registerCommand(Commands.showJobs, () => vscode.commands.executeCommand(`workbench.view.extension.${Views.container}`)),
-    vscode.window.registerTreeDataProvider(Views.jobs, { getTreeItem: (item: vscode.TreeItem) => item, getChildren: () => [] }),
-  );
+const ENGINE_TOKEN_KEY = 'articleAudio.localEngineToken';
+
+/** What activate returns: for the integration tests and for other extensions that want to follow jobs. */
+export interface ArticleAudioApi {
+  jobs: JobTracker;
+  connection: ServiceConnection;
+  statusBar: JobStatusBar;
+  notifier: Notifier;
+  engine: LocalEngine;
+  keys: ApiKeyStore;
+  tree: JobsTreeProvider;
+  /** The extension's global storage (engine data dir, audio cache). */
+  storageUri: vscode.Uri;
+  /** The folder of the extension's log files. */
+  logUri: vscode.Uri;
 }
 
-export function deactivate(): void {}
+export function activate(context: vscode.ExtensionContext): ArticleAudioApi {
+  const channel = vscode.window.createOutputChannel('Article Audio', { log: true });
+  const log = new ExtensionLog(channel);
+  const logger = log.logger('extension');
+  context.subscriptions.push(channel);
+
+  const storage = context.globalStorageUri.fsPath;
+  let engineToken: Promise<string> | undefined;
+  const token = () => (engineToken ??= readEngineToken(context.secrets, log, logger));
+  const engine = new LocalEngine({
+    enginePath: path.join(context.extensionPath, 'dist', 'engine.js'),
+    dataDir: path.join(storage, 'engine'),
+    token,
+    log: log.logger('engine'),
+    onUnexpectedExit: ({ code, signal, lastError, restarting }) => {
+      connection.reset();
+      void notifier.warn(
+        `The local engine stopped unexpectedly (${signal ?? `exit code ${code}`})${lastError ? `: ${lastError}` : ''}. ${restarting ? 'It is starting again; running jobs continue.' : 'It stopped several times in a row; it starts again with the next job.'}`,
+        [{ title: 'Show Log', run: () => channel.show(true) }],
+      );
+    },
+  });
+  context.subscriptions.push({ dispose: () => void engine.stop() });
+
+  const keys = new ApiKeyStore(context.secrets, log.redactor);
+  const connection = new ServiceConnection(engine, keys, log.logger('service'), token);
+  const notifier = new Notifier(log.logger('extension'), log.redactor, vscode.Uri.joinPath(context.extensionUri, 'README.md'));
+  const jobs = new JobTracker(context.globalState, new AudioCache(path.join(storage, 'audio')), connection, log.logger('jobs'));
+  const statusBar = new JobStatusBar(jobs);
+  const tree = new JobsTreeProvider(jobs);
+  const player = registerPlayer(context, jobs, channel);
+  context.subscriptions.push(keys, connection, jobs, statusBar, tree, player);
+
+  const view = vscode.window.createTreeView(Views.jobs, { treeDataProvider: tree, showCollapseAll: false });
+  context.subscriptions.push(
+    view,
+    view.onDidChangeVisibility((event) => {
+      if (event.visible) statusBar.acknowledge();
+    }),
+    jobs.onDidChange(() => updateBadge(view, jobs)),
+  );
+  updateBadge(view, jobs);
+
+  context.subscriptions.push(...registerCommands({ context, jobs, connection, keys, notifier, log: logger, channel, statusBar, player }));
+
+  context.subscriptions.push(
+    jobs.onDidFinish(({ job, startedHere }) => {
+      if (job.status === 'succeeded') {
+        if (startedHere && readSettings().openPlayerWhenDone) {
+          void player.open(job.id, { preserveFocus: true });
+        } else if (startedHere) {
+          void vscode.window.showInformationMessage(`"${job.title}" is ready to play.`, 'Play', 'Save Audio As…').then((picked) => {
+            if (picked === 'Play') void player.open(job.id);
+            if (picked === 'Save Audio As…') void player.saveAs(job.id);
+          });
+        }
+        return;
+      }
+      if (job.status === 'failed' && job.error?.code !== 'cancelled') {
+        const reason = job.error?.message ?? 'The service gave no reason.';
+        void notifier.warn(`"${job.title}" failed${job.error?.code ? ` (${job.error.code})` : ''}: ${reason}`, [
+          { title: 'Retry', run: () => vscode.commands.executeCommand(Commands.retryJob, job.id) },
+          { title: 'Show Log', run: () => channel.show(true) },
+        ]);
+      }
+    }),
+    jobs.onDidLoseTrack(({ job, error }) => {
+      void notifier.error(`Article Audio lost track of "${job.title}"`, error, [
+        { title: 'Retry', run: () => vscode.commands.executeCommand(Commands.retryJob, job.id) },
+      ]);
+    }),
+    connection.onDidChange((service) => {
+      logger.info(`now using ${connection.describe(service)}`);
+      jobs.resume();
+    }),
+  );
+
+  logger.info(`activated (VS Code ${vscode.version}, ${readSettings().baseUrl ? 'remote service' : 'local engine'})`);
+  jobs.resume();
+
+  return { jobs, connection, statusBar, notifier, engine, keys, tree, storageUri: context.globalStorageUri, logUri: context.logUri };
+}
+
+export function deactivate(): void {
+  // Everything, the local engine included, is stopped through context.subscriptions.
+}
+
+function updateBadge(view: vscode.TreeView<unknown>, jobs: JobTracker): void {
+  const running = jobs.unfinished().length;
+  view.badge = running > 0 ? { value: running, tooltip: `${running} job${running === 1 ? '' : 's'} running` } : undefined;
+}
+
+/**
+ * The local engine's token: random, made once and kept in SecretStorage, so that the engine (which shows each job
+ * only to the token that created it) still knows this window's jobs after a reload. Without a keyring, a new token
+ * per session: jobs then cannot be followed across restarts.
+ */
+async function readEngineToken(secrets: vscode.SecretStorage, log: ExtensionLog, logger: ReturnType<ExtensionLog['logger']>): Promise<string> {
+  let value: string | undefined;
+  try {
+    value = await secrets.get(ENGINE_TOKEN_KEY);
+    if (!value) {
+      value = randomBytes(32).toString('base64url');
+      await secrets.store(ENGINE_TOKEN_KEY, value);
+    }
+  } catch (error) {
+    logger.warn(`the OS keyring is unavailable (${(error as Error).message}); the local engine gets a token for this session only`);
+    value ??= randomBytes(32).toString('base64url');
+  }
+  log.redactor.add(value);
+  return value;
+}

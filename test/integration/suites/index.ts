@@ -1,2 +1,4 @@
 // Every integration suite, in the order they run.
 import './activation.test';
+import './jobs.test';
+import './remote.test';

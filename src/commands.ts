@@ -1,0 +1,367 @@
+// Every command of the extension. Each handler says why when it cannot do what was asked, and what to do.
+// Commands that act on a job take the tree item (a JobRecord), a job id (status bar links, other extensions), or
+// nothing (the palette: a quick pick of the jobs it applies to).
+import path from 'node:path';
+import * as vscode from 'vscode';
+import { countCharacters, MODEL_IDS, type ModelId, TEXT_MAX_LENGTH, TEXT_MIN_LENGTH } from './api/index';
+import { Commands, Views } from './command-ids';
+import { isHttpUrl, readSettings, updateBaseUrl } from './config';
+import type { JobTracker, NewJob } from './jobs/job-tracker';
+import type { JobRecord } from './jobs/types';
+import type { Notifier } from './notify';
+import { type ApiKeyStore, checkApiKey } from './service/api-key';
+import type { ServiceConnection } from './service/connection';
+import type { Logger } from './service/log';
+import type { JobStatusBar } from './views/status-bar';
+import { modelLabel, statusLabel } from './views/labels';
+import type { PlayerController } from './webview/player-panel';
+
+export interface CommandServices {
+  context: vscode.ExtensionContext;
+  jobs: JobTracker;
+  connection: ServiceConnection;
+  keys: ApiKeyStore;
+  notifier: Notifier;
+  log: Logger;
+  channel: vscode.LogOutputChannel;
+  statusBar: JobStatusBar;
+  player: PlayerController;
+}
+
+const LAST_MODEL_KEY = 'articleAudio.lastModel';
+
+const MODEL_DETAILS: Record<ModelId, string> = {
+  'article-audio-1-mini': 'Narration in the fastest clear voice',
+  'article-audio-1-pro': 'The most intelligible voice, with pauses at headings and chapter marks',
+  'article-podcast-1-pro': 'A two-host show: two voices share the article section by section',
+};
+
+export function registerCommands(services: CommandServices): vscode.Disposable[] {
+  const { jobs, notifier, channel, statusBar, player, keys } = services;
+  const submit = (job: Omit<NewJob, 'modelId' | 'introAudioUrl' | 'outroAudioUrl'>) => submitWithModel(services, job);
+
+  return [
+    vscode.commands.registerCommand(Commands.convertSelection, async () => {
+      const editor = vscode.window.activeTextEditor;
+      if (!editor) {
+        await notifier.warn('Select the text to convert in an editor first.');
+        return undefined;
+      }
+      const selections = editor.selections.filter((s) => !s.isEmpty);
+      if (selections.length === 0) {
+        await notifier.warn('Nothing is selected. Select the text to convert, or convert the whole document.', [
+          { title: 'Convert Document', run: () => vscode.commands.executeCommand(Commands.convertDocument) },
+        ]);
+        return undefined;
+      }
+      const text = selections.map((s) => editor.document.getText(s)).join('\n\n');
+      if (!(await checkLength(services, text, 'The selection'))) return undefined;
+      const first = selections[0] ?? editor.selection;
+      return submit({
+        title: titleOf(text, `Selection from ${path.basename(editor.document.uri.path) || 'editor'}`),
+        text,
+        source: {
+          kind: 'selection',
+          documentUri: editor.document.uri.toString(),
+          range: { startLine: first.start.line, startCharacter: first.start.character, endLine: first.end.line, endCharacter: first.end.character },
+        },
+      });
+    }),
+
+    vscode.commands.registerCommand(Commands.convertDocument, async (uri?: vscode.Uri) => {
+      let document: vscode.TextDocument | undefined;
+      try {
+        document = uri instanceof vscode.Uri ? await vscode.workspace.openTextDocument(uri) : vscode.window.activeTextEditor?.document;
+      } catch (error) {
+        await notifier.error(`Could not open ${uri instanceof vscode.Uri ? path.basename(uri.path) : 'the document'}`, error);
+        return undefined;
+      }
+      if (!document) {
+        await notifier.warn('Open the document to convert in an editor first (Markdown or plain text).');
+        return undefined;
+      }
+      const text = document.getText();
+      const name = path.basename(document.uri.path) || 'Untitled';
+      if (!(await checkLength(services, text, `"${name}"`))) return undefined;
+      return submit({
+        title: titleOf(text, name, document.languageId === 'markdown'),
+        text,
+        source: { kind: 'document', documentUri: document.uri.toString() },
+      });
+    }),
+
+    vscode.commands.registerCommand(Commands.convertUrl, async (given?: string) => {
+      const url = typeof given === 'string' && isHttpUrl(given) ? given : await askForUrl(typeof given === 'string' ? given : await suggestedUrl());
+      if (!url) return undefined;
+      return submit({ title: titleOfUrl(url), url, source: { kind: 'url', url } });
+    }),
+
+    vscode.commands.registerCommand(Commands.setApiKey, async (given?: string) => {
+      const service = services.connection.current();
+      const key =
+        typeof given === 'string'
+          ? given
+          : await vscode.window.showInputBox({
+              title: 'Article Audio: API Key',
+              prompt: service === 'local' ? 'API key of your remote job service (kept in the OS keyring, never in settings)' : `API key for ${services.connection.describe(service)} (kept in the OS keyring, never in settings)`,
+              password: true,
+              ignoreFocusOut: true,
+              placeHolder: 'Paste the key',
+              validateInput: checkApiKey,
+            });
+      if (key === undefined) return false;
+      const problem = checkApiKey(key);
+      if (problem) {
+        await notifier.warn(problem, [{ title: 'Set API Key', run: () => vscode.commands.executeCommand(Commands.setApiKey) }]);
+        return false;
+      }
+      try {
+        await keys.set(key);
+      } catch (error) {
+        await notifier.error('The API key was not saved', error);
+        return false;
+      }
+      services.log.info('API key saved in SecretStorage');
+      if (service === 'local') {
+        void vscode.window.showInformationMessage('API key saved. Article Audio uses the local engine until you choose a remote service.', 'Use Remote Service…').then((picked) => {
+          if (picked) void vscode.commands.executeCommand(Commands.useRemoteService);
+        });
+      } else {
+        void vscode.window.showInformationMessage(`API key saved for ${services.connection.describe(service)}.`);
+      }
+      return true;
+    }),
+
+    vscode.commands.registerCommand(Commands.clearApiKey, async () => {
+      try {
+        await keys.clear();
+      } catch (error) {
+        await notifier.error('The API key was not removed', error);
+        return;
+      }
+      services.log.info('API key removed from SecretStorage');
+      void vscode.window.showInformationMessage('API key removed from the OS keyring.');
+    }),
+
+    vscode.commands.registerCommand(Commands.showJobs, async () => {
+      statusBar.acknowledge();
+      await vscode.commands.executeCommand(`${Views.jobs}.focus`);
+    }),
+
+    vscode.commands.registerCommand(Commands.showLog, () => channel.show(true)),
+
+    vscode.commands.registerCommand(Commands.openPlayer, async (target?: JobTarget) => {
+      const job = await resolveJob(services, target, (j) => j.status === 'succeeded' && j.files !== undefined, 'No finished job to play yet. Convert a selection, a document or a URL first.');
+      if (job) await player.open(job.id);
+    }),
+
+    vscode.commands.registerCommand(Commands.cancelJob, async (target?: JobTarget) => {
+      const job = await resolveJob(services, target, (j) => !['succeeded', 'failed'].includes(j.status), 'No job is running.');
+      if (!job) return;
+      try {
+        const supported = await jobs.cancel(job.id);
+        if (!supported) await notifier.warn(`${services.connection.describe(job.service)} cannot cancel jobs; "${job.title}" goes on until it ends.`);
+      } catch (error) {
+        await notifier.error(`Could not cancel "${job.title}"`, error);
+      }
+    }),
+
+    vscode.commands.registerCommand(Commands.retryJob, async (target?: JobTarget) => {
+      const job = await resolveJob(services, target, (j) => j.status === 'failed' || j.status === 'succeeded' || !jobs.isFollowing(j.id), 'No job to retry.');
+      if (!job) return undefined;
+      const settings = readSettings();
+      try {
+        return await jobs.retry(job.id, {
+          ...(settings.introAudioUrl ? { introAudioUrl: settings.introAudioUrl } : {}),
+          ...(settings.outroAudioUrl ? { outroAudioUrl: settings.outroAudioUrl } : {}),
+        });
+      } catch (error) {
+        await notifier.error(`Could not retry "${job.title}"`, error, [{ title: 'Retry', run: () => vscode.commands.executeCommand(Commands.retryJob, job.id) }]);
+        return undefined;
+      }
+    }),
+
+    vscode.commands.registerCommand(Commands.revealAudio, async (target?: JobTarget) => {
+      const job = await resolveJob(services, target, (j) => j.files !== undefined, 'No finished job has audio yet.');
+      if (!job?.files) return;
+      const file = vscode.Uri.file(job.files.audio);
+      try {
+        await vscode.commands.executeCommand('revealFileInOS', file);
+      } catch {
+        // No file manager here (VS Code in a browser, or a remote window): say where the file is instead.
+        const picked = await vscode.window.showInformationMessage(`The audio of "${job.title}" is at ${job.files.audio}`, 'Copy Path', 'Save Audio As…');
+        if (picked === 'Copy Path') await vscode.env.clipboard.writeText(job.files.audio);
+        if (picked === 'Save Audio As…') await player.saveAs(job.id);
+      }
+    }),
+
+    vscode.commands.registerCommand(Commands.saveAudioAs, async (target?: JobTarget) => {
+      const job = await resolveJob(services, target, (j) => j.files !== undefined, 'No finished job has audio yet.');
+      if (job) await player.saveAs(job.id);
+    }),
+
+    vscode.commands.registerCommand(Commands.copyJobId, async (target?: JobTarget) => {
+      const job = await resolveJob(services, target, () => true, 'The job list is empty.');
+      if (!job) return;
+      await vscode.env.clipboard.writeText(job.id);
+      vscode.window.setStatusBarMessage(`$(copy) Copied job id ${job.id}`, 3000);
+    }),
+
+    vscode.commands.registerCommand(Commands.removeJob, async (target?: JobTarget) => {
+      const job = await resolveJob(services, target, () => true, 'The job list is empty.');
+      if (!job) return;
+      if (!['succeeded', 'failed'].includes(job.status)) {
+        const answer = await vscode.window.showWarningMessage(`"${job.title}" has not finished. Remove it from the list anyway? The service may still finish it.`, { modal: true }, 'Remove');
+        if (answer !== 'Remove') return;
+      }
+      await jobs.remove(job.id);
+    }),
+
+    vscode.commands.registerCommand(Commands.useLocalEngine, async () => {
+      await updateBaseUrl('');
+      void vscode.window.showInformationMessage('Article Audio now uses the local engine on this computer. No account needed.');
+    }),
+
+    vscode.commands.registerCommand(Commands.useRemoteService, async (given?: string) => {
+      const current = readSettings().baseUrl ?? '';
+      const url =
+        typeof given === 'string'
+          ? given
+          : await vscode.window.showInputBox({
+              title: 'Article Audio: Remote Service',
+              prompt: 'Base address of a job service that follows the Article Audio API',
+              value: current || 'https://',
+              ignoreFocusOut: true,
+              validateInput: (value) => (isHttpUrl(value.trim()) ? undefined : 'Enter an http:// or https:// address, such as https://audio.example.com'),
+            });
+      if (url === undefined) return;
+      if (!isHttpUrl(url.trim())) {
+        await notifier.warn(`"${url}" is not an http:// or https:// address.`);
+        return;
+      }
+      await updateBaseUrl(url.trim().replace(/\/+$/, ''));
+      if ((await keys.get().catch(() => undefined)) === undefined && typeof given !== 'string') {
+        await vscode.commands.executeCommand(Commands.setApiKey);
+      }
+      void vscode.window.showInformationMessage(`Article Audio now uses ${services.connection.describe()}.`);
+    }),
+  ];
+}
+
+type JobTarget = JobRecord | string | undefined;
+
+async function resolveJob(services: CommandServices, target: JobTarget, applies: (job: JobRecord) => boolean, none: string): Promise<JobRecord | undefined> {
+  const id = typeof target === 'string' ? target : target?.id;
+  if (id !== undefined) {
+    const job = services.jobs.get(id);
+    if (!job) await services.notifier.warn(`Article Audio has no job ${id}; it may have been removed from the list.`);
+    return job;
+  }
+  const candidates = services.jobs.all().filter(applies);
+  if (candidates.length === 0) {
+    await services.notifier.warn(none);
+    return undefined;
+  }
+  if (candidates.length === 1) return candidates[0];
+  const picked = await vscode.window.showQuickPick(
+    candidates.map((job) => ({ label: job.title, description: `${modelLabel(job.modelId)} · ${statusLabel(job)}`, job })),
+    { placeHolder: 'Choose a job', matchOnDescription: true },
+  );
+  return picked?.job;
+}
+
+async function submitWithModel(services: CommandServices, job: Omit<NewJob, 'modelId' | 'introAudioUrl' | 'outroAudioUrl'>): Promise<JobRecord | undefined> {
+  const modelId = await pickModel(services.context);
+  if (!modelId) return undefined;
+  const settings = readSettings();
+  const request: NewJob = {
+    ...job,
+    modelId,
+    ...(settings.introAudioUrl ? { introAudioUrl: settings.introAudioUrl } : {}),
+    ...(settings.outroAudioUrl ? { outroAudioUrl: settings.outroAudioUrl } : {}),
+  };
+  const starting = services.connection.current() === 'local' ? 'Starting the local engine…' : `Sending to ${services.connection.describe()}…`;
+  try {
+    return await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: `Article Audio: ${starting}` }, () => services.jobs.submit(request));
+  } catch (error) {
+    await services.notifier.error(`Could not convert "${job.title}"`, error, [{ title: 'Retry', run: () => submitWithModel(services, job) }]);
+    return undefined;
+  }
+}
+
+async function pickModel(context: vscode.ExtensionContext): Promise<ModelId | undefined> {
+  const fixed = readSettings().model;
+  if (fixed !== 'ask') return fixed;
+  const last = context.globalState.get<string>(LAST_MODEL_KEY);
+  const order = [...MODEL_IDS].sort((a, b) => (a === last ? -1 : b === last ? 1 : 0));
+  const picked = await vscode.window.showQuickPick(
+    order.map((id) => ({ label: modelLabel(id), description: id, detail: MODEL_DETAILS[id], id })),
+    { title: 'Article Audio: Voice', placeHolder: 'Choose how the article should sound (set articleAudio.model to skip this)', matchOnDescription: true, matchOnDetail: true },
+  );
+  if (!picked) return undefined;
+  await context.globalState.update(LAST_MODEL_KEY, picked.id);
+  return picked.id;
+}
+
+async function checkLength(services: CommandServices, text: string, what: string): Promise<boolean> {
+  const length = countCharacters(text.trim());
+  if (length < TEXT_MIN_LENGTH) {
+    await services.notifier.warn(`${what} has ${length} characters; an article needs at least ${TEXT_MIN_LENGTH}. Select more text.`);
+    return false;
+  }
+  if (length > TEXT_MAX_LENGTH) {
+    await services.notifier.warn(`${what} has ${length.toLocaleString('en-US')} characters; the service takes at most ${TEXT_MAX_LENGTH.toLocaleString('en-US')}. Select a part of it and convert that.`);
+    return false;
+  }
+  return true;
+}
+
+/** The first Markdown heading, else the first line, else the fallback. */
+export function titleOf(text: string, fallback: string, preferHeading = true): string {
+  const heading = preferHeading ? /^\s{0,3}#{1,3}\s+(.+?)\s*#*\s*$/m.exec(text.slice(0, 5000))?.[1] : undefined;
+  const firstLine = text.split('\n').map((line) => line.trim()).find((line) => line.length > 0);
+  const raw = heading ?? (firstLine && firstLine.length <= 80 ? firstLine : undefined) ?? fallback;
+  const clean = raw.replace(/[*_`[\]]/g, '').replace(/\s+/g, ' ').trim();
+  return clean.length > 80 ? `${clean.slice(0, 79)}…` : clean || fallback;
+}
+
+function titleOfUrl(url: string): string {
+  const parsed = new URL(url);
+  const last = parsed.pathname.split('/').filter(Boolean).at(-1);
+  return last ? `${parsed.hostname.replace(/^www\./, '')}: ${decodeURIComponent(last).replace(/[-_]+/g, ' ').replace(/\.\w+$/, '')}` : parsed.hostname;
+}
+
+async function askForUrl(value: string | undefined): Promise<string | undefined> {
+  const answer = await vscode.window.showInputBox({
+    title: 'Article Audio: Convert URL',
+    prompt: 'Address of the article (a web page, or a Markdown or text file)',
+    value: value ?? '',
+    placeHolder: 'https://example.com/blog/post',
+    ignoreFocusOut: true,
+    validateInput: (input) => {
+      const trimmed = input.trim();
+      if (!trimmed) return 'Enter the address of the article.';
+      if (!/^https?:\/\//i.test(trimmed)) return 'The address must start with http:// or https://';
+      return isHttpUrl(trimmed) ? undefined : 'This is not a valid web address.';
+    },
+  });
+  return answer?.trim() || undefined;
+}
+
+/** A link under the cursor (Markdown link or bare address), else an address on the clipboard. */
+async function suggestedUrl(): Promise<string | undefined> {
+  const editor = vscode.window.activeTextEditor;
+  if (editor) {
+    const position = editor.selection.active;
+    const line = editor.document.lineAt(position.line).text;
+    for (const match of line.matchAll(/https?:\/\/[^\s<>"')\]]+/g)) {
+      const start = match.index;
+      const end = start + match[0].length;
+      if (position.character >= start - 1 && position.character <= end + 1 && isHttpUrl(match[0])) return match[0];
+    }
+    const selected = editor.document.getText(editor.selection).trim();
+    if (isHttpUrl(selected)) return selected;
+  }
+  const clipboard = (await vscode.env.clipboard.readText()).trim();
+  return isHttpUrl(clipboard) && !/\s/.test(clipboard) ? clipboard : undefined;
+}

@@ -1,0 +1,438 @@
+// The extension's record of every job: submits new ones, follows each unfinished job (stream, else polling) until it
+// ends, downloads the outputs of finished ones into the audio cache, and keeps the list in extension storage so that
+// after a reload or a restart unfinished jobs are followed again and finished ones stay playable.
+import { readFile } from 'node:fs/promises';
+import * as vscode from 'vscode';
+import {
+  ArticleAudioError,
+  ConnectionError,
+  InvalidResponseError,
+  type Job,
+  type JobEvent,
+  type JobServiceClient,
+  type ModelId,
+  NotFoundError,
+  type OutputFile,
+  ServerError,
+  TimeoutError,
+  isTerminalStatus,
+} from '../api/index';
+import { OtherServiceError, type ServiceConnection, type ServiceId } from '../service/connection';
+import type { Level, Logger } from '../service/log';
+import type { AudioCache } from './audio-cache';
+import type { CachedJobFiles, JobRecord, JobSource, PlayableJobs } from './types';
+
+const STORAGE_KEY = 'articleAudio.jobs.v1';
+/** The list keeps this many jobs; older finished ones (and their cached audio) are dropped first. */
+const MAX_JOBS = 200;
+const SAVE_DELAY_MS = 500;
+const MAX_TRACKING_ATTEMPTS = 8;
+
+export interface NewJob {
+  title: string;
+  modelId: ModelId;
+  source: JobSource;
+  /** Exactly one of text and url. */
+  text?: string;
+  url?: string;
+  introAudioUrl?: string;
+  outroAudioUrl?: string;
+}
+
+export interface FinishedJob {
+  job: JobRecord;
+  /** Submitted (or retried) in this window, as opposed to resumed after a reload. */
+  startedHere: boolean;
+}
+
+/** Tracking stopped without the job ending (service unreachable, job unknown to the service). */
+export interface TrackingProblem {
+  job: JobRecord;
+  error: unknown;
+}
+
+export class JobTracker implements PlayableJobs, vscode.Disposable {
+  private readonly jobs = new Map<string, JobRecord>();
+  private readonly followers = new Map<string, AbortController>();
+  private readonly startedHere = new Set<string>();
+  private readonly lastEventIds = new Map<string, string>();
+  private readonly changed = new vscode.EventEmitter<JobRecord | undefined>();
+  private readonly finished = new vscode.EventEmitter<FinishedJob>();
+  private readonly trackingProblems = new vscode.EventEmitter<TrackingProblem>();
+  private saveTimer: NodeJS.Timeout | undefined;
+  private disposed = false;
+
+  /** A job was added, changed or removed (undefined: several). */
+  readonly onDidChange = this.changed.event;
+  /** A job reached succeeded (with its files cached) or failed. */
+  readonly onDidFinish = this.finished.event;
+  readonly onDidLoseTrack = this.trackingProblems.event;
+
+  constructor(
+    private readonly memento: vscode.Memento,
+    private readonly cache: AudioCache,
+    private readonly connection: ServiceConnection,
+    private readonly log: Logger,
+  ) {
+    for (const record of memento.get<JobRecord[]>(STORAGE_KEY, [])) {
+      if (isRecord(record)) this.jobs.set(record.id, record);
+    }
+  }
+
+  /** Newest first. */
+  all(): JobRecord[] {
+    return [...this.jobs.values()].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  }
+
+  get(id: string): JobRecord | undefined {
+    return this.jobs.get(id);
+  }
+
+  playable(): JobRecord[] {
+    return this.all().filter((job) => job.status === 'succeeded' && job.files !== undefined);
+  }
+
+  /** Jobs that have not ended, newest first. */
+  unfinished(): JobRecord[] {
+    return this.all().filter((job) => !isTerminalStatus(job.status) || (job.status === 'succeeded' && !job.files));
+  }
+
+  isFollowing(id: string): boolean {
+    return this.followers.has(id);
+  }
+
+  /** Follows every unfinished job of the current service again (after activation, or a switch of service). */
+  resume(): void {
+    const current = this.connection.current();
+    for (const job of this.unfinished()) {
+      if (job.service === current && !this.followers.has(job.id)) {
+        this.log.info(`resuming job ${job.id} (${job.status})`);
+        this.follow(job.id);
+      }
+    }
+  }
+
+  async submit(input: NewJob): Promise<JobRecord> {
+    const service = this.connection.current();
+    const client = await this.connection.client(service);
+    const accepted = await client.submitArticle({
+      model_id: input.modelId,
+      ...(input.text !== undefined ? { text: input.text } : {}),
+      ...(input.url !== undefined ? { url: input.url } : {}),
+      ...(input.introAudioUrl ? { intro_audio_url: input.introAudioUrl } : {}),
+      ...(input.outroAudioUrl ? { outro_audio_url: input.outroAudioUrl } : {}),
+    });
+    const now = new Date().toISOString();
+    const record: JobRecord = {
+      id: accepted.jobId,
+      title: input.title,
+      modelId: input.modelId,
+      service,
+      source: input.source,
+      status: 'queued',
+      progress: 0,
+      createdAt: now,
+      updatedAt: now,
+    };
+    this.log.info(`job ${record.id} submitted to ${this.connection.describe(service)}: "${record.title}" (${record.modelId})`);
+    if (input.text !== undefined) {
+      await this.cache.saveInput(record.id, input.text).catch((error: unknown) => this.log.warn(`could not keep the text of job ${record.id} for retries: ${String(error)}`));
+    }
+    this.jobs.set(record.id, record);
+    this.startedHere.add(record.id);
+    this.prune();
+    this.changedJob(record, true);
+    this.follow(record.id);
+    return record;
+  }
+
+  /** Submits the job's input again as a new job (with the same model and current intro/outro settings). */
+  async retry(id: string, extra: Pick<NewJob, 'introAudioUrl' | 'outroAudioUrl'>): Promise<JobRecord> {
+    const job = this.require(id);
+    if (!isTerminalStatus(job.status) && !this.followers.has(id)) {
+      // Tracking stopped (service was unreachable): follow it again rather than starting over.
+      this.follow(id);
+      return job;
+    }
+    const text = job.source.kind === 'url' ? undefined : await this.cache.readInput(id);
+    if (job.source.kind !== 'url' && text === undefined) {
+      throw new Error(`The text of "${job.title}" is no longer available. Convert the selection or document again.`);
+    }
+    return this.submit({
+      title: job.title,
+      modelId: job.modelId,
+      source: job.source,
+      ...(text !== undefined ? { text } : { url: job.source.url ?? '' }),
+      ...extra,
+    });
+  }
+
+  /** Asks the service to cancel. Returns false when the service cannot cancel jobs. */
+  async cancel(id: string): Promise<boolean> {
+    const job = this.require(id);
+    if (isTerminalStatus(job.status)) return true;
+    const client = await this.connection.client(job.service);
+    const result = await client.cancelJob(id);
+    if (!result.supported) return false;
+    if (result.job) this.applyJob(job, result.job);
+    this.log.info(`job ${id}: cancel requested`);
+    return true;
+  }
+
+  /** Forgets the job and deletes its cached files (the service keeps or drops it on its own schedule). */
+  async remove(id: string): Promise<void> {
+    this.followers.get(id)?.abort();
+    this.followers.delete(id);
+    this.jobs.delete(id);
+    this.startedHere.delete(id);
+    await this.cache.remove(id);
+    this.changed.fire(undefined);
+    this.scheduleSave(true);
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    for (const controller of this.followers.values()) controller.abort();
+    this.followers.clear();
+    if (this.saveTimer) {
+      clearTimeout(this.saveTimer);
+      this.saveTimer = undefined;
+      void this.save();
+    }
+    this.changed.dispose();
+    this.finished.dispose();
+    this.trackingProblems.dispose();
+  }
+
+  private require(id: string): JobRecord {
+    const job = this.jobs.get(id);
+    if (!job) throw new Error(`Article Audio has no job ${id}. It may have been removed from the list.`);
+    return job;
+  }
+
+  private follow(id: string): void {
+    const controller = new AbortController();
+    this.followers.set(id, controller);
+    void this.track(id, controller.signal).finally(() => {
+      if (this.followers.get(id) === controller) this.followers.delete(id);
+      const job = this.jobs.get(id);
+      if (job && !this.disposed) this.changedJob(job, true);
+    });
+  }
+
+  private async track(id: string, signal: AbortSignal): Promise<void> {
+    for (let attempt = 1; !signal.aborted; attempt++) {
+      const job = this.jobs.get(id);
+      if (!job) return;
+      try {
+        const client = await this.connection.client(job.service);
+        let final: Job | undefined;
+        if (isTerminalStatus(job.status) && job.status === 'succeeded') {
+          final = await client.getJob(id, { signal });
+        } else {
+          const lastEventId = this.lastEventIds.get(id);
+          for await (const event of client.followJob(id, { signal, ...(lastEventId ? { lastEventId } : {}) })) {
+            if (event.type === 'end') final = event.job;
+            else this.onEvent(job, event);
+          }
+        }
+        if (!final) return;
+        await this.finish(job, final, client, signal);
+        return;
+      } catch (error) {
+        if (signal.aborted) return;
+        if (error instanceof OtherServiceError) {
+          job.lastMessage = error.message;
+          this.changedJob(job, true);
+          return;
+        }
+        if (error instanceof NotFoundError) {
+          this.fail(job, { code: 'not_found', message: `${this.connection.describe(job.service)} no longer knows this job (finished jobs are kept for a limited time, and jobs are visible only to the key that created them).` });
+          return;
+        }
+        const passing = error instanceof ConnectionError || error instanceof TimeoutError || error instanceof ServerError || error instanceof InvalidResponseError;
+        if (!passing || attempt >= MAX_TRACKING_ATTEMPTS) {
+          job.lastMessage = `Stopped following: ${messageOf(error)}`;
+          this.log.error(`job ${id}: stopped following it: ${messageOf(error)}`);
+          this.changedJob(job, true);
+          this.trackingProblems.fire({ job, error });
+          return;
+        }
+        const waitMs = Math.min(30_000, 1_000 * 2 ** (attempt - 1));
+        this.log.warn(`job ${id}: lost contact (${messageOf(error)}); trying again in ${Math.round(waitMs / 1000)} s`);
+        // The local engine may have restarted on another port.
+        this.connection.reset();
+        await delay(waitMs, signal);
+      }
+    }
+  }
+
+  private onEvent(job: JobRecord, event: Exclude<JobEvent, { type: 'end' }>): void {
+    if ('eventId' in event && event.eventId) this.lastEventIds.set(job.id, event.eventId);
+    switch (event.type) {
+      case 'status':
+        if (event.status === job.status && event.progress === job.progress) return;
+        // `succeeded` is recorded once the files are downloaded (finish), so the tree never offers a play that fails.
+        if (event.status !== 'succeeded') job.status = event.status;
+        if (event.progress !== undefined) job.progress = event.progress;
+        this.changedJob(job, false);
+        return;
+      case 'log': {
+        const level: Level = event.level === 'error' ? 'error' : event.level === 'warn' ? 'warn' : event.level === 'debug' ? 'debug' : 'info';
+        this.log.child(`job ${shortId(job.id)}`).log(level, event.message);
+        job.lastMessage = event.message;
+        this.changedJob(job, false);
+        return;
+      }
+      case 'result': {
+        const audio = event.results[0];
+        if (audio?.durationS !== undefined) job.durationS = audio.durationS;
+        return;
+      }
+      case 'transport':
+        this.log.debug(`job ${job.id}: following by ${event.mode === 'stream' ? 'the event stream' : 'polling'}${event.reason ? ` (${event.reason})` : ''}`);
+        return;
+    }
+  }
+
+  private async finish(job: JobRecord, final: Job, client: JobServiceClient, signal: AbortSignal): Promise<void> {
+    if (final.status === 'failed') {
+      this.fail(job, { ...(final.error?.code ? { code: final.error.code } : {}), message: final.error?.message ?? 'The service gave no reason.' });
+      return;
+    }
+    if (final.status !== 'succeeded') {
+      this.applyJob(job, final);
+      return;
+    }
+    const results = final.outputs?.results ?? [];
+    if (results.length === 0) {
+      this.fail(job, { code: 'no_output', message: 'The service reported success but listed no audio file.' });
+      return;
+    }
+    job.lastMessage = 'Downloading the audio…';
+    job.progress = 1;
+    this.changedJob(job, true);
+    const files = await this.download(job, results, client, signal);
+    job.files = files;
+    job.status = 'succeeded';
+    job.finishedAt = new Date().toISOString();
+    job.lastMessage = undefined;
+    const audio = results.find((r) => r.url === results[0]?.url);
+    if (audio?.durationS !== undefined) job.durationS = audio.durationS;
+    if (files.article) job.title = (await titleFromArticle(files.article)) ?? job.title;
+    this.log.info(`job ${job.id} finished: ${files.audio}`);
+    this.changedJob(job, true);
+    this.finished.fire({ job, startedHere: this.startedHere.has(job.id) });
+  }
+
+  private async download(job: JobRecord, results: OutputFile[], client: JobServiceClient, signal: AbortSignal): Promise<CachedJobFiles> {
+    await this.cache.prepare(job.id);
+    const files: Partial<CachedJobFiles> = {};
+    for (const planned of this.cache.plan(job.id, results)) {
+      try {
+        await client.downloadOutput(planned.output.url, planned.path, { signal });
+        files[planned.role] = planned.path;
+      } catch (error) {
+        // Only the audio is essential; a missing transcript leaves the player without read-along.
+        if (planned.role === 'audio' || signal.aborted) throw error;
+        this.log.warn(`job ${job.id}: could not download its ${planned.role}: ${messageOf(error)}`);
+      }
+    }
+    if (!files.audio) throw new InvalidResponseError(`Job ${job.id} succeeded but none of its outputs is audio.`);
+    return files as CachedJobFiles;
+  }
+
+  private applyJob(job: JobRecord, state: Job): void {
+    if (state.status === 'failed') {
+      this.fail(job, { ...(state.error?.code ? { code: state.error.code } : {}), message: state.error?.message ?? 'The service gave no reason.' });
+      return;
+    }
+    if (state.status !== 'succeeded') job.status = state.status;
+    if (state.progress !== undefined) job.progress = state.progress;
+    this.changedJob(job, true);
+  }
+
+  private fail(job: JobRecord, error: { code?: string; message: string }): void {
+    job.status = 'failed';
+    job.error = error;
+    job.finishedAt = new Date().toISOString();
+    this.log.error(`job ${job.id} failed${error.code ? ` (${error.code})` : ''}: ${error.message}`);
+    this.changedJob(job, true);
+    this.finished.fire({ job, startedHere: this.startedHere.has(job.id) });
+  }
+
+  private changedJob(job: JobRecord, saveSoon: boolean): void {
+    if (this.disposed) return;
+    job.updatedAt = new Date().toISOString();
+    this.changed.fire(job);
+    this.scheduleSave(saveSoon);
+  }
+
+  private prune(): void {
+    const all = this.all();
+    for (const job of all.slice(MAX_JOBS)) {
+      if (!isTerminalStatus(job.status)) continue;
+      this.jobs.delete(job.id);
+      void this.cache.remove(job.id);
+    }
+  }
+
+  private scheduleSave(soon: boolean): void {
+    if (this.saveTimer && !soon) return;
+    if (this.saveTimer) clearTimeout(this.saveTimer);
+    this.saveTimer = setTimeout(
+      () => {
+        this.saveTimer = undefined;
+        void this.save();
+      },
+      soon ? 0 : SAVE_DELAY_MS,
+    );
+  }
+
+  private async save(): Promise<void> {
+    try {
+      await this.memento.update(STORAGE_KEY, this.all());
+    } catch (error) {
+      this.log.error(`could not save the job list: ${messageOf(error)}`);
+    }
+  }
+}
+
+export function messageOf(error: unknown): string {
+  if (error instanceof ArticleAudioError || error instanceof Error) return error.message;
+  return String(error);
+}
+
+function shortId(id: string): string {
+  return id.length > 12 ? id.slice(-8) : id;
+}
+
+async function titleFromArticle(file: string): Promise<string | undefined> {
+  try {
+    const text = await readFile(file, 'utf8');
+    const heading = /^#\s+(.+)$/m.exec(text.slice(0, 4000));
+    return heading?.[1]?.trim().slice(0, 200) || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isRecord(value: unknown): value is JobRecord {
+  if (typeof value !== 'object' || value === null) return false;
+  const record = value as Partial<JobRecord>;
+  return typeof record.id === 'string' && typeof record.title === 'string' && typeof record.status === 'string' && typeof record.createdAt === 'string' && typeof record.service === 'string' && typeof record.source === 'object';
+}
+
+function delay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+}
+
+export type { ServiceId };

@@ -1,0 +1,94 @@
+// Every failure a user can cause or meet becomes one notification that says what happened and offers the fix.
+import * as vscode from 'vscode';
+import {
+  ArticleAudioError,
+  AuthenticationError,
+  ConnectionError,
+  JobFailedError,
+  NotFoundError,
+  RateLimitError,
+  ServerError,
+  TimeoutError,
+  ValidationError,
+} from './api/index';
+import { Commands } from './command-ids';
+import { KeyringUnavailableError } from './service/api-key';
+import { MissingApiKeyError, OtherServiceError } from './service/connection';
+import { EngineStartError } from './service/local-engine';
+import type { Logger } from './service/log';
+import type { Redactor } from './api/index';
+
+export interface Fix {
+  title: string;
+  run: () => unknown;
+}
+
+export interface ShownError {
+  message: string;
+  actions: string[];
+}
+
+/** Shows errors with their fixes; remembers the last few (the tests read them, the log has them all). */
+export class Notifier {
+  readonly shown: ShownError[] = [];
+
+  constructor(
+    private readonly log: Logger,
+    private readonly redactor: Redactor,
+    private readonly readme: vscode.Uri,
+  ) {}
+
+  /** Shows `error` with the fixes that fit it, plus `extra` (such as Retry). Resolves when the notification closes. */
+  async error(context: string, error: unknown, extra: Fix[] = []): Promise<void> {
+    const { message, fixes } = describe(error, this.readme);
+    const text = this.redactor.redact(`${context}: ${message}`);
+    this.log.error(text);
+    const actions = [...extra, ...fixes, showLog];
+    const seen = new Set<string>();
+    const unique = actions.filter((fix) => !seen.has(fix.title) && seen.add(fix.title));
+    this.remember({ message: text, actions: unique.map((fix) => fix.title) });
+    const picked = await vscode.window.showErrorMessage(text, ...unique.map((fix) => fix.title));
+    await unique.find((fix) => fix.title === picked)?.run();
+  }
+
+  async warn(text: string, fixes: Fix[] = []): Promise<void> {
+    const safe = this.redactor.redact(text);
+    this.log.warn(safe);
+    this.remember({ message: safe, actions: fixes.map((fix) => fix.title) });
+    const picked = await vscode.window.showWarningMessage(safe, ...fixes.map((fix) => fix.title));
+    await fixes.find((fix) => fix.title === picked)?.run();
+  }
+
+  private remember(entry: ShownError): void {
+    this.shown.push(entry);
+    if (this.shown.length > 20) this.shown.shift();
+  }
+}
+
+const run = (command: string, ...args: unknown[]) => () => vscode.commands.executeCommand(command, ...args);
+const showLog: Fix = { title: 'Show Log', run: run(Commands.showLog) };
+const setKey: Fix = { title: 'Set API Key', run: run(Commands.setApiKey) };
+const useLocal: Fix = { title: 'Use Local Engine', run: run(Commands.useLocalEngine) };
+function troubleshooting(readme: vscode.Uri): Fix {
+  return { title: 'Open Troubleshooting', run: () => vscode.commands.executeCommand('markdown.showPreview', readme) };
+}
+
+function describe(error: unknown, readme: vscode.Uri): { message: string; fixes: Fix[] } {
+  if (error instanceof MissingApiKeyError) return { message: error.message, fixes: [setKey, useLocal] };
+  if (error instanceof AuthenticationError) {
+    return { message: `${error.message.replace(/\.?$/, '.')} Check the key with "Set API Key…".`, fixes: [setKey] };
+  }
+  if (error instanceof KeyringUnavailableError) return { message: error.message, fixes: [troubleshooting(readme)] };
+  if (error instanceof RateLimitError) {
+    const wait = error.retryAfterMs !== undefined ? ` Try again in ${Math.ceil(error.retryAfterMs / 1000)} s.` : '';
+    return { message: `${error.message}${wait && !error.message.includes('again in') ? wait : ''}`, fixes: [] };
+  }
+  if (error instanceof ConnectionError || error instanceof TimeoutError) return { message: error.message, fixes: [useLocal] };
+  if (error instanceof EngineStartError) return { message: `${error.message} See the log for the engine's own words.`, fixes: [] };
+  if (error instanceof ValidationError || error instanceof NotFoundError || error instanceof ServerError || error instanceof JobFailedError) {
+    return { message: error.message, fixes: [] };
+  }
+  if (error instanceof OtherServiceError) return { message: error.message, fixes: [] };
+  if (error instanceof ArticleAudioError || error instanceof Error) return { message: error.message, fixes: [] };
+  return { message: String(error), fixes: [] };
+}

@@ -1,0 +1,95 @@
+// The remote service's API key, kept only in VS Code's SecretStorage (the OS keyring). Never in settings, never in
+// the log: every key read or stored here is added to the log's redactor first.
+import * as vscode from 'vscode';
+import type { Redactor } from '../api/index';
+import { ContextKeys } from '../command-ids';
+
+const KEY = 'articleAudio.apiKey';
+
+/** SecretStorage failed, most often because no OS keyring is available (Linux without a Secret Service). */
+export class KeyringUnavailableError extends Error {
+  static {
+    this.prototype.name = 'KeyringUnavailableError';
+  }
+}
+
+export class ApiKeyStore implements vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<void>();
+  /** Fires when the key changes, in this window or in another. */
+  readonly onDidChange = this.changed.event;
+  private readonly subscription: vscode.Disposable;
+
+  constructor(
+    private readonly secrets: vscode.SecretStorage,
+    private readonly redactor: Redactor,
+  ) {
+    this.subscription = secrets.onDidChange((event) => {
+      if (event.key !== KEY) return;
+      void this.refreshContext();
+      this.changed.fire();
+    });
+    void this.refreshContext();
+  }
+
+  async get(): Promise<string | undefined> {
+    let key: string | undefined;
+    try {
+      key = await this.secrets.get(KEY);
+    } catch (error) {
+      throw keyringError('read', error);
+    }
+    this.redactor.add(key);
+    return key?.trim() || undefined;
+  }
+
+  async set(key: string): Promise<void> {
+    this.redactor.add(key);
+    try {
+      await this.secrets.store(KEY, key.trim());
+    } catch (error) {
+      throw keyringError('store', error);
+    }
+    await this.refreshContext();
+  }
+
+  async clear(): Promise<void> {
+    try {
+      await this.secrets.delete(KEY);
+    } catch (error) {
+      throw keyringError('delete', error);
+    }
+    await this.refreshContext();
+  }
+
+  dispose(): void {
+    this.subscription.dispose();
+    this.changed.dispose();
+  }
+
+  private async refreshContext(): Promise<void> {
+    let present = false;
+    try {
+      present = (await this.get()) !== undefined;
+    } catch {
+      present = false;
+    }
+    await vscode.commands.executeCommand('setContext', ContextKeys.hasApiKey, present);
+  }
+}
+
+/** Problems with a key typed into the input box; undefined when it looks usable. */
+export function checkApiKey(value: string): string | undefined {
+  const key = value.trim();
+  if (key.length === 0) return 'Enter the API key of your job service.';
+  if (/\s/.test(key)) return 'An API key has no spaces or line breaks. Paste the key alone.';
+  if (!/^[\x21-\x7e]+$/.test(key)) return 'An API key is made of visible ASCII characters only.';
+  return undefined;
+}
+
+function keyringError(action: 'read' | 'store' | 'delete', error: unknown): KeyringUnavailableError {
+  const reason = error instanceof Error ? error.message : String(error);
+  return new KeyringUnavailableError(
+    `Could not ${action} the API key in the OS keyring (${reason}). VS Code keeps secrets in the system keyring: on Linux, install and unlock a Secret Service such as GNOME Keyring or KWallet, or start VS Code with --password-store="basic". See "Troubleshooting" in the Article Audio README.`,
+    { cause: error },
+  );
+}

@@ -1,0 +1,128 @@
+// Which job service the extension talks to, and a client for it: the local engine when no base URL is set, else the
+// remote service with the key from SecretStorage, through VS Code's proxy settings. One code path either way: the
+// extension always speaks the API over HTTP (DESIGN.md).
+import * as vscode from 'vscode';
+import { AuthenticationError, JobServiceClient } from '../api/index';
+import { ContextKeys } from '../command-ids';
+import { affectsService, readSettings } from '../config';
+import type { ApiKeyStore } from './api-key';
+import type { LocalEngine } from './local-engine';
+import type { Logger } from './log';
+import { dispatcherFor, readProxySettings } from './proxy';
+
+/** `local` for the built-in engine, else the remote base URL. Stored with each job. */
+export type ServiceId = 'local' | (string & {});
+
+export const USER_AGENT = 'article-audio-vscode/0.1';
+
+/** The remote service needs a key and none is stored. */
+export class MissingApiKeyError extends AuthenticationError {
+  static {
+    this.prototype.name = 'MissingApiKeyError';
+  }
+}
+
+/** A job belongs to another service than the one the settings name now. */
+export class OtherServiceError extends Error {
+  static {
+    this.prototype.name = 'OtherServiceError';
+  }
+}
+
+export class ServiceConnection implements vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<ServiceId>();
+  /** Fires when the settings switch to another service, or its key or proxy changed. */
+  readonly onDidChange = this.changed.event;
+  private readonly disposables: vscode.Disposable[] = [];
+  private cached: { key: string; client: JobServiceClient } | undefined;
+
+  constructor(
+    private readonly engine: LocalEngine,
+    private readonly keys: ApiKeyStore,
+    private readonly log: Logger,
+    private readonly engineToken: () => Promise<string>,
+  ) {
+    this.disposables.push(
+      this.changed,
+      vscode.workspace.onDidChangeConfiguration((event) => {
+        if (!affectsService(event)) return;
+        this.cached = undefined;
+        void this.updateContext();
+        this.changed.fire(this.current());
+      }),
+      keys.onDidChange(() => {
+        this.cached = undefined;
+        this.changed.fire(this.current());
+      }),
+    );
+    void this.updateContext();
+  }
+
+  current(): ServiceId {
+    return readSettings().baseUrl ?? 'local';
+  }
+
+  describe(service: ServiceId = this.current()): string {
+    return service === 'local' ? 'the local engine' : new URL(service).host;
+  }
+
+  /** A client for `service` (default: the current one). Starts the local engine when needed. */
+  async client(service: ServiceId = this.current()): Promise<JobServiceClient> {
+    if (service !== this.current()) {
+      throw new OtherServiceError(`This job belongs to ${this.describe(service)}, but Article Audio now uses ${this.describe()}. Switch back to reach it.`);
+    }
+    if (service === 'local') {
+      const url = await this.engine.ensure();
+      const token = await this.engineToken();
+      return this.reuse(`local ${url}`, () => new JobServiceClient({ baseUrl: url, apiKey: token, userAgent: USER_AGENT, log: this.clientLog(), maxRetries: 2 }));
+    }
+    const key = await this.keys.get();
+    if (!key) {
+      throw new MissingApiKeyError(`Article Audio needs an API key for ${this.describe(service)}. Set it with "Article Audio: Set API Key…", or switch to the local engine.`, { code: 'missing_api_key' });
+    }
+    const proxy = readProxySettings();
+    return this.reuse(`remote ${service} ${proxy.proxy ?? ''} ${proxy.strictSSL}`, () => {
+      const dispatcher = dispatcherFor(service, proxy);
+      if (proxy.proxy && dispatcher) this.log.info(`reaching ${this.describe(service)} through the proxy ${safeProxy(proxy.proxy)}`);
+      return new JobServiceClient({
+        baseUrl: service,
+        // Read for every request, so that a key changed in another window takes effect at once.
+        apiKey: () => this.keys.get(),
+        userAgent: USER_AGENT,
+        log: this.clientLog(),
+        ...(dispatcher ? { dispatcher } : {}),
+      });
+    });
+  }
+
+  /** Forgets the cached client (after the engine restarted on another port). */
+  reset(): void {
+    this.cached = undefined;
+  }
+
+  dispose(): void {
+    for (const disposable of this.disposables) disposable.dispose();
+  }
+
+  private reuse(key: string, create: () => JobServiceClient): JobServiceClient {
+    if (this.cached?.key !== key) this.cached = { key, client: create() };
+    return this.cached.client;
+  }
+
+  private clientLog() {
+    return (level: 'debug' | 'info' | 'warn' | 'error', message: string) => this.log.log(level, message);
+  }
+
+  private async updateContext(): Promise<void> {
+    await vscode.commands.executeCommand('setContext', ContextKeys.serviceMode, this.current() === 'local' ? 'local' : 'remote');
+  }
+}
+
+function safeProxy(proxy: string): string {
+  try {
+    const url = new URL(proxy.includes('://') ? proxy : `http://${proxy}`);
+    return url.host;
+  } catch {
+    return 'configured in http.proxy';
+  }
+}

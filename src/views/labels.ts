@@ -1,0 +1,77 @@
+// Words and icons for jobs, shared by the tree and the status bar.
+import * as vscode from 'vscode';
+import type { JobRecord } from '../jobs/types';
+
+export const MODEL_LABELS: Record<string, string> = {
+  'article-audio-1-mini': 'Mini',
+  'article-audio-1-pro': 'Pro',
+  'article-podcast-1-pro': 'Podcast',
+};
+
+export function modelLabel(modelId: string): string {
+  return MODEL_LABELS[modelId] ?? modelId;
+}
+
+export function statusLabel(job: JobRecord): string {
+  switch (job.status) {
+    case 'queued':
+      return 'Queued';
+    case 'processing':
+      return job.progress !== undefined ? `${percent(job.progress)}` : 'Processing';
+    case 'succeeded':
+      return job.files ? 'Ready' : 'Downloading';
+    case 'failed':
+      return job.error?.code === 'cancelled' ? 'Cancelled' : 'Failed';
+    default:
+      return `Unknown state "${job.status}"`;
+  }
+}
+
+export function stateIcon(job: JobRecord): vscode.ThemeIcon {
+  switch (job.status) {
+    case 'queued':
+      return new vscode.ThemeIcon('clock');
+    case 'processing':
+      return new vscode.ThemeIcon('sync~spin');
+    case 'succeeded':
+      return job.files ? new vscode.ThemeIcon('pass-filled', new vscode.ThemeColor('testing.iconPassed')) : new vscode.ThemeIcon('cloud-download');
+    case 'failed':
+      return job.error?.code === 'cancelled' ? new vscode.ThemeIcon('circle-slash') : new vscode.ThemeIcon('error', new vscode.ThemeColor('testing.iconFailed'));
+    default:
+      return new vscode.ThemeIcon('question');
+  }
+}
+
+/** `job.<state>` for `when` clauses of menus (`viewItem =~ /^job\.succeeded/`); unknown states are `job.unknown`. */
+export function contextValue(job: JobRecord): string {
+  const known = ['queued', 'processing', 'succeeded', 'failed'].includes(job.status) ? job.status : 'unknown';
+  return job.status === 'succeeded' && !job.files ? 'job.downloading' : `job.${known}`;
+}
+
+export function percent(progress: number): string {
+  return `${Math.round(Math.max(0, Math.min(1, progress)) * 100)}%`;
+}
+
+export function age(iso: string, now = Date.now()): string {
+  const seconds = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
+  if (seconds < 45) return 'just now';
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60) return `${minutes} min ago`;
+  const hours = Math.round(minutes / 60);
+  if (hours < 24) return `${hours} h ago`;
+  const days = Math.round(hours / 24);
+  return days === 1 ? 'yesterday' : `${days} days ago`;
+}
+
+export function duration(seconds: number): string {
+  const total = Math.round(seconds);
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
+  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${String(s).padStart(2, '0')}` : `${m}:${String(s).padStart(2, '0')}`;
+}
+
+/** Escapes text for a MarkdownString. */
+export function md(text: string): string {
+  return text.replace(/[\\`*_{}[\]()#+\-.!<>|]/g, '\\$&');
+}

@@ -1,0 +1,118 @@
+// One status bar item that owns its state: hidden while nothing happens; `$(sync~spin) 42% Title (+2)` while jobs
+// run; an error colour after a failure until the user looks (clicks) or starts another job. Click: the Jobs view.
+import * as vscode from 'vscode';
+import { Commands } from '../command-ids';
+import type { JobTracker } from '../jobs/job-tracker';
+import type { JobRecord } from '../jobs/types';
+import { md, modelLabel, percent, statusLabel } from './labels';
+
+const MAX_TITLE = 30;
+
+export class JobStatusBar implements vscode.Disposable {
+  private readonly item = vscode.window.createStatusBarItem('articleAudio.status', vscode.StatusBarAlignment.Left, 50);
+  private readonly subscriptions: vscode.Disposable[];
+  private failure: JobRecord | undefined;
+  private ready: JobRecord | undefined;
+  private readyTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly jobs: JobTracker) {
+    this.item.name = 'Article Audio';
+    this.item.command = Commands.showJobs;
+    this.subscriptions = [
+      this.item,
+      jobs.onDidChange(() => this.render()),
+      jobs.onDidFinish(({ job }) => {
+        if (job.status === 'failed' && job.error?.code !== 'cancelled') this.failure = job;
+        else if (job.status === 'succeeded') this.showReady(job);
+        this.render();
+      }),
+    ];
+    this.render();
+  }
+
+  /** The user opened the jobs view: the failure has been seen. */
+  acknowledge(): void {
+    this.failure = undefined;
+    this.render();
+  }
+
+  /** What the item shows now (for tests and the activation log). */
+  get state(): { visible: boolean; text: string; tooltip: string; error: boolean } {
+    const tooltip = this.item.tooltip;
+    return {
+      visible: this.visible,
+      text: this.item.text,
+      tooltip: typeof tooltip === 'string' ? tooltip : (tooltip?.value ?? ''),
+      error: this.item.backgroundColor !== undefined,
+    };
+  }
+
+  private visible = false;
+
+  private render(): void {
+    const running = this.jobs.unfinished();
+    const tooltip = new vscode.MarkdownString('', true);
+    tooltip.isTrusted = { enabledCommands: [Commands.showJobs, Commands.showLog, Commands.cancelJob, Commands.openPlayer] };
+    if (running.length > 0) {
+      this.failure = undefined;
+      const [first] = running.sort((a, b) => (b.progress ?? 0) - (a.progress ?? 0));
+      if (!first) return;
+      const progress = first.status === 'processing' && first.progress !== undefined ? ` ${percent(first.progress)}` : first.status === 'queued' ? ' queued' : '';
+      const more = running.length > 1 ? ` (+${running.length - 1})` : '';
+      this.item.text = `$(sync~spin)${progress} ${shorten(first.title)}${more}`;
+      this.item.backgroundColor = undefined;
+      this.item.accessibilityInformation = { label: `Article Audio: ${running.length} job${running.length === 1 ? '' : 's'} running; ${first.title} ${statusLabel(first)}` };
+      tooltip.appendMarkdown(`**Article Audio**: ${running.length} job${running.length === 1 ? '' : 's'} running\n\n`);
+      for (const job of running.slice(0, 5)) {
+        tooltip.appendMarkdown(`- $(sync~spin) ${md(job.title)} (${modelLabel(job.modelId)}): ${md(statusLabel(job))}${job.lastMessage ? ` — _${md(job.lastMessage)}_` : ''} [$(debug-stop) Cancel](command:${Commands.cancelJob}?${encodeURIComponent(JSON.stringify([job.id]))})\n`);
+      }
+      tooltip.appendMarkdown(`\n[Show Jobs](command:${Commands.showJobs}) · [Show Log](command:${Commands.showLog})`);
+      this.show(tooltip);
+      return;
+    }
+    if (this.failure) {
+      const job = this.failure;
+      this.item.text = `$(error) ${shorten(job.title)} failed`;
+      this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');
+      this.item.accessibilityInformation = { label: `Article Audio: ${job.title} failed` };
+      tooltip.appendMarkdown(`**${md(job.title)}** failed${job.error?.code ? ` (${md(job.error.code)})` : ''}\n\n${md(job.error?.message ?? '')}\n\n[Show Jobs](command:${Commands.showJobs}) · [Show Log](command:${Commands.showLog})`);
+      this.show(tooltip);
+      return;
+    }
+    if (this.ready) {
+      const job = this.ready;
+      this.item.text = `$(unmute) ${shorten(job.title)}`;
+      this.item.backgroundColor = undefined;
+      this.item.accessibilityInformation = { label: `Article Audio: ${job.title} is ready to play` };
+      tooltip.appendMarkdown(`**${md(job.title)}** is ready\n\n[$(play) Play](command:${Commands.openPlayer}?${encodeURIComponent(JSON.stringify([job.id]))}) · [Show Jobs](command:${Commands.showJobs})`);
+      this.show(tooltip);
+      return;
+    }
+    this.item.hide();
+    this.visible = false;
+  }
+
+  private show(tooltip: vscode.MarkdownString): void {
+    this.item.tooltip = tooltip;
+    this.item.show();
+    this.visible = true;
+  }
+
+  private showReady(job: JobRecord): void {
+    this.ready = job;
+    if (this.readyTimer) clearTimeout(this.readyTimer);
+    this.readyTimer = setTimeout(() => {
+      this.ready = undefined;
+      this.render();
+    }, 60_000);
+  }
+
+  dispose(): void {
+    if (this.readyTimer) clearTimeout(this.readyTimer);
+    for (const subscription of this.subscriptions) subscription.dispose();
+  }
+}
+
+function shorten(title: string): string {
+  return title.length > MAX_TITLE ? `${title.slice(0, MAX_TITLE - 1)}…` : title;
+}

@@ -1,0 +1,167 @@
+// A remote service: the key from SecretStorage (asked for when missing, never written to settings or the log),
+// a rejected key, and VS Code's proxy setting. The "remote" service is a second engine process on loopback with its
+// own token, reached through a CONNECT proxy that is the only way to resolve its host name.
+import * as assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { after, before, describe, it } from 'mocha';
+import * as vscode from 'vscode';
+import { Commands } from '../../../src/command-ids';
+import type { ArticleAudioApi } from '../../../src/extension';
+import type { JobRecord } from '../../../src/jobs/types';
+import { article, EXTENSION_ID, extensionApi, setSetting, waitForEnd } from './helpers';
+
+const KEY = `remote-key-${Math.random().toString(36).slice(2)}-integration`;
+const HOST = 'audio-service.test';
+
+interface Proxy {
+  url: string;
+  tunnels: string[];
+  close(): void;
+}
+
+/** A CONNECT proxy that maps HOST to 127.0.0.1 (nothing else resolves it) and records each tunnel. */
+async function startProxy(): Promise<Proxy> {
+  const tunnels: string[] = [];
+  const server = http.createServer((_req, res) => res.writeHead(405).end());
+  server.on('connect', (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => {
+    tunnels.push(req.url ?? '');
+    const [host, port] = (req.url ?? '').split(':');
+    if (host !== HOST) {
+      socket.end('HTTP/1.1 502 Bad Gateway\r\n\r\n');
+      return;
+    }
+    const upstream = net.connect(Number(port), '127.0.0.1', () => {
+      socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      upstream.write(head);
+      upstream.pipe(socket);
+      socket.pipe(upstream);
+    });
+    upstream.on('error', () => socket.destroy());
+    socket.on('error', () => upstream.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, tunnels, close: () => server.close() };
+}
+
+async function startRemoteEngine(dataDir: string): Promise<{ port: number; child: ChildProcess }> {
+  const extension = vscode.extensions.getExtension(EXTENSION_ID);
+  assert.ok(extension);
+  const child = spawn(process.execPath, [path.join(extension.extensionPath, 'dist', 'engine.js'), '--port', '0', '--data-dir', dataDir, '--exit-with-stdin'], {
+    env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', ARTICLE_AUDIO_TOKENS: KEY },
+    stdio: ['pipe', 'pipe', 'ignore'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const message = JSON.parse(line) as { event: string; url?: string; message?: string };
+      if (message.event === 'listening' && message.url) resolve(message.url);
+      else reject(new Error(message.message));
+    });
+    child.once('exit', (code) => reject(new Error(`engine exited ${code}`)));
+  });
+  return { port: Number(new URL(url).port), child };
+}
+
+function filesUnder(dir: string): string[] {
+  let entries: string[];
+  try {
+    entries = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return entries.flatMap((name) => {
+    const full = path.join(dir, name);
+    return statSync(full).isDirectory() ? filesUnder(full) : [full];
+  });
+}
+
+describe('A remote service', function () {
+  this.timeout(180_000);
+  let api: ArticleAudioApi;
+  let proxy: Proxy;
+  let remote: { port: number; child: ChildProcess };
+  let dataDir: string;
+
+  before(async () => {
+    api = await extensionApi();
+    dataDir = mkdtempSync(path.join(os.tmpdir(), 'article-audio-remote-'));
+    remote = await startRemoteEngine(dataDir);
+    proxy = await startProxy();
+    await vscode.commands.executeCommand(Commands.clearApiKey);
+    await setSetting('articleAudio', 'model', 'article-audio-1-mini');
+    await setSetting('articleAudio', 'openPlayerWhenDone', false);
+    await setSetting('http', 'proxy', proxy.url);
+    await setSetting('articleAudio', 'service.baseUrl', `http://${HOST}:${remote.port}`);
+  });
+
+  after(async () => {
+    await vscode.commands.executeCommand(Commands.clearApiKey);
+    await setSetting('articleAudio', 'service.baseUrl', undefined);
+    await setSetting('http', 'proxy', undefined);
+    proxy?.close();
+    remote?.child.stdin?.end();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  async function convert(title: string): Promise<JobRecord | undefined> {
+    const document = await vscode.workspace.openTextDocument({ language: 'markdown', content: article(title, 2) });
+    await vscode.window.showTextDocument(document);
+    return vscode.commands.executeCommand<JobRecord | undefined>(Commands.convertDocument);
+  }
+
+  it('without a key: says so, offers to set it, and submits nothing', async () => {
+    const shown = api.notifier.shown.length;
+    const job = await convert('No Key Yet');
+    assert.equal(job, undefined);
+    const [error] = api.notifier.shown.slice(shown);
+    assert.ok(error, 'no notification was shown');
+    assert.match(error.message, new RegExp(`needs an API key for ${HOST.replace(/\./g, '\\.')}`));
+    assert.ok(error.actions.includes('Set API Key'), `actions: ${error.actions.join(', ')}`);
+    assert.equal(proxy.tunnels.length, 0, 'a request was sent without a key');
+  });
+
+  it('with a wrong key: says the key was rejected and offers to set it again', async () => {
+    assert.equal(await vscode.commands.executeCommand(Commands.setApiKey, 'wrong-key-1234567890'), true);
+    const shown = api.notifier.shown.length;
+    const job = await convert('Wrong Key');
+    assert.equal(job, undefined);
+    const [error] = api.notifier.shown.slice(shown);
+    assert.ok(error);
+    assert.match(error.message, /key/i);
+    assert.ok(error.actions.includes('Set API Key'), `actions: ${error.actions.join(', ')}`);
+    assert.doesNotMatch(error.message, /wrong-key-1234567890/);
+  });
+
+  it('with the key: the job runs through the proxy, and the key is only in SecretStorage', async () => {
+    assert.equal(await vscode.commands.executeCommand(Commands.setApiKey, KEY), true);
+    const job = await convert('Through the Proxy');
+    assert.ok(job, `no job: ${JSON.stringify(api.notifier.shown.at(-1))}`);
+    assert.equal(job.service, `http://${HOST}:${remote.port}`);
+    const done = await waitForEnd(api, job.id);
+    assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
+    assert.ok(done.files && statSync(done.files.audio).size > 4000);
+    assert.ok(proxy.tunnels.some((t) => t === `${HOST}:${remote.port}`), `no tunnel through the proxy: ${proxy.tunnels.join(', ')}`);
+
+    // Not in any setting…
+    for (const section of ['articleAudio', 'http']) {
+      assert.doesNotMatch(JSON.stringify(vscode.workspace.getConfiguration(section)), new RegExp(KEY));
+    }
+    // …not in the log (which did record this job), not in the job list…
+    const logFiles = filesUnder(path.dirname(api.logUri.fsPath)).filter((f) => f.endsWith('.log'));
+    const logs = logFiles.map((f) => readFileSync(f, 'utf8')).join('\n');
+    assert.ok(logs.includes(job.id), `the log files (${logFiles.length}) do not mention the job, so this check would prove nothing`);
+    assert.ok(!logs.includes(KEY), 'the API key appears in a log file');
+    assert.ok(!JSON.stringify(api.jobs.all()).includes(KEY));
+    // …and not in any file the extension keeps in its storage (job list, engine data, audio cache).
+    const stored = filesUnder(api.storageUri.fsPath).filter((f) => statSync(f).size < 5_000_000);
+    assert.ok(stored.length > 0, 'the extension keeps no files, so this check would prove nothing');
+    for (const file of stored) assert.ok(!readFileSync(file).includes(KEY), `the API key appears in ${file}`);
+    assert.equal(await api.keys.get(), KEY, 'SecretStorage does not hold the key');
+  });
+});
