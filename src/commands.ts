@@ -44,18 +44,18 @@ export function registerCommands(services: CommandServices): vscode.Disposable[]
     vscode.commands.registerCommand(Commands.convertSelection, async () => {
       const editor = vscode.window.activeTextEditor;
       if (!editor) {
-        await notifier.warn('Select the text to convert in an editor first.');
+        notifier.warn('Select the text to convert in an editor first.');
         return undefined;
       }
       const selections = editor.selections.filter((s) => !s.isEmpty);
       if (selections.length === 0) {
-        await notifier.warn('Nothing is selected. Select the text to convert, or convert the whole document.', [
+        notifier.warn('Nothing is selected. Select the text to convert, or convert the whole document.', [
           { title: 'Convert Document', run: () => vscode.commands.executeCommand(Commands.convertDocument) },
         ]);
         return undefined;
       }
       const text = selections.map((s) => editor.document.getText(s)).join('\n\n');
-      if (!(await checkLength(services, text, 'The selection'))) return undefined;
+      if (!(checkLength(services, text, 'The selection'))) return undefined;
       const first = selections[0] ?? editor.selection;
       return submit({
         title: titleOf(text, `Selection from ${path.basename(editor.document.uri.path) || 'editor'}`),
@@ -73,16 +73,16 @@ export function registerCommands(services: CommandServices): vscode.Disposable[]
       try {
         document = uri instanceof vscode.Uri ? await vscode.workspace.openTextDocument(uri) : vscode.window.activeTextEditor?.document;
       } catch (error) {
-        await notifier.error(`Could not open ${uri instanceof vscode.Uri ? path.basename(uri.path) : 'the document'}`, error);
+        notifier.error(`Could not open ${uri instanceof vscode.Uri ? path.basename(uri.path) : 'the document'}`, error);
         return undefined;
       }
       if (!document) {
-        await notifier.warn('Open the document to convert in an editor first (Markdown or plain text).');
+        notifier.warn('Open the document to convert in an editor first (Markdown or plain text).');
         return undefined;
       }
       const text = document.getText();
       const name = path.basename(document.uri.path) || 'Untitled';
-      if (!(await checkLength(services, text, `"${name}"`))) return undefined;
+      if (!(checkLength(services, text, `"${name}"`))) return undefined;
       return submit({
         title: titleOf(text, name, document.languageId === 'markdown'),
         text,
@@ -112,13 +112,13 @@ export function registerCommands(services: CommandServices): vscode.Disposable[]
       if (key === undefined) return false;
       const problem = checkApiKey(key);
       if (problem) {
-        await notifier.warn(problem, [{ title: 'Set API Key', run: () => vscode.commands.executeCommand(Commands.setApiKey) }]);
+        notifier.warn(problem, [{ title: 'Set API Key', run: () => vscode.commands.executeCommand(Commands.setApiKey) }]);
         return false;
       }
       try {
         await keys.set(key);
       } catch (error) {
-        await notifier.error('The API key was not saved', error);
+        notifier.error('The API key was not saved', error);
         return false;
       }
       services.log.info('API key saved in SecretStorage');
@@ -136,7 +136,7 @@ export function registerCommands(services: CommandServices): vscode.Disposable[]
       try {
         await keys.clear();
       } catch (error) {
-        await notifier.error('The API key was not removed', error);
+        notifier.error('The API key was not removed', error);
         return;
       }
       services.log.info('API key removed from SecretStorage');
@@ -160,9 +160,9 @@ export function registerCommands(services: CommandServices): vscode.Disposable[]
       if (!job) return;
       try {
         const supported = await jobs.cancel(job.id);
-        if (!supported) await notifier.warn(`${services.connection.describe(job.service)} cannot cancel jobs; "${job.title}" goes on until it ends.`);
+        if (!supported) notifier.warn(`${services.connection.describe(job.service)} cannot cancel jobs; "${job.title}" goes on until it ends.`);
       } catch (error) {
-        await notifier.error(`Could not cancel "${job.title}"`, error);
+        notifier.error(`Could not cancel "${job.title}"`, error);
       }
     }),
 
@@ -176,7 +176,7 @@ export function registerCommands(services: CommandServices): vscode.Disposable[]
           ...(settings.outroAudioUrl ? { outroAudioUrl: settings.outroAudioUrl } : {}),
         });
       } catch (error) {
-        await notifier.error(`Could not retry "${job.title}"`, error, [{ title: 'Retry', run: () => vscode.commands.executeCommand(Commands.retryJob, job.id) }]);
+        notifier.error(`Could not retry "${job.title}"`, error, [{ title: 'Retry', run: () => vscode.commands.executeCommand(Commands.retryJob, job.id) }]);
         return undefined;
       }
     }),
@@ -236,7 +236,7 @@ export function registerCommands(services: CommandServices): vscode.Disposable[]
             });
       if (url === undefined) return;
       if (!isHttpUrl(url.trim())) {
-        await notifier.warn(`"${url}" is not an http:// or https:// address.`);
+        notifier.warn(`"${url}" is not an http:// or https:// address.`);
         return;
       }
       await updateBaseUrl(url.trim().replace(/\/+$/, ''));
@@ -254,12 +254,12 @@ async function resolveJob(services: CommandServices, target: JobTarget, applies:
   const id = typeof target === 'string' ? target : target?.id;
   if (id !== undefined) {
     const job = services.jobs.get(id);
-    if (!job) await services.notifier.warn(`Article Audio has no job ${id}; it may have been removed from the list.`);
+    if (!job) services.notifier.warn(`Article Audio has no job ${id}; it may have been removed from the list.`);
     return job;
   }
   const candidates = services.jobs.all().filter(applies);
   if (candidates.length === 0) {
-    await services.notifier.warn(none);
+    services.notifier.warn(none);
     return undefined;
   }
   if (candidates.length === 1) return candidates[0];
@@ -284,7 +284,7 @@ async function submitWithModel(services: CommandServices, job: Omit<NewJob, 'mod
   try {
     return await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: `Article Audio: ${starting}` }, () => services.jobs.submit(request));
   } catch (error) {
-    await services.notifier.error(`Could not convert "${job.title}"`, error, [{ title: 'Retry', run: () => submitWithModel(services, job) }]);
+    services.notifier.error(`Could not convert "${job.title}"`, error, [{ title: 'Retry', run: () => submitWithModel(services, job) }]);
     return undefined;
   }
 }
@@ -303,14 +303,14 @@ async function pickModel(context: vscode.ExtensionContext): Promise<ModelId | un
   return picked.id;
 }
 
-async function checkLength(services: CommandServices, text: string, what: string): Promise<boolean> {
+function checkLength(services: CommandServices, text: string, what: string): boolean {
   const length = countCharacters(text.trim());
   if (length < TEXT_MIN_LENGTH) {
-    await services.notifier.warn(`${what} has ${length} characters; an article needs at least ${TEXT_MIN_LENGTH}. Select more text.`);
+    services.notifier.warn(`${what} has ${length} characters; an article needs at least ${TEXT_MIN_LENGTH}. Select more text.`);
     return false;
   }
   if (length > TEXT_MAX_LENGTH) {
-    await services.notifier.warn(`${what} has ${length.toLocaleString('en-US')} characters; the service takes at most ${TEXT_MAX_LENGTH.toLocaleString('en-US')}. Select a part of it and convert that.`);
+    services.notifier.warn(`${what} has ${length.toLocaleString('en-US')} characters; the service takes at most ${TEXT_MAX_LENGTH.toLocaleString('en-US')}. Select a part of it and convert that.`);
     return false;
   }
   return true;

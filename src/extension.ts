@@ -50,7 +50,7 @@ export function activate(context: vscode.ExtensionContext): ArticleAudioApi {
     log: log.logger('engine'),
     onUnexpectedExit: ({ code, signal, lastError, restarting }) => {
       connection.reset();
-      void notifier.warn(
+      notifier.warn(
         `The local engine stopped unexpectedly (${signal ?? `exit code ${code}`})${lastError ? `: ${lastError}` : ''}. ${restarting ? 'It is starting again; running jobs continue.' : 'It stopped several times in a row; it starts again with the next job.'}`,
         [{ title: 'Show Log', run: () => channel.show(true) }],
       );
@@ -94,14 +94,14 @@ export function activate(context: vscode.ExtensionContext): ArticleAudioApi {
       }
       if (job.status === 'failed' && job.error?.code !== 'cancelled') {
         const reason = job.error?.message ?? 'The service gave no reason.';
-        void notifier.warn(`"${job.title}" failed${job.error?.code ? ` (${job.error.code})` : ''}: ${reason}`, [
+        notifier.warn(`"${job.title}" failed${job.error?.code ? ` (${job.error.code})` : ''}: ${reason}`, [
           { title: 'Retry', run: () => vscode.commands.executeCommand(Commands.retryJob, job.id) },
           { title: 'Show Log', run: () => channel.show(true) },
         ]);
       }
     }),
     jobs.onDidLoseTrack(({ job, error }) => {
-      void notifier.error(`Article Audio lost track of "${job.title}"`, error, [
+      notifier.error(`Article Audio lost track of "${job.title}"`, error, [
         { title: 'Retry', run: () => vscode.commands.executeCommand(Commands.retryJob, job.id) },
       ]);
     }),

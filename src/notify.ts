@@ -38,8 +38,11 @@ export class Notifier {
     private readonly readme: vscode.Uri,
   ) {}
 
-  /** Shows `error` with the fixes that fit it, plus `extra` (such as Retry). Resolves when the notification closes. */
-  async error(context: string, error: unknown, extra: Fix[] = []): Promise<void> {
+  /**
+   * Shows `error` with the fixes that fit it, plus `extra` (such as Retry). Returns at once: a command must not wait
+   * for the user to close a notification (it would never finish while the notification stays open).
+   */
+  error(context: string, error: unknown, extra: Fix[] = []): void {
     const { message, fixes } = describe(error, this.readme);
     const text = this.redactor.redact(`${context}: ${message}`);
     this.log.error(text);
@@ -47,21 +50,26 @@ export class Notifier {
     const seen = new Set<string>();
     const unique = actions.filter((fix) => !seen.has(fix.title) && seen.add(fix.title));
     this.remember({ message: text, actions: unique.map((fix) => fix.title) });
-    const picked = await vscode.window.showErrorMessage(text, ...unique.map((fix) => fix.title));
-    await unique.find((fix) => fix.title === picked)?.run();
+    this.offer(vscode.window.showErrorMessage(text, ...unique.map((fix) => fix.title)), unique);
   }
 
-  async warn(text: string, fixes: Fix[] = []): Promise<void> {
+  /** Shows a warning with its fixes; returns at once, like error(). */
+  warn(text: string, fixes: Fix[] = []): void {
     const safe = this.redactor.redact(text);
     this.log.warn(safe);
     this.remember({ message: safe, actions: fixes.map((fix) => fix.title) });
-    const picked = await vscode.window.showWarningMessage(safe, ...fixes.map((fix) => fix.title));
-    await fixes.find((fix) => fix.title === picked)?.run();
+    this.offer(vscode.window.showWarningMessage(safe, ...fixes.map((fix) => fix.title)), fixes);
+  }
+
+  private offer(choice: Thenable<string | undefined>, fixes: Fix[]): void {
+    void Promise.resolve(choice)
+      .then((picked) => fixes.find((fix) => fix.title === picked)?.run())
+      .catch((error: unknown) => this.log.error(this.redactor.redact(`A fix failed: ${error instanceof Error ? error.message : String(error)}`)));
   }
 
   private remember(entry: ShownError): void {
     this.shown.push(entry);
-    if (this.shown.length > 20) this.shown.shift();
+    if (this.shown.length > 100) this.shown.shift();
   }
 }
 
