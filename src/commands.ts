@@ -98,12 +98,20 @@ export function registerCommands(services: CommandServices): vscode.Disposable[]
 
     vscode.commands.registerCommand(Commands.setApiKey, async (given?: string) => {
       const service = services.connection.current();
+      if (service === 'local') {
+        // A key is kept for one service's address, so the address comes first; Use Remote Service asks for the key.
+        if (typeof given === 'string') {
+          notifier.warn('Choose the remote service first: an API key is kept for one service address.', [{ title: 'Use Remote Service…', run: () => vscode.commands.executeCommand(Commands.useRemoteService) }]);
+          return false;
+        }
+        return vscode.commands.executeCommand<boolean>(Commands.useRemoteService);
+      }
       const key =
         typeof given === 'string'
           ? given
           : await vscode.window.showInputBox({
               title: 'Article Audio: API Key',
-              prompt: service === 'local' ? 'API key of your remote job service (kept in the OS keyring, never in settings)' : `API key for ${services.connection.describe(service)} (kept in the OS keyring, never in settings)`,
+              prompt: `API key for ${services.connection.describe(service)} (kept in the OS keyring, never in settings, sent only to this address)`,
               password: true,
               ignoreFocusOut: true,
               placeHolder: 'Paste the key',
@@ -116,31 +124,30 @@ export function registerCommands(services: CommandServices): vscode.Disposable[]
         return false;
       }
       try {
-        await keys.set(key);
+        await keys.set(service, key);
       } catch (error) {
         notifier.error('The API key was not saved', error);
         return false;
       }
-      services.log.info('API key saved in SecretStorage');
-      if (service === 'local') {
-        void vscode.window.showInformationMessage('API key saved. Article Audio uses the local engine until you choose a remote service.', 'Use Remote Service…').then((picked) => {
-          if (picked) void vscode.commands.executeCommand(Commands.useRemoteService);
-        });
-      } else {
-        void vscode.window.showInformationMessage(`API key saved for ${services.connection.describe(service)}.`);
-      }
+      services.log.info(`API key for ${services.connection.describe(service)} saved in SecretStorage`);
+      void vscode.window.showInformationMessage(`API key saved for ${services.connection.describe(service)}.`);
       return true;
     }),
 
     vscode.commands.registerCommand(Commands.clearApiKey, async () => {
+      const service = services.connection.current();
+      if (service === 'local') {
+        void vscode.window.showInformationMessage('Article Audio uses the local engine, which needs no API key. Keys of remote services are removed while that service is chosen.');
+        return;
+      }
       try {
-        await keys.clear();
+        await keys.clear(service);
       } catch (error) {
         notifier.error('The API key was not removed', error);
         return;
       }
-      services.log.info('API key removed from SecretStorage');
-      void vscode.window.showInformationMessage('API key removed from the OS keyring.');
+      services.log.info(`API key for ${services.connection.describe(service)} removed from SecretStorage`);
+      void vscode.window.showInformationMessage(`API key for ${services.connection.describe(service)} removed from the OS keyring.`);
     }),
 
     vscode.commands.registerCommand(Commands.showJobs, async () => {
@@ -234,16 +241,17 @@ export function registerCommands(services: CommandServices): vscode.Disposable[]
               ignoreFocusOut: true,
               validateInput: (value) => (isHttpUrl(value.trim()) ? undefined : 'Enter an http:// or https:// address, such as https://audio.example.com'),
             });
-      if (url === undefined) return;
+      if (url === undefined) return false;
       if (!isHttpUrl(url.trim())) {
         notifier.warn(`"${url}" is not an http:// or https:// address.`);
-        return;
+        return false;
       }
-      await updateBaseUrl(url.trim().replace(/\/+$/, ''));
-      if ((await keys.get().catch(() => undefined)) === undefined && typeof given !== 'string') {
-        await vscode.commands.executeCommand(Commands.setApiKey);
-      }
+      const baseUrl = url.trim().replace(/\/+$/, '');
+      await updateBaseUrl(baseUrl);
+      let hasKey = (await keys.get(baseUrl).catch(() => undefined)) !== undefined;
+      if (!hasKey && typeof given !== 'string') hasKey = (await vscode.commands.executeCommand<boolean>(Commands.setApiKey)) === true;
       void vscode.window.showInformationMessage(`Article Audio now uses ${services.connection.describe()}.`);
+      return hasKey;
     }),
   ];
 }

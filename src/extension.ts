@@ -58,7 +58,7 @@ export function activate(context: vscode.ExtensionContext): ArticleAudioApi {
   });
   context.subscriptions.push({ dispose: () => void engine.stop() });
 
-  const keys = new ApiKeyStore(context.secrets, log.redactor);
+  const keys = new ApiKeyStore(context.secrets, log.redactor, () => readSettings().baseUrl);
   const connection = new ServiceConnection(engine, keys, log.logger('service'), token);
   const notifier = new Notifier(log.logger('extension'), log.redactor, vscode.Uri.joinPath(context.extensionUri, 'README.md'));
   const jobs = new JobTracker(context.globalState, new AudioCache(path.join(storage, 'audio')), connection, log.logger('jobs'));

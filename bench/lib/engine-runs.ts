@@ -4,6 +4,7 @@
 // benchmarks share them, so the long articles are synthesized once per model. The wall time excludes the engine's
 // start (a warm-up job runs first); the peak memory includes everything.
 import { readFileSync } from 'node:fs';
+import { ENGINE_ENV, ENGINE_NODE_FLAGS } from '../../src/engine/process-tuning';
 import { startEngineProcess } from '../../test/support/engine-process';
 import { serviceCalls } from '../../test/support/http-calls';
 import { openStream } from '../../test/support/sse-reader';
@@ -43,7 +44,8 @@ export function peakMemoryMb(pid: number): number {
 
 async function measure(model: ModelId, article: ArticleName): Promise<EngineRun> {
   const text = articleText(article);
-  const engine = await startEngineProcess({ startTimeoutMs: 60_000 });
+  // Started as the extension starts its local engine (same node flags and malloc setting).
+  const engine = await startEngineProcess({ startTimeoutMs: 60_000, env: { ...ENGINE_ENV }, nodeArgs: ENGINE_NODE_FLAGS });
   try {
     const token = engine.tokens[0] as string;
     const calls = serviceCalls(engine.url, token);

@@ -1,10 +1,16 @@
-// The remote service's API key, kept only in VS Code's SecretStorage (the OS keyring). Never in settings, never in
-// the log: every key read or stored here is added to the log's redactor first.
+// The remote services' API keys, kept only in VS Code's SecretStorage (the OS keyring). Never in settings, never in
+// the log: every key read or stored here is added to the log's redactor first. A key belongs to the origin of the
+// service it was set for: a base URL changed later (by hand, or by a workspace's settings) never receives it.
 import * as vscode from 'vscode';
 import type { Redactor } from '../api/index';
 import { ContextKeys } from '../command-ids';
 
-const KEY = 'articleAudio.apiKey';
+const KEY_PREFIX = 'articleAudio.apiKey:';
+
+/** The SecretStorage name of the key for a service's base URL: one per origin (scheme, host, port). */
+export function secretNameFor(baseUrl: string): string {
+  return `${KEY_PREFIX}${new URL(baseUrl).origin}`;
+}
 
 /** SecretStorage failed, most often because no OS keyring is available (Linux without a Secret Service). */
 export class KeyringUnavailableError extends Error {
@@ -19,22 +25,25 @@ export class ApiKeyStore implements vscode.Disposable {
   readonly onDidChange = this.changed.event;
   private readonly subscription: vscode.Disposable;
 
+  /** `current` is the remote service's base URL in use, undefined with the local engine (for the context key). */
   constructor(
     private readonly secrets: vscode.SecretStorage,
     private readonly redactor: Redactor,
+    private readonly current: () => string | undefined,
   ) {
     this.subscription = secrets.onDidChange((event) => {
-      if (event.key !== KEY) return;
+      if (!event.key.startsWith(KEY_PREFIX)) return;
       void this.refreshContext();
       this.changed.fire();
     });
     void this.refreshContext();
   }
 
-  async get(): Promise<string | undefined> {
+  /** The key for the service at `baseUrl`, if one was set for its origin. */
+  async get(baseUrl: string): Promise<string | undefined> {
     let key: string | undefined;
     try {
-      key = await this.secrets.get(KEY);
+      key = await this.secrets.get(secretNameFor(baseUrl));
     } catch (error) {
       throw keyringError('read', error);
     }
@@ -42,19 +51,19 @@ export class ApiKeyStore implements vscode.Disposable {
     return key?.trim() || undefined;
   }
 
-  async set(key: string): Promise<void> {
+  async set(baseUrl: string, key: string): Promise<void> {
     this.redactor.add(key);
     try {
-      await this.secrets.store(KEY, key.trim());
+      await this.secrets.store(secretNameFor(baseUrl), key.trim());
     } catch (error) {
       throw keyringError('store', error);
     }
     await this.refreshContext();
   }
 
-  async clear(): Promise<void> {
+  async clear(baseUrl: string): Promise<void> {
     try {
-      await this.secrets.delete(KEY);
+      await this.secrets.delete(secretNameFor(baseUrl));
     } catch (error) {
       throw keyringError('delete', error);
     }
@@ -66,10 +75,12 @@ export class ApiKeyStore implements vscode.Disposable {
     this.changed.dispose();
   }
 
-  private async refreshContext(): Promise<void> {
+  /** Sets the context key `articleAudio.hasApiKey` for the service in use (call after the base URL changes). */
+  async refreshContext(): Promise<void> {
+    const service = this.current();
     let present = false;
     try {
-      present = (await this.get()) !== undefined;
+      present = service !== undefined && (await this.get(service)) !== undefined;
     } catch {
       present = false;
     }

@@ -48,6 +48,7 @@ export class ServiceConnection implements vscode.Disposable {
         if (!affectsService(event)) return;
         this.cached = undefined;
         void this.updateContext();
+        void this.keys.refreshContext();
         this.changed.fire(this.current());
       }),
       keys.onDidChange(() => {
@@ -76,7 +77,7 @@ export class ServiceConnection implements vscode.Disposable {
       const token = await this.engineToken();
       return this.reuse(`local ${url}`, () => new JobServiceClient({ baseUrl: url, apiKey: token, userAgent: USER_AGENT, log: this.clientLog(), maxRetries: 2 }));
     }
-    const key = await this.keys.get();
+    const key = await this.keys.get(service);
     if (!key) {
       throw new MissingApiKeyError(`Article Audio needs an API key for ${this.describe(service)}. Set it with "Article Audio: Set API Key…", or switch to the local engine.`, { code: 'missing_api_key' });
     }
@@ -87,7 +88,7 @@ export class ServiceConnection implements vscode.Disposable {
       return new JobServiceClient({
         baseUrl: service,
         // Read for every request, so that a key changed in another window takes effect at once.
-        apiKey: () => this.keys.get(),
+        apiKey: () => this.keys.get(service),
         userAgent: USER_AGENT,
         log: this.clientLog(),
         ...(dispatcher ? { dispatcher } : {}),

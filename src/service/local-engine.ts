@@ -9,6 +9,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { request } from 'undici';
 import type { Logger } from './log';
+import { ENGINE_ENV, ENGINE_NODE_FLAGS } from '../engine/process-tuning';
 
 export interface LocalEngineOptions {
   /** dist/engine.js */
@@ -103,7 +104,7 @@ export class LocalEngine {
     this.stopping = false;
     this.lastStderr = [];
     log.info(`starting the local engine (data in ${dataDir})`);
-    const child = spawn(process.execPath, [enginePath, '--port', '0', '--data-dir', dataDir, '--exit-with-stdin', '--lock-wait-s', '5'], {
+    const child = spawn(process.execPath, [...ENGINE_NODE_FLAGS, enginePath, '--port', '0', '--data-dir', dataDir, '--exit-with-stdin', '--lock-wait-s', '5'], {
       env: engineEnvironment(token),
       stdio: ['pipe', 'pipe', 'pipe'],
       windowsHide: true,
@@ -239,5 +240,5 @@ function engineEnvironment(token: string): NodeJS.ProcessEnv {
     const match = /^ARTICLE_AUDIO_TEST_ENGINE_(\w+)$/.exec(name);
     if (match) env[`ARTICLE_AUDIO_${match[1]}`] = value;
   }
-  return { ...env, ELECTRON_RUN_AS_NODE: '1', ARTICLE_AUDIO_TOKENS: token, ARTICLE_AUDIO_HOST: '127.0.0.1' };
+  return { ...ENGINE_ENV, ...env, ELECTRON_RUN_AS_NODE: '1', ARTICLE_AUDIO_TOKENS: token, ARTICLE_AUDIO_HOST: '127.0.0.1' };
 }

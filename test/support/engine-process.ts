@@ -23,6 +23,8 @@ export interface EngineProcessOptions {
   args?: string[];
   /** More environment variables. */
   env?: Record<string, string>;
+  /** Flags for node itself, before the script (e.g. ENGINE_NODE_FLAGS). */
+  nodeArgs?: readonly string[];
   /** How long to wait for the address line. Default 20 s. */
   startTimeoutMs?: number;
 }
@@ -78,7 +80,7 @@ export async function startEngineProcess(options: EngineProcessOptions = {}): Pr
   let port = options.port ?? 0;
 
   async function launch(): Promise<void> {
-    const args = [script, ...(entry === 'serve' ? ['serve'] : []), '--port', String(port), '--data-dir', dataDir, ...(options.args ?? [])];
+    const args = [...(options.nodeArgs ?? []), script, ...(entry === 'serve' ? ['serve'] : []), '--port', String(port), '--data-dir', dataDir, ...(options.args ?? [])];
     stdout = '';
     stderr = '';
     child = spawn(process.execPath, args, { cwd: repoRoot, env, stdio: ['pipe', 'pipe', 'pipe'] });

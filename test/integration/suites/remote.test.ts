@@ -162,6 +162,28 @@ describe('A remote service', function () {
     const stored = filesUnder(api.storageUri.fsPath).filter((f) => statSync(f).size < 5_000_000);
     assert.ok(stored.length > 0, 'the extension keeps no files, so this check would prove nothing');
     for (const file of stored) assert.ok(!readFileSync(file).includes(KEY), `the API key appears in ${file}`);
-    assert.equal(await api.keys.get(), KEY, 'SecretStorage does not hold the key');
+    assert.equal(await api.keys.get(`http://${HOST}:${remote.port}`), KEY, 'SecretStorage does not hold the key');
+  });
+
+  it('never sends the key to another address: a changed base URL (say, from a workspace) needs its own key', async () => {
+    const own = `http://${HOST}:${remote.port}`;
+    assert.equal(await api.keys.get(own), KEY, 'the previous test left no key, so this check would prove nothing');
+    // Same host, another port: another origin. Requests would be tunnelled through the proxy, which records them.
+    const other = `http://${HOST}:${remote.port + 1}`;
+    await setSetting('articleAudio', 'service.baseUrl', other);
+    try {
+      const tunnels = proxy.tunnels.length;
+      const shown = api.notifier.shown.length;
+      const job = await convert('Somewhere Else');
+      assert.equal(job, undefined);
+      const [error] = api.notifier.shown.slice(shown);
+      assert.ok(error, 'no notification was shown');
+      assert.match(error.message, new RegExp(`needs an API key for ${HOST.replace(/\./g, '\\.')}:${remote.port + 1}`));
+      assert.deepEqual(proxy.tunnels.slice(tunnels), [], 'a request went to the other address');
+      assert.equal(await api.keys.get(other), undefined);
+    } finally {
+      await setSetting('articleAudio', 'service.baseUrl', own);
+    }
+    assert.equal(await api.keys.get(own), KEY, 'the key of the first service was lost');
   });
 });
