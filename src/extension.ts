@@ -1,6 +1,7 @@
 // Composition root: builds the parts, wires them together and registers them with VS Code. Every disposable ends up
 // in context.subscriptions. The local engine is started only when a job needs it (or unfinished local jobs exist).
 import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import * as vscode from 'vscode';
 import { registerCommands } from './commands';
@@ -16,8 +17,6 @@ import { ExtensionLog } from './service/log';
 import { JobsTreeProvider } from './views/jobs-tree';
 import { JobStatusBar } from './views/status-bar';
 import { registerPlayer } from './webview/player-panel';
-
-const ENGINE_TOKEN_KEY = 'articleAudio.localEngineToken';
 
 /** What activate returns: for the integration tests and for other extensions that want to follow jobs. */
 export interface ArticleAudioApi {
@@ -42,7 +41,7 @@ export function activate(context: vscode.ExtensionContext): ArticleAudioApi {
 
   const storage = context.globalStorageUri.fsPath;
   let engineToken: Promise<string> | undefined;
-  const token = () => (engineToken ??= readEngineToken(context.secrets, log, logger));
+  const token = () => (engineToken ??= readEngineToken(storage, log, logger));
   const engine = new LocalEngine({
     enginePath: path.join(context.extensionPath, 'dist', 'engine.js'),
     dataDir: path.join(storage, 'engine'),
@@ -127,21 +126,30 @@ function updateBadge(view: vscode.TreeView<unknown>, jobs: JobTracker): void {
 }
 
 /**
- * The local engine's token: random, made once and kept in SecretStorage, so that the engine (which shows each job
- * only to the token that created it) still knows this window's jobs after a reload. Without a keyring, a new token
- * per session: jobs then cannot be followed across restarts.
+ * The local engine's token: random, made once and kept in `<globalStorage>/engine-token` (readable by this user
+ * only, beside the engine's data, which holds the jobs' texts anyway), so that the engine, which shows each job only
+ * to the token that created it, still knows this window's jobs after a reload or a restart. Not in SecretStorage:
+ * where that has no persistent keyring (VS Code in a browser, Linux without a Secret Service) every reload would
+ * make a new token and lose the running jobs. It is not the remote service's API key, which stays in SecretStorage.
  */
-async function readEngineToken(secrets: vscode.SecretStorage, log: ExtensionLog, logger: ReturnType<ExtensionLog['logger']>): Promise<string> {
+async function readEngineToken(storage: string, log: ExtensionLog, logger: ReturnType<ExtensionLog['logger']>): Promise<string> {
+  const file = path.join(storage, 'engine-token');
   let value: string | undefined;
   try {
-    value = await secrets.get(ENGINE_TOKEN_KEY);
-    if (!value) {
-      value = randomBytes(32).toString('base64url');
-      await secrets.store(ENGINE_TOKEN_KEY, value);
-    }
+    await mkdir(storage, { recursive: true });
+    const fresh = randomBytes(32).toString('base64url');
+    // 'wx': of two windows starting at once, one writes and the other reads what it wrote.
+    await writeFile(file, fresh, { mode: 0o600, flag: 'wx' }).then(
+      () => (value = fresh),
+      (error: NodeJS.ErrnoException) => {
+        if (error.code !== 'EEXIST') throw error;
+      },
+    );
+    value ??= (await readFile(file, 'utf8')).trim() || undefined;
+    if (!value) throw new Error(`${file} is empty`);
   } catch (error) {
-    logger.warn(`the OS keyring is unavailable (${(error as Error).message}); the local engine gets a token for this session only`);
-    value ??= randomBytes(32).toString('base64url');
+    logger.warn(`could not keep the local engine's token in ${file} (${(error as Error).message}); it gets a token for this session only, so its jobs cannot be followed after a reload`);
+    value = randomBytes(32).toString('base64url');
   }
   log.redactor.add(value);
   return value;
