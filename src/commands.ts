@@ -196,9 +196,11 @@ export function registerCommands(services: CommandServices): vscode.Disposable[]
         await vscode.commands.executeCommand('revealFileInOS', file);
       } catch {
         // No file manager here (VS Code in a browser, or a remote window): say where the file is instead.
-        const picked = await vscode.window.showInformationMessage(`The audio of "${job.title}" is at ${job.files.audio}`, 'Copy Path', 'Save Audio As…');
-        if (picked === 'Copy Path') await vscode.env.clipboard.writeText(job.files.audio);
-        if (picked === 'Save Audio As…') await player.saveAs(job.id);
+        const audio = job.files.audio;
+        void vscode.window.showInformationMessage(`The audio of "${job.title}" is at ${audio}`, 'Copy Path', 'Save Audio As…').then(async (picked) => {
+          if (picked === 'Copy Path') await vscode.env.clipboard.writeText(audio);
+          if (picked === 'Save Audio As…') await player.saveAs(job.id);
+        });
       }
     }),
 

@@ -1,13 +1,13 @@
 // End to end in real VS Code against the real local engine: each way to start a job, the status bar and the tree
 // along the way, cancel, input checks, and the engine being restarted after it dies.
 import * as assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { before, describe, it } from 'mocha';
 import * as vscode from 'vscode';
-import { Commands } from '../../../src/command-ids';
+import { Commands, Views } from '../../../src/command-ids';
 import type { ArticleAudioApi } from '../../../src/extension';
 import type { JobRecord } from '../../../src/jobs/types';
 import { article, extensionApi, setSetting, waitFor, waitForEnd } from './helpers';
@@ -118,6 +118,52 @@ describe('Jobs on the local engine', function () {
     assert.equal(api.jobs.all().length, before);
     const message = api.notifier.shown.slice(shown).map((s) => s.message).join('\n');
     assert.match(message, /18 characters; an article needs at least 50/);
+  });
+
+  it('retries a job, copies its id, opens it in the player, and removes it with its cached audio', async () => {
+    const file = path.join(workspace, 'second-try.md');
+    writeFileSync(file, article('A Second Try'));
+    const first = await vscode.commands.executeCommand<JobRecord | undefined>(Commands.convertDocument, vscode.Uri.file(file));
+    assert.ok(first);
+    assertPlayableFiles(await waitForEnd(api, first.id));
+
+    // Retry makes a new job from the same text (kept in the cache), with the same title and model.
+    const again = await vscode.commands.executeCommand<JobRecord | undefined>(Commands.retryJob, first.id);
+    assert.ok(again, 'retry returned no job');
+    assert.notEqual(again.id, first.id);
+    assert.equal(again.title, 'A Second Try');
+    assert.equal(again.modelId, first.modelId);
+    const done = await waitForEnd(api, again.id);
+    assertPlayableFiles(done);
+
+    await vscode.commands.executeCommand(Commands.copyJobId, again.id);
+    assert.equal(await vscode.env.clipboard.readText(), again.id);
+
+    await vscode.commands.executeCommand(Commands.openPlayer, again.id);
+    await waitFor('the player tab', () =>
+      vscode.window.tabGroups.all.some((group) => group.tabs.some((tab) => tab.input instanceof vscode.TabInputWebview && tab.input.viewType.endsWith(Views.player) && tab.label.includes('A Second Try'))),
+    );
+
+    const audioDir = path.dirname(done.files?.audio ?? '');
+    assert.ok(existsSync(audioDir));
+    await vscode.commands.executeCommand(Commands.removeJob, again.id);
+    assert.equal(api.jobs.get(again.id), undefined, 'the job is still listed');
+    assert.ok(!existsSync(audioDir), 'its cached audio is still on disk');
+    assert.ok(api.jobs.get(first.id), 'removing one job removed another');
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  });
+
+  it('switches to a remote service and back to the local engine by command', async () => {
+    try {
+      // Given an address, Use Remote Service sets it without asking; it has no key yet, so it says false.
+      assert.equal(await vscode.commands.executeCommand(Commands.useRemoteService, 'https://audio.example.test/'), false);
+      assert.equal(vscode.workspace.getConfiguration('articleAudio').get('service.baseUrl'), 'https://audio.example.test');
+      assert.equal(api.connection.current(), 'https://audio.example.test');
+      await vscode.commands.executeCommand(Commands.useLocalEngine);
+      assert.equal(api.connection.current(), 'local');
+    } finally {
+      await setSetting('articleAudio', 'service.baseUrl', undefined);
+    }
   });
 
   it('cancels a running job: it ends failed with code cancelled and no audio', async () => {
