@@ -251,7 +251,8 @@ export function registerCommands(services: CommandServices): vscode.Disposable[]
       const baseUrl = url.trim().replace(/\/+$/, '');
       await updateBaseUrl(baseUrl);
       let hasKey = (await keys.get(baseUrl).catch(() => undefined)) !== undefined;
-      if (!hasKey && typeof given !== 'string') hasKey = (await vscode.commands.executeCommand<boolean>(Commands.setApiKey)) === true;
+      // (current() is checked so that Set API Key, which asks for an address first when local, can never loop.)
+      if (!hasKey && typeof given !== 'string' && services.connection.current() !== 'local') hasKey = (await vscode.commands.executeCommand<boolean>(Commands.setApiKey)) === true;
       void vscode.window.showInformationMessage(`Article Audio now uses ${services.connection.describe()}.`);
       return hasKey;
     }),
