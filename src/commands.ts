@@ -8,7 +8,7 @@ import { Commands, Views } from './command-ids';
 import { isHttpUrl, readSettings, updateBaseUrl } from './config';
 import type { JobTracker, NewJob } from './jobs/job-tracker';
 import type { JobRecord } from './jobs/types';
-import type { Notifier } from './notify';
+import { Fixes, type Notifier } from './notify';
 import { type ApiKeyStore, checkApiKey } from './service/api-key';
 import type { ServiceConnection } from './service/connection';
 import type { Logger } from './service/log';
@@ -101,7 +101,7 @@ export function registerCommands(services: CommandServices): vscode.Disposable[]
       if (service === 'local') {
         // A key is kept for one service's address, so the address comes first; Use Remote Service asks for the key.
         if (typeof given === 'string') {
-          notifier.warn('Choose the remote service first: an API key is kept for one service address.', [{ title: 'Use Remote Service…', run: () => vscode.commands.executeCommand(Commands.useRemoteService) }]);
+          notifier.warn('Choose the remote service first: an API key is kept for one service address.', [Fixes.useRemote]);
           return false;
         }
         return vscode.commands.executeCommand<boolean>(Commands.useRemoteService);
@@ -120,7 +120,7 @@ export function registerCommands(services: CommandServices): vscode.Disposable[]
       if (key === undefined) return false;
       const problem = checkApiKey(key);
       if (problem) {
-        notifier.warn(problem, [{ title: 'Set API Key', run: () => vscode.commands.executeCommand(Commands.setApiKey) }]);
+        notifier.warn(problem, [Fixes.setKey]);
         return false;
       }
       try {
@@ -183,7 +183,7 @@ export function registerCommands(services: CommandServices): vscode.Disposable[]
           ...(settings.outroAudioUrl ? { outroAudioUrl: settings.outroAudioUrl } : {}),
         });
       } catch (error) {
-        notifier.error(`Could not retry "${job.title}"`, error, [{ title: 'Retry', run: () => vscode.commands.executeCommand(Commands.retryJob, job.id) }]);
+        notifier.error(`Could not retry "${job.title}"`, error, [Fixes.retryJob(job.id)]);
         return undefined;
       }
     }),

@@ -5,11 +5,11 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import * as vscode from 'vscode';
 import { registerCommands } from './commands';
-import { Commands, Views } from './command-ids';
+import { Views } from './command-ids';
 import { readSettings } from './config';
 import { AudioCache } from './jobs/audio-cache';
 import { JobTracker } from './jobs/job-tracker';
-import { Notifier } from './notify';
+import { Fixes, Notifier } from './notify';
 import { ApiKeyStore } from './service/api-key';
 import { ServiceConnection } from './service/connection';
 import { LocalEngine } from './service/local-engine';
@@ -52,7 +52,7 @@ export function activate(context: vscode.ExtensionContext): ArticleAudioApi {
       connection.reset();
       notifier.warn(
         `The local engine stopped unexpectedly (${signal ?? `exit code ${code}`})${lastError ? `: ${lastError}` : ''}. ${restarting ? 'It is starting again; running jobs continue.' : 'It stopped several times in a row; it starts again with the next job.'}`,
-        [{ title: 'Show Log', run: () => channel.show(true) }],
+        [Fixes.showLog],
       );
     },
   });
@@ -60,7 +60,7 @@ export function activate(context: vscode.ExtensionContext): ArticleAudioApi {
 
   const keys = new ApiKeyStore(context.secrets, log.redactor, () => readSettings().baseUrl);
   const connection = new ServiceConnection(engine, keys, log.logger('service'), token);
-  const notifier = new Notifier(log.logger('extension'), log.redactor, vscode.Uri.joinPath(context.extensionUri, 'README.md'));
+  const notifier = new Notifier(logger, log.redactor, vscode.Uri.joinPath(context.extensionUri, 'README.md'));
   const jobs = new JobTracker(context.globalState, new AudioCache(path.join(storage, 'audio')), connection, log.logger('jobs'));
   const statusBar = new JobStatusBar(jobs);
   const tree = new JobsTreeProvider(jobs);
@@ -95,15 +95,13 @@ export function activate(context: vscode.ExtensionContext): ArticleAudioApi {
       if (job.status === 'failed' && job.error?.code !== 'cancelled') {
         const reason = job.error?.message ?? 'The service gave no reason.';
         notifier.warn(`"${job.title}" failed${job.error?.code ? ` (${job.error.code})` : ''}: ${reason}`, [
-          { title: 'Retry', run: () => vscode.commands.executeCommand(Commands.retryJob, job.id) },
-          { title: 'Show Log', run: () => channel.show(true) },
+          Fixes.retryJob(job.id),
+          Fixes.showLog,
         ]);
       }
     }),
     jobs.onDidLoseTrack(({ job, error }) => {
-      notifier.error(`Article Audio lost track of "${job.title}"`, error, [
-        { title: 'Retry', run: () => vscode.commands.executeCommand(Commands.retryJob, job.id) },
-      ]);
+      notifier.error(`Article Audio lost track of "${job.title}"`, error, [Fixes.retryJob(job.id)]);
     }),
     connection.onDidChange((service) => {
       logger.info(`now using ${connection.describe(service)}`);
@@ -111,11 +109,10 @@ export function activate(context: vscode.ExtensionContext): ArticleAudioApi {
     }),
   );
 
-  logger.info(`activated (VS Code ${vscode.version}, ${readSettings().baseUrl ? 'remote service' : 'local engine'})`);
   jobs.resume();
 
-  // Read by the activation benchmark (bench/extension.ts). The engine is not started here but at the first job.
-  logger.info(`activated in ${Math.round(performance.now() - activationStart)} ms`);
+  // The time is read by the activation benchmark (bench/extension.ts). The engine starts at the first job, not here.
+  logger.info(`activated in ${Math.round(performance.now() - activationStart)} ms (VS Code ${vscode.version}, ${connection.current() === 'local' ? 'local engine' : 'remote service'})`);
   return { jobs, connection, statusBar, notifier, engine, keys, tree, storageUri: context.globalStorageUri, logUri: context.logUri };
 }
 

@@ -77,6 +77,15 @@ const run = (command: string, ...args: unknown[]) => () => vscode.commands.execu
 const showLog: Fix = { title: 'Show Log', run: run(Commands.showLog) };
 const setKey: Fix = { title: 'Set API Key', run: run(Commands.setApiKey) };
 const useLocal: Fix = { title: 'Use Local Engine', run: run(Commands.useLocalEngine) };
+
+/** The fix buttons, one definition each, for callers that offer them with warn() or as extras of error(). */
+export const Fixes = {
+  showLog,
+  setKey,
+  useLocal,
+  useRemote: { title: 'Use Remote Service…', run: run(Commands.useRemoteService) } satisfies Fix,
+  retryJob: (jobId: string): Fix => ({ title: 'Retry', run: run(Commands.retryJob, jobId) }),
+};
 function troubleshooting(readme: vscode.Uri): Fix {
   return { title: 'Open Troubleshooting', run: () => vscode.commands.executeCommand('markdown.showPreview', readme) };
 }
