@@ -9,7 +9,7 @@
 import * as assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, chownSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, chownSync, closeSync, copyFileSync, existsSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -49,10 +49,31 @@ async function killAll(): Promise<void> {
   );
 }
 
+/**
+ * The folder to run dist/engine.js from as `uid`: the checkout itself may sit in a folder other users cannot enter
+ * (a clone inside `mktemp -d` is 0700), so for another user the engine and the files it loads from beside itself
+ * are copied once into a folder everyone can read.
+ */
+let engineCopy: string | undefined;
+function engineDirFor(uid: number | undefined): string {
+  const dist = path.join(repoRoot, 'dist');
+  if (uid === undefined) return dist;
+  if (!engineCopy) {
+    engineCopy = mkdtempSync(path.join(os.tmpdir(), 'aa-fault-engine-'));
+    chmodSync(engineCopy, 0o755);
+    for (const file of readdirSync(dist)) {
+      if (file.startsWith('engine.') || file.startsWith('synth-worker.') || file.endsWith('.wasm')) copyFileSync(path.join(dist, file), path.join(engineCopy, file));
+    }
+    process.on('exit', () => rmSync(engineCopy ?? '', { recursive: true, force: true }));
+  }
+  return engineCopy;
+}
+
 /** Starts dist/engine.js on `dataDir`, as `uid` when given; resolves with the engine or its start-up error line. */
 async function startEngine(dataDir: string, uid?: number): Promise<Engine | { error: string; code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, [path.join(repoRoot, 'dist', 'engine.js'), '--port', '0', '--data-dir', dataDir, '--lock-wait-s', '1'], {
-    cwd: repoRoot,
+  const engineDir = engineDirFor(uid);
+  const child = spawn(process.execPath, [path.join(engineDir, 'engine.js'), '--port', '0', '--data-dir', dataDir, '--lock-wait-s', '1'], {
+    cwd: engineDir,
     env: { PATH: process.env.PATH, ARTICLE_AUDIO_TOKENS: TOKEN, ...(uid !== undefined ? { HOME: '/tmp' } : { HOME: process.env.HOME }) },
     stdio: ['ignore', 'pipe', 'pipe'],
     ...(uid !== undefined ? { uid, gid: uid } : {}),
