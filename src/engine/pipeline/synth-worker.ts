@@ -54,13 +54,20 @@ function readWav(bytes: Buffer): { samples: Int16Array; sampleRate: number } {
   throw new Error('The WAV file from Flite has no data');
 }
 
+/** One line, ended with a newline: the form in which Flite says every word of it. */
+function fliteInput(text: string): string {
+  return `${text.replace(/\s+/g, ' ').trim()}\n`;
+}
+
 async function synthesize(request: SynthesisRequest): Promise<{ samples: Int16Array; sampleRate: number }> {
   const module = await modulePromise;
   // Collected here, not after synthesis: the previous utterance's instance is unreachable only once its call has
   // returned, so this keeps one Flite instance per worker instead of two.
   collectGarbage();
-  // Text goes through a file: long argv text crashes Flite.
-  writeFileSync(path.join(scratch, 'in.txt'), request.text);
+  // Text goes through a file: long argv text crashes Flite. Flite splits a line into utterances at ".", ":" and "?",
+  // and drops the last piece of an unterminated line when it is a single word ("The answer is simple: patience."
+  // came out as "The answer is simple:"), so every line reaches it as one line, ended.
+  writeFileSync(path.join(scratch, 'in.txt'), fliteInput(request.text));
   const args = ['flite', '-voice', request.voice, '-f', '/work/in.txt', '-o', '/work/out.wav'];
   if (request.durationStretch && request.durationStretch !== 1) args.push('--setf', `duration_stretch=${request.durationStretch}`);
   if (request.pitchMean) args.push('--setf', `int_f0_target_mean=${request.pitchMean}`);
