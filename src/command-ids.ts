@@ -17,6 +17,7 @@ export const Commands = {
   removeJob: 'articleAudio.removeJob',
   useLocalEngine: 'articleAudio.useLocalEngine',
   useRemoteService: 'articleAudio.useRemoteService',
+  openSample: 'articleAudio.openSample',
 } as const;
 
 export type CommandId = (typeof Commands)[keyof typeof Commands];
@@ -32,4 +33,8 @@ export const Views = {
 export const ContextKeys = {
   hasApiKey: 'articleAudio.hasApiKey',
   serviceMode: 'articleAudio.serviceMode',
+  hasJobs: 'articleAudio.hasJobs',
+  hasRunningJobs: 'articleAudio.hasRunningJobs',
+  hasFinishedJobs: 'articleAudio.hasFinishedJobs',
+  hasPlayableJobs: 'articleAudio.hasPlayableJobs',
 } as const;

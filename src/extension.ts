@@ -14,8 +14,10 @@ import { ApiKeyStore } from './service/api-key';
 import { ServiceConnection } from './service/connection';
 import { LocalEngine } from './service/local-engine';
 import { ExtensionLog } from './service/log';
+import { trackJobContextKeys } from './views/job-context';
 import { JobsTreeProvider } from './views/jobs-tree';
 import { JobStatusBar } from './views/status-bar';
+import { registerWalkthrough } from './walkthrough';
 import { registerPlayer } from './webview/player-panel';
 
 /** What activate returns: for the integration tests and for other extensions that want to follow jobs. */
@@ -78,6 +80,7 @@ export function activate(context: vscode.ExtensionContext): ArticleAudioApi {
   updateBadge(view, jobs);
 
   context.subscriptions.push(...registerCommands({ context, jobs, connection, keys, notifier, log: logger, channel, statusBar, player }));
+  context.subscriptions.push(registerWalkthrough(context), trackJobContextKeys(jobs));
 
   context.subscriptions.push(
     jobs.onDidFinish(({ job, startedHere }) => {

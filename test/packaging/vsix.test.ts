@@ -52,6 +52,15 @@ describe('Packaging', () => {
     assert.deepEqual(unwanted, [], 'sources, tests or source maps were packaged');
   });
 
+  it('shows users the extension page, the icon and the walkthrough, not the developer README', () => {
+    for (const needed of ['extension/media/icon.png', 'extension/media/walkthrough/convert.md', 'extension/media/walkthrough/sample.md']) {
+      assert.ok(entries.includes(needed), `${needed} is missing from the .vsix`);
+    }
+    const readme = execFileSync('unzip', ['-p', vsix, 'extension/readme.md'], { encoding: 'utf8' });
+    assert.match(readme, /## Privacy/);
+    assert.doesNotMatch(readme, /npm test|npm ci/, 'the extension page carries the developer README');
+  });
+
   it('installs into real VS Code (code-server)', async () => {
     const { vscodeServerMain } = await import('../../scripts/test-env.mjs');
     const extensionsDir = path.join(work, 'installed-extensions');
