@@ -6,7 +6,8 @@ import { TokenRing } from './auth';
 import { createDefaultPipeline } from './default-pipeline';
 import { EventStreams } from './http/event-streams';
 import { createRequestHandler } from './http/request-handler';
-import { JobService } from './job-service';
+import { JobService, type Logger } from './job-service';
+import type { JobServiceApi } from './service-api';
 import { type EngineOptions, resolveOptions } from './options';
 import { FileJobStore } from './store/file-store';
 
@@ -51,7 +52,26 @@ export async function startEngine(options: EngineOptions): Promise<RunningEngine
     await store.close().catch(() => undefined);
     throw error;
   }
+  return serveHttp(service, { ...settings, tokens }, `data in ${settings.dataDir}; ${settings.concurrency} job(s) at once`);
+}
 
+export interface HttpNodeSettings {
+  host: string;
+  port: number;
+  tokens: TokenRing;
+  heartbeatMs: number;
+  streamRetryMs: number;
+  maxBodyBytes: number;
+  publicUrl?: string | undefined;
+  log: Logger;
+}
+
+/**
+ * Serves a job service over HTTP: the embedded engine, or a team API node. On close the port stays open (503) while
+ * the service stops, then open streams end and the port is released.
+ */
+export async function serveHttp(service: JobServiceApi, settings: HttpNodeSettings, description: string): Promise<RunningEngine> {
+  const { log, tokens } = settings;
   const streams = new EventStreams({ heartbeatMs: settings.heartbeatMs, retryMs: settings.streamRetryMs, maxBufferedBytes: 1024 * 1024 });
   let closing = false;
   let url = '';
@@ -84,7 +104,7 @@ export async function startEngine(options: EngineOptions): Promise<RunningEngine
   }
   const port = (server.address() as AddressInfo).port;
   url = `http://${urlHost(settings.host)}:${port}`;
-  log('info', `Listening on ${url}; data in ${settings.dataDir}; ${settings.concurrency} job(s) at once.`);
+  log('info', `Listening on ${url}; ${description}.`);
 
   let closed: Promise<void> | undefined;
   return {

@@ -1,6 +1,8 @@
-// The job service without HTTP: accepts jobs, runs them through the pipeline a bounded number at a time, keeps their
-// state and stream history in the store, cancels them, takes them back after a crash and forgets them after the
-// retention time. The HTTP layer (http/) only translates requests into these calls.
+// The embedded job service (`article-audio serve`, the extension's local engine): one process accepts jobs, runs
+// them through the pipeline a bounded number at a time, keeps their state and stream history in the store, cancels
+// them, takes them back after a crash and forgets them after the retention time. It implements JobServiceApi
+// (service-api.ts), the seam the HTTP layer (http/) talks to; the team service (team/) implements the same seam
+// over Postgres with separate worker processes.
 import { createHash } from 'node:crypto';
 import { newJobId } from './job-id';
 import { JobQueue } from './job-queue';
@@ -9,13 +11,15 @@ import { type ArticlePipeline, type FetchLimits, type PipelineLogLevel, type Pip
 import { ProgressThrottle } from './progress-throttle';
 import { closingEvents, logEvent, statusEvent } from './stream-events';
 import { type ArticleSubmission, submissionDigest } from './submission';
-import { type JobFailure, type JobStore, type LoadedJob, type StoredEvent, type StoredJob, isTerminal } from './store/types';
+import type { EventListener, Following, JobHandle, JobServiceApi, ServiceHealth } from './service-api';
+import { type ByteRange, type JobFailure, type JobStore, type LoadedJob, type OutputStorage, type StoredEvent, type StoredJob, type StoredOutput, isTerminal } from './store/types';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type Logger = (level: LogLevel, message: string) => void;
 
 export interface JobServiceOptions {
-  store: JobStore;
+  /** Jobs, events and run folders, and (the same object in the data dir) the output files. */
+  store: JobStore & OutputStorage;
   pipeline: ArticlePipeline;
   concurrency: number;
   queueDepth: number;
@@ -66,7 +70,7 @@ interface IdempotencyEntry {
   job?: LiveJob;
 }
 
-export class JobService {
+export class JobService implements JobServiceApi {
   private readonly jobs = new Map<string, LiveJob>();
   private readonly runs = new Map<string, ActiveRun>();
   private readonly queue: JobQueue<LiveJob>;
@@ -222,7 +226,11 @@ export class JobService {
   }
 
   /** The job if it exists, belongs to `owner` and has not expired. */
-  find(owner: string, id: string): LiveJob | undefined {
+  find(owner: string, id: string): Promise<LiveJob | undefined> {
+    return Promise.resolve(this.findNow(owner, id));
+  }
+
+  findNow(owner: string, id: string): LiveJob | undefined {
     const job = this.jobs.get(id);
     if (!job || job.record.owner !== owner) return undefined;
     if (this.isExpired(job.record)) {
@@ -232,18 +240,31 @@ export class JobService {
     return job;
   }
 
+  follow(handle: JobHandle, afterId: number, listener: EventListener): Promise<Following | undefined> {
+    return Promise.resolve(this.jobs.get(handle.id)?.follow(afterId, listener));
+  }
+
   /** The stored history of a job whose history is no longer held in memory (it has finished). */
-  storedHistory(job: LiveJob): Promise<StoredEvent[]> {
+  storedHistory(job: JobHandle): Promise<StoredEvent[]> {
     return this.options.store.readEvents(job.id);
   }
 
-  readOutput(job: LiveJob, name: string, range?: { start: number; end: number }) {
-    return this.options.store.readOutput(job.id, name, range);
+  readOutput(job: JobHandle, output: StoredOutput, range?: ByteRange) {
+    return this.options.store.read(job.id, output, range);
+  }
+
+  health(): Promise<ServiceHealth> {
+    return Promise.resolve({
+      ok: !this.stopping,
+      detail: { mode: 'embedded', jobs: this.jobs.size, waiting: this.queue.waitingCount, running: this.queue.runningCount },
+    });
   }
 
   /** Cancels a queued or processing job (failed, code `cancelled`); a finished job stays as it is. */
-  cancel(job: LiveJob): Promise<void> {
-    return job.serially(async () => {
+  async cancel(handle: JobHandle): Promise<LiveJob> {
+    const job = this.jobs.get(handle.id);
+    if (!job) return handle as LiveJob;
+    await job.serially(async () => {
       if (job.finished) return;
       this.queue.remove(job.id);
       const run = this.runs.get(job.id);
@@ -253,6 +274,7 @@ export class JobService {
       }
       await this.finish(job, { status: 'failed', error: { code: 'cancelled', message: 'The job was cancelled.' } });
     });
+    return job;
   }
 
   get waitingCount(): number {

@@ -3,7 +3,7 @@
 import os from 'node:os';
 import type { Logger } from './job-service';
 import type { ArticlePipeline, FetchLimits } from './pipeline/types';
-import type { JobStore } from './store/types';
+import type { JobStore, OutputStorage } from './store/types';
 
 export interface EngineOptions {
   /** Interface to listen on; 127.0.0.1 by default (the engine is for this machine unless told otherwise). */
@@ -42,7 +42,7 @@ export interface EngineOptions {
   /** Base of absolute addresses in responses, when clients reach the engine through a proxy. Default: the Host header. */
   publicUrl?: string;
   /** Where jobs are kept. Default: files in dataDir. */
-  store?: JobStore;
+  store?: JobStore & OutputStorage;
 }
 
 export const DEFAULT_FETCH_LIMITS: FetchLimits = { maxBytes: 10 * 1024 * 1024, timeoutMs: 20_000, maxRedirects: 5 };

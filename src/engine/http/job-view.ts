@@ -1,8 +1,8 @@
 // The job object of GET /v1/jobs/<id> (spec 2.3): every field in every state, plus a few additive ones.
-import type { LiveJob } from '../live-job';
+import type { JobHandle } from '../service-api';
 import { outputLinks, withAbsoluteUrls } from '../stream-events';
 
-export function jobView(job: LiveJob, baseUrl: string): Record<string, unknown> {
+export function jobView(job: JobHandle, baseUrl: string): Record<string, unknown> {
   const record = job.record;
   const links = outputLinks(record);
   return {

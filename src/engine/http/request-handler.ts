@@ -5,8 +5,8 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TokenRing } from '../auth';
 import { isJobId } from '../job-id';
-import { IdempotencyConflictError, type JobService, type Logger, QueueFullError, StoppingError } from '../job-service';
-import type { LiveJob } from '../live-job';
+import { IdempotencyConflictError, type Logger, QueueFullError, StoppingError } from '../job-service';
+import type { JobHandle, JobServiceApi } from '../service-api';
 import { checkSubmission } from '../submission';
 import { ApiError, headerValue } from './api-error';
 import type { EventStreams } from './event-streams';
@@ -15,7 +15,7 @@ import { sendOutputFile } from './output-file';
 import { discardBody, readJsonBody } from './request-body';
 
 export interface RequestHandlerOptions {
-  service: JobService;
+  service: JobServiceApi;
   tokens: TokenRing;
   streams: EventStreams;
   maxBodyBytes: number;
@@ -28,7 +28,7 @@ export interface RequestHandlerOptions {
 }
 
 type Route =
-  | { name: 'submit'; methods: readonly string[] }
+  | { name: 'submit' | 'health'; methods: readonly string[] }
   | { name: 'job' | 'stream' | 'cancel'; methods: readonly string[]; id: string }
   | { name: 'output'; methods: readonly string[]; id: string; file: string };
 
@@ -40,6 +40,7 @@ const STORAGE_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EACCES', 'EPERM', 'EROFS'])
 function route(target: string): Route | undefined {
   const path = target.replace(/^https?:\/\/[^/]*/i, '').split('?')[0] ?? '';
   const s = path.split('/');
+  if (path === '/healthz') return { name: 'health', methods: ['GET', 'HEAD'] };
   if (s[0] !== '' || s[1] !== 'v1') return undefined;
   if (s.length === 3 && s[2] === 'article-to-audio') return { name: 'submit', methods: ['POST'] };
   if (s[2] !== 'jobs' || s[3] === undefined) return undefined;
@@ -72,8 +73,8 @@ export function createRequestHandler(options: RequestHandlerOptions): (req: Inco
     res.end(text);
   }
 
-  function owned(owner: string, id: string): LiveJob {
-    const job = isJobId(id) ? service.find(owner, id) : undefined;
+  async function owned(owner: string, id: string): Promise<JobHandle> {
+    const job = isJobId(id) ? await service.find(owner, id) : undefined;
     if (!job) throw ApiError.notFound();
     return job;
   }
@@ -83,6 +84,12 @@ export function createRequestHandler(options: RequestHandlerOptions): (req: Inco
     if (!target) throw ApiError.notFound();
     const method = req.method ?? 'GET';
     if (!target.methods.includes(method)) throw ApiError.methodNotAllowed(target.methods);
+    if (target.name === 'health') {
+      // For load balancers: no token needed, nothing secret in it; 503 takes the node out of rotation.
+      const health = options.isClosing() ? { ok: false, detail: { stopping: true } } : await service.health().catch((error: unknown) => ({ ok: false, detail: { error: String(error) } }));
+      sendJson(res, health.ok ? 200 : 503, { data: { ok: health.ok, ...health.detail }, errors: null });
+      return;
+    }
     if (options.isClosing()) throw ApiError.unavailable();
     const owner = tokens.ownerOf(req.headers.authorization);
     if (owner === undefined) throw ApiError.unauthorized();
@@ -117,36 +124,35 @@ export function createRequestHandler(options: RequestHandlerOptions): (req: Inco
         return;
       }
       case 'job': {
-        sendJson(res, 200, { data: jobView(owned(owner, target.id), base), errors: null });
+        sendJson(res, 200, { data: jobView(await owned(owner, target.id), base), errors: null });
         return;
       }
       case 'cancel': {
-        const job = owned(owner, target.id);
-        await service.cancel(job);
+        const job = await service.cancel(await owned(owner, target.id));
         sendJson(res, 200, { data: jobView(job, base), errors: null });
         return;
       }
       case 'stream': {
-        await streamJob(req, res, owned(owner, target.id), base);
+        await streamJob(req, res, await owned(owner, target.id), base);
         return;
       }
       case 'output': {
-        const job = owned(owner, target.id);
+        const job = await owned(owner, target.id);
         const file = job.record.status === 'succeeded' ? job.record.outputs?.find((o) => o.name === target.file) : undefined;
         if (!file) throw ApiError.notFound();
-        await sendOutputFile(req, res, file, new Date(job.record.finishedAt ?? job.record.updatedAt), (range) => service.readOutput(job, file.name, range));
+        await sendOutputFile(req, res, file, new Date(job.record.finishedAt ?? job.record.updatedAt), (range) => service.readOutput(job, file, range));
         return;
       }
     }
   }
 
-  async function streamJob(req: IncomingMessage, res: ServerResponse, job: LiveJob, base: string): Promise<void> {
+  async function streamJob(req: IncomingMessage, res: ServerResponse, job: JobHandle, base: string): Promise<void> {
     const header = headerValue(req.headers['last-event-id']);
     // An id this engine never sent (garbage, or from another server) is ignored: the client gets the whole history.
     const afterId = header !== undefined && /^\d{1,15}$/.test(header.trim()) ? Number(header.trim()) : 0;
     let stopFollowing = () => {};
     const stream = options.streams.create(res, base, afterId, () => stopFollowing());
-    const following = job.follow(afterId, (events) => stream.send(events));
+    const following = await service.follow(job, afterId, (events) => stream.send(events));
     if (following) {
       // The backlog may already have held the job's `end`, which ended the stream inside follow().
       if (stream.isEnded) {

@@ -23,7 +23,7 @@ import { isJobId } from '../job-id';
 import type { PipelineOutputFile } from '../pipeline/types';
 import { TEMP_SUFFIX, renameWithRetry, syncDirectory, writeFileAtomic } from './atomic-file';
 import { type DataDirLock, type LockOptions, lockDataDir } from './data-dir-lock';
-import type { ByteRange, JobStore, LoadedJob, StoredEvent, StoredJob, StoredOutput } from './types';
+import type { ByteRange, JobStore, LoadedJob, OutputStorage, StoredEvent, StoredJob, StoredOutput } from './types';
 
 const RECORD = 'job.json';
 const EVENTS = 'events.ndjson';
@@ -79,7 +79,7 @@ const eventSchema = z.object({
   data: z.unknown(),
 });
 
-export class FileJobStore implements JobStore {
+export class FileJobStore implements JobStore, OutputStorage {
   private readonly jobsDir: string;
   private readonly trashDir: string;
   private lock: DataDirLock | undefined;
@@ -230,36 +230,50 @@ export class FileJobStore implements JobStore {
   async prepareRun(jobId: string): Promise<string> {
     const dir = path.join(this.jobDir(jobId), RUN);
     await rm(dir, { recursive: true, force: true });
+    // Files an earlier run published (parts of a run the engine lost) belong to no finished job.
+    await rm(path.join(this.jobDir(jobId), OUTPUTS), { recursive: true, force: true });
     await mkdir(dir);
     return dir;
   }
 
   async commitOutputs(jobId: string, runDir: string, files: readonly PipelineOutputFile[]): Promise<StoredOutput[]> {
     const names = new Set<string>();
-    const outputs: StoredOutput[] = [];
     for (const file of files) {
       if (!OUTPUT_NAME.test(file.name) || names.has(file.name)) throw new Error(`The pipeline named an output file "${file.name}", which is not a plain, unique file name.`);
       names.add(file.name);
-      const full = path.join(runDir, file.name);
-      const info = await lstat(full);
-      if (!info.isFile()) throw new Error(`The pipeline's output ${file.name} is not a regular file.`);
-      outputs.push({
-        name: file.name,
-        contentType: file.contentType,
-        ...(file.durationS !== undefined ? { durationS: file.durationS } : {}),
-        bytes: info.size,
-        etag: await hashAndSync(full),
-      });
     }
-    for (const entry of await readdir(runDir)) {
-      if (!names.has(entry)) await rm(path.join(runDir, entry), { recursive: true, force: true });
+    const outputs: StoredOutput[] = [];
+    for (const file of files) {
+      outputs.push(
+        await this.put(jobId, file.name, path.join(runDir, file.name), {
+          contentType: file.contentType,
+          ...(file.durationS !== undefined ? { durationS: file.durationS } : {}),
+        }),
+      );
     }
+    await rm(runDir, { recursive: true, force: true });
+    return outputs;
+  }
+
+  /**
+   * Publishes one file of a run (a finished output, or a part while the job still runs): flushed, then renamed
+   * into the job's outputs folder, so a reader sees it whole or not at all.
+   */
+  async put(jobId: string, name: string, file: string, meta: { contentType: string; durationS?: number }): Promise<StoredOutput> {
+    if (!OUTPUT_NAME.test(name)) throw new Error(`"${name}" is not a plain output file name.`);
+    const info = await lstat(file);
+    if (!info.isFile()) throw new Error(`The pipeline's output ${name} is not a regular file.`);
+    const etag = await hashAndSync(file);
     const jobDir = this.jobDir(jobId);
     const outputsDir = path.join(jobDir, OUTPUTS);
-    await rm(outputsDir, { recursive: true, force: true });
-    await renameWithRetry(runDir, outputsDir);
-    await syncDirectory(jobDir);
-    return outputs;
+    await mkdir(outputsDir, { recursive: true });
+    await renameWithRetry(file, path.join(outputsDir, name));
+    await syncDirectory(outputsDir);
+    return { name, contentType: meta.contentType, ...(meta.durationS !== undefined ? { durationS: meta.durationS } : {}), bytes: info.size, etag };
+  }
+
+  read(jobId: string, output: StoredOutput, range?: ByteRange): Readable {
+    return this.readOutput(jobId, output.name, range);
   }
 
   readOutput(jobId: string, name: string, range?: ByteRange): Readable {

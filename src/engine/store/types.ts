@@ -1,6 +1,10 @@
-// What the engine persists about jobs, and the interface of the store that keeps it. The engine ships one
-// implementation (files in the data dir); a team deployment can put jobs in a shared database or queue by
-// implementing JobStore, without touching the HTTP layer or the job lifecycle.
+// What the engine persists about jobs, and the seams of its coordination:
+// - JobStore: the embedded engine's jobs, events and run folders (files in the data dir, file-store.ts);
+// - OutputStorage: where finished files (and parts of a running job) live and how they are read back with ranges:
+//   the data dir (embedded), a shared folder or S3-compatible object storage (team service, team/output-storage.ts);
+// - WorkQueue and EventBus: how jobs reach workers (claim with a lease, heartbeat, fenced completion) and how a job's
+//   events reach streams on any node (replay after an event id). Embedded: JobQueue and LiveJob in memory; team
+//   service: Postgres (team/pg-queue.ts, team/pg-events.ts).
 import type { Readable } from 'node:stream';
 import type { PipelineOutputFile } from '../pipeline/types';
 import type { ArticleSubmission } from '../submission';
@@ -22,6 +26,11 @@ export interface StoredOutput {
   bytes: number;
   /** Strong entity tag, quoted, derived from the content. */
   etag: string;
+  /**
+   * Where the bytes are in the output storage when that is not `<job id>/<name>` (the team service keeps each run's
+   * files under a key of their own, so a run that lost its lease can never overwrite the files of the one that won).
+   */
+  key?: string;
 }
 
 export interface StoredJob {
@@ -98,4 +107,37 @@ export interface JobStore {
   remove(jobId: string): Promise<void>;
   /** Flushes and releases the storage. */
   close(): Promise<void>;
+}
+
+/** Where output files live. put() makes a file visible whole or not at all, also while its job still runs (parts). */
+export interface OutputStorage {
+  /** Stores the local file `file` as output `name` of the job (under `key` when given) and describes it. */
+  put(jobId: string, name: string, file: string, meta: { contentType: string; durationS?: number; key?: string }): Promise<StoredOutput>;
+  read(jobId: string, output: StoredOutput, range?: ByteRange): Readable;
+  /** Deletes every file of the job (or, with `key`, the files under that key only). */
+  remove(jobId: string, key?: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A job handed to one worker until `leaseUntil`; `token` fences every write of that run. */
+export interface Claim {
+  jobId: string;
+  token: string;
+  attempt: number;
+}
+
+/** Hands queued jobs to workers on any machine; a job whose worker stops renewing its lease goes to another. */
+export interface WorkQueue {
+  /** The next job to run, leased to this worker, or undefined when none is waiting. */
+  claim(workerId: string): Promise<Claim | undefined>;
+  /** Renews the lease; false when the run lost it (expired and taken by another worker, or the job was cancelled). */
+  heartbeat(claim: Claim): Promise<boolean>;
+  /** Gives a job back without counting a crash (a worker stopping cleanly). */
+  release(claim: Claim, reason: string): Promise<void>;
+}
+
+/** One job's event stream across nodes: numbered, durable when published, replayable after any id. */
+export interface EventBus {
+  subscribe(jobId: string, afterId: number, listener: (events: readonly StoredEvent[]) => void): Promise<{ stop(): void }>;
+  history(jobId: string, afterId: number): Promise<StoredEvent[]>;
 }

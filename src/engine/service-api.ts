@@ -1,0 +1,49 @@
+// The seam between the HTTP layer and whatever runs jobs. Two implementations: the embedded JobService (one
+// process, files in the data dir: `article-audio serve`) and the team service's API node (team/api-service.ts: jobs,
+// events and the queue in Postgres, outputs in a shared folder or S3, synthesis on separate worker processes).
+// The HTTP layer only ever sees this interface, so both serve the same API byte for byte.
+import type { Readable } from 'node:stream';
+import type { ByteRange, StoredEvent, StoredJob, StoredOutput } from './store/types';
+import type { ArticleSubmission } from './submission';
+
+/** A job as a request sees it: its record and its live progress (which may be ahead of the saved record). */
+export interface JobHandle {
+  readonly id: string;
+  readonly record: StoredJob;
+  readonly progress: number;
+}
+
+export type EventListener = (events: readonly StoredEvent[]) => void;
+
+export interface Following {
+  stop(): void;
+}
+
+export interface ServiceHealth {
+  ok: boolean;
+  /** What a load balancer's operator needs to see; never a secret. */
+  detail: Record<string, unknown>;
+}
+
+export interface JobServiceApi {
+  /**
+   * Accepts a job: durable before this resolves. With an idempotency key that the same owner used within the window
+   * for the same request, resolves to the original job (`replayed`). Throws QueueFullError, IdempotencyConflictError,
+   * StoppingError (job-service.ts) or a storage error.
+   */
+  submit(owner: string, submission: ArticleSubmission, idempotencyKey?: string): Promise<{ job: JobHandle; replayed: boolean }>;
+  /** The job if it exists, belongs to `owner` and has not expired. */
+  find(owner: string, id: string): Promise<JobHandle | undefined>;
+  /** Cancels a queued or processing job (failed, code `cancelled`); a finished job stays as it is. Returns it as it is now. */
+  cancel(job: JobHandle): Promise<JobHandle>;
+  /**
+   * Sends the job's events after `afterId` to the listener, then every later one as it happens, in order and each
+   * once. Undefined when the job has finished and its whole history is in storedHistory().
+   */
+  follow(job: JobHandle, afterId: number, listener: EventListener): Promise<Following | undefined>;
+  storedHistory(job: JobHandle): Promise<StoredEvent[]>;
+  /** The bytes of one output of the job (whole, or one range). */
+  readOutput(job: JobHandle, output: StoredOutput, range?: ByteRange): Readable;
+  health(): Promise<ServiceHealth>;
+  stop(): Promise<void>;
+}
