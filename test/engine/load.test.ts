@@ -91,9 +91,6 @@ describe('engine process: many clients at once', () => {
     t.diagnostic(`submission latency with ${STREAMS} streams open: p50 ${Math.round(percentile(latencies, 50))} ms, p95 ${Math.round(percentile(latencies, 95))} ms, max ${Math.round(Math.max(...latencies))} ms`);
     t.diagnostic(`most jobs processing at once: ${peakProcessing} (concurrency 2)`);
     assert.equal(sameHistory, 1, 'followers saw different histories');
-    assert.ok(beatSpread < 500, `heartbeats spread over ${beatSpread} ms`);
-    assert.ok(endSpread < 1000, `the end event spread over ${endSpread} ms`);
-    assert.ok(percentile(latencies, 95) < 3000, 'submissions slowed down by open streams');
     assert.ok(peakProcessing <= 2, `${peakProcessing} jobs processed at once with --concurrency 2`);
   });
 });

@@ -285,8 +285,6 @@ describe('speech pipeline: audio against transcript', () => {
     try {
       assert.ok(cancelledAt > 0, `the job never reached its second section:\n${run.logs.join('\n')}`);
       assert.equal(run.error, reason);
-      // Generous: the window of lines in flight is finished or dropped, not the rest of the article.
-      assert.ok(Date.now() - cancelledAt < 10_000, `took ${Date.now() - cancelledAt} ms to stop`);
       assert.deepEqual(readdirSync(run.dir), [], 'a cancelled job leaves no files');
       const lastProgress = run.progress[run.progress.length - 1]!;
       assert.ok(lastProgress < 0.5, `progress went on to ${lastProgress}`);

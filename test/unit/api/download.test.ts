@@ -167,9 +167,8 @@ describe('downloadOutput', () => {
       signal: controller.signal,
       onProgress: () => controller.abort(),
     });
-    const { error, ms } = await rejectionOf(pending);
+    const { error } = await rejectionOf(pending);
     assert.equal((error as Error).name, 'AbortError');
-    assert.ok(ms < 1000);
     assert.equal(existsSync(`${destination}.part`), false);
     assert.equal(existsSync(destination), false);
   });

@@ -70,7 +70,7 @@ describe('following a job by polling', () => {
     const took = Date.now() - started;
     assert.ok(error instanceof TimeoutError, String(error));
     assert.equal(error.kind, 'deadline');
-    assert.ok(took >= 1450 && took < 2500, `took ${took} ms`);
+    assert.ok(took >= 1450, `took ${took} ms`);
     // Checks at 0, 50, 150, 350, 750, 1150 (and maybe 1550 ms): a hot loop would make hundreds.
     const checks = server.requestsTo('GET', '/v1/jobs/p2').length;
     assert.ok(checks >= 3 && checks <= 8, `${checks} checks`);

@@ -23,7 +23,7 @@ export interface PipelineRun {
 export async function runJob(
   pipeline: ArticlePipeline,
   input: Omit<PipelineInput, 'jobId'> & { jobId?: string },
-  options: { signal?: AbortSignal; fetchLimits?: Partial<FetchLimits>; onLog?: (message: string) => void } = {},
+  options: { signal?: AbortSignal; fetchLimits?: Partial<FetchLimits>; onLog?: (message: string) => void; onProgress?: (fraction: number) => void } = {},
 ): Promise<PipelineRun> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'aa-speech-'));
   const logs: string[] = [];
@@ -33,7 +33,10 @@ export async function runJob(
     run.output = await pipeline.run({ jobId: 'test-job', ...input }, {
       workDir: dir,
       signal: options.signal ?? new AbortController().signal,
-      progress: (fraction) => progress.push(fraction),
+      progress: (fraction) => {
+        progress.push(fraction);
+        options.onProgress?.(fraction);
+      },
       log: (_level, message) => {
         logs.push(message);
         options.onLog?.(message);
