@@ -23,6 +23,21 @@ export default tseslint.config(
     },
   },
   {
+    // Every notification goes through Notifier (src/notify.ts), which strips link syntax from the outside text that
+    // messages quote (issue 12: `[x](command:…)` in a page title became a link that ran any command).
+    files: ['src/**/*.ts'],
+    ignores: ['src/notify.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'MemberExpression[property.name=/^show(Information|Warning|Error)Message$/]',
+          message: 'Show notifications through Notifier (src/notify.ts), which neutralizes links in outside text.',
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.mjs', '**/*.js'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: { parserOptions: { projectService: false, project: null }, globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', Buffer: 'readonly', fetch: 'readonly', URLSearchParams: 'readonly' } },

@@ -14,6 +14,7 @@ import type { ServiceConnection } from './service/connection';
 import type { Logger } from './service/log';
 import type { JobStatusBar } from './views/status-bar';
 import { modelLabel, statusLabel } from './views/labels';
+import { plainLabel } from './views/safe-text';
 import type { PlayerController } from './webview/player-panel';
 
 export interface CommandServices {
@@ -130,14 +131,14 @@ export function registerCommands(services: CommandServices): vscode.Disposable[]
         return false;
       }
       services.log.info(`API key for ${services.connection.describe(service)} saved in SecretStorage`);
-      void vscode.window.showInformationMessage(`API key saved for ${services.connection.describe(service)}.`);
+      notifier.info(`API key saved for ${services.connection.describe(service)}.`);
       return true;
     }),
 
     vscode.commands.registerCommand(Commands.clearApiKey, async () => {
       const service = services.connection.current();
       if (service === 'local') {
-        void vscode.window.showInformationMessage('Article Audio uses the local engine, which needs no API key. Keys of remote services are removed while that service is chosen.');
+        notifier.info('Article Audio uses the local engine, which needs no API key. Keys of remote services are removed while that service is chosen.');
         return;
       }
       try {
@@ -147,7 +148,7 @@ export function registerCommands(services: CommandServices): vscode.Disposable[]
         return;
       }
       services.log.info(`API key for ${services.connection.describe(service)} removed from SecretStorage`);
-      void vscode.window.showInformationMessage(`API key for ${services.connection.describe(service)} removed from the OS keyring.`);
+      notifier.info(`API key for ${services.connection.describe(service)} removed from the OS keyring.`);
     }),
 
     vscode.commands.registerCommand(Commands.showJobs, async () => {
@@ -197,10 +198,10 @@ export function registerCommands(services: CommandServices): vscode.Disposable[]
       } catch {
         // No file manager here (VS Code in a browser, or a remote window): say where the file is instead.
         const audio = job.files.audio;
-        void vscode.window.showInformationMessage(`The audio of "${job.title}" is at ${audio}`, 'Copy Path', 'Save Audio As…').then(async (picked) => {
-          if (picked === 'Copy Path') await vscode.env.clipboard.writeText(audio);
-          if (picked === 'Save Audio As…') await player.saveAs(job.id);
-        });
+        notifier.info(`The audio of "${job.title}" is at ${audio}`, [
+          { title: 'Copy Path', run: () => vscode.env.clipboard.writeText(audio) },
+          { title: 'Save Audio As…', run: () => player.saveAs(job.id) },
+        ]);
       }
     }),
 
@@ -220,7 +221,7 @@ export function registerCommands(services: CommandServices): vscode.Disposable[]
       const job = await resolveJob(services, target, () => true, 'The job list is empty.');
       if (!job) return;
       if (!['succeeded', 'failed'].includes(job.status)) {
-        const answer = await vscode.window.showWarningMessage(`"${job.title}" has not finished. Remove it from the list anyway? The service may still finish it.`, { modal: true }, 'Remove');
+        const answer = await notifier.confirm(`"${job.title}" has not finished. Remove it from the list anyway? The service may still finish it.`, undefined, 'Remove');
         if (answer !== 'Remove') return;
       }
       await jobs.remove(job.id);
@@ -228,7 +229,7 @@ export function registerCommands(services: CommandServices): vscode.Disposable[]
 
     vscode.commands.registerCommand(Commands.useLocalEngine, async () => {
       await updateBaseUrl('');
-      void vscode.window.showInformationMessage('Article Audio now uses the local engine on this computer. No account needed.');
+      notifier.info('Article Audio now uses the local engine on this computer. No account needed.');
     }),
 
     vscode.commands.registerCommand(Commands.useRemoteService, async (given?: string) => {
@@ -253,7 +254,7 @@ export function registerCommands(services: CommandServices): vscode.Disposable[]
       let hasKey = (await keys.get(baseUrl).catch(() => undefined)) !== undefined;
       // (current() is checked so that Set API Key, which asks for an address first when local, can never loop.)
       if (!hasKey && typeof given !== 'string' && services.connection.current() !== 'local') hasKey = (await vscode.commands.executeCommand<boolean>(Commands.setApiKey)) === true;
-      void vscode.window.showInformationMessage(`Article Audio now uses ${services.connection.describe()}.`);
+      notifier.info(`Article Audio now uses ${services.connection.describe()}.`);
       return hasKey;
     }),
   ];
@@ -275,7 +276,7 @@ async function resolveJob(services: CommandServices, target: JobTarget, applies:
   }
   if (candidates.length === 1) return candidates[0];
   const picked = await vscode.window.showQuickPick(
-    candidates.map((job) => ({ label: job.title, description: `${modelLabel(job.modelId)} · ${statusLabel(job)}`, job })),
+    candidates.map((job) => ({ label: plainLabel(job.title), description: `${modelLabel(job.modelId)} · ${statusLabel(job)}`, job })),
     { placeHolder: 'Choose a job', matchOnDescription: true },
   );
   return picked?.job;
@@ -373,6 +374,9 @@ async function suggestedUrl(): Promise<string | undefined> {
     const selected = editor.document.getText(editor.selection).trim();
     if (isHttpUrl(selected)) return selected;
   }
+  // In a browser, reading the clipboard waits on a permission prompt (and shows an error when refused): no
+  // suggestion is worth that before the box even opens.
+  if (vscode.env.uiKind === vscode.UIKind.Web) return undefined;
   const clipboard = (await vscode.env.clipboard.readText()).trim();
   return isHttpUrl(clipboard) && !/\s/.test(clipboard) ? clipboard : undefined;
 }

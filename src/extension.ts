@@ -66,7 +66,7 @@ export function activate(context: vscode.ExtensionContext): ArticleAudioApi {
   const jobs = new JobTracker(context.globalState, new AudioCache(path.join(storage, 'audio')), connection, log.logger('jobs'));
   const statusBar = new JobStatusBar(jobs);
   const tree = new JobsTreeProvider(jobs);
-  const player = registerPlayer(context, jobs, channel);
+  const player = registerPlayer(context, jobs, channel, notifier);
   context.subscriptions.push(keys, connection, jobs, statusBar, tree, player);
 
   const view = vscode.window.createTreeView(Views.jobs, { treeDataProvider: tree, showCollapseAll: false });
@@ -88,10 +88,10 @@ export function activate(context: vscode.ExtensionContext): ArticleAudioApi {
         if (startedHere && readSettings().openPlayerWhenDone) {
           void player.open(job.id, { preserveFocus: true });
         } else if (startedHere) {
-          void vscode.window.showInformationMessage(`"${job.title}" is ready to play.`, 'Play', 'Save Audio As…').then((picked) => {
-            if (picked === 'Play') void player.open(job.id);
-            if (picked === 'Save Audio As…') void player.saveAs(job.id);
-          });
+          notifier.info(`"${job.title}" is ready to play.`, [
+            { title: 'Play', run: () => player.open(job.id) },
+            { title: 'Save Audio As…', run: () => player.saveAs(job.id) },
+          ]);
         }
         return;
       }

@@ -17,6 +17,7 @@ import { MissingApiKeyError, OtherServiceError } from './service/connection';
 import { EngineStartError } from './service/local-engine';
 import type { Logger } from './service/log';
 import type { Redactor } from './api/index';
+import { plainMessage } from './views/safe-text';
 
 export interface Fix {
   title: string;
@@ -28,7 +29,12 @@ export interface ShownError {
   actions: string[];
 }
 
-/** Shows errors with their fixes; remembers the last few (the tests read them, the log has them all). */
+/**
+ * Every notification the extension shows goes through here (a lint rule forbids show*Message anywhere else), so that
+ * each one is logged, redacted, and stripped of link syntax: messages quote outside text (page titles, addresses, a
+ * service's error text, file names), and VS Code turns `[label](command:…)` in a message into a link that runs the
+ * command. Remembers the last few (the tests read them; the log has them all).
+ */
 export class Notifier {
   readonly shown: ShownError[] = [];
 
@@ -44,7 +50,7 @@ export class Notifier {
    */
   error(context: string, error: unknown, extra: Fix[] = []): void {
     const { message, fixes } = describe(error, this.readme);
-    const text = this.redactor.redact(`${context}: ${message}`);
+    const text = this.safe(`${context}: ${message}`);
     this.log.error(text);
     const actions = [...extra, ...fixes, showLog];
     const seen = new Set<string>();
@@ -55,16 +61,35 @@ export class Notifier {
 
   /** Shows a warning with its fixes; returns at once, like error(). */
   warn(text: string, fixes: Fix[] = []): void {
-    const safe = this.redactor.redact(text);
+    const safe = this.safe(text);
     this.log.warn(safe);
     this.remember({ message: safe, actions: fixes.map((fix) => fix.title) });
     this.offer(vscode.window.showWarningMessage(safe, ...fixes.map((fix) => fix.title)), fixes);
   }
 
+  /** Shows news (a job is ready, a key was saved) with its actions; returns at once. */
+  info(text: string, actions: Fix[] = []): void {
+    const safe = this.safe(text);
+    this.log.info(safe);
+    this.remember({ message: safe, actions: actions.map((fix) => fix.title) });
+    this.offer(vscode.window.showInformationMessage(safe, ...actions.map((fix) => fix.title)), actions);
+  }
+
+  /** A modal question: resolves with the title of the button picked, or undefined when dismissed. */
+  async confirm(text: string, detail: string | undefined, ...choices: string[]): Promise<string | undefined> {
+    const safe = this.safe(text);
+    this.remember({ message: safe, actions: choices });
+    return vscode.window.showWarningMessage(safe, { modal: true, ...(detail ? { detail: this.safe(detail) } : {}) }, ...choices);
+  }
+
+  private safe(text: string): string {
+    return plainMessage(this.redactor.redact(text));
+  }
+
   private offer(choice: Thenable<string | undefined>, fixes: Fix[]): void {
     void Promise.resolve(choice)
       .then((picked) => fixes.find((fix) => fix.title === picked)?.run())
-      .catch((error: unknown) => this.log.error(this.redactor.redact(`A fix failed: ${error instanceof Error ? error.message : String(error)}`)));
+      .catch((error: unknown) => this.log.error(this.safe(`A fix failed: ${error instanceof Error ? error.message : String(error)}`)));
   }
 
   private remember(entry: ShownError): void {

@@ -4,7 +4,8 @@ import * as vscode from 'vscode';
 import { Commands } from '../command-ids';
 import type { JobTracker } from '../jobs/job-tracker';
 import type { JobRecord } from '../jobs/types';
-import { age, contextValue, duration, md, modelLabel, stateIcon, statusLabel } from './labels';
+import { age, contextValue, duration, modelLabel, stateIcon, statusLabel } from './labels';
+import { escapeMarkdown } from './safe-text';
 
 export class JobsTreeProvider implements vscode.TreeDataProvider<JobRecord>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<JobRecord | undefined>();
@@ -51,12 +52,14 @@ export class JobsTreeProvider implements vscode.TreeDataProvider<JobRecord>, vsc
 }
 
 function tooltip(job: JobRecord): vscode.MarkdownString {
-  const lines = [`**${md(job.title)}**`, '', `${modelLabel(job.modelId)} · ${md(statusLabel(job))} · started ${md(new Date(job.createdAt).toLocaleString())}`];
-  if (job.source.url) lines.push('', md(job.source.url));
+  const lines = [`**${escapeMarkdown(job.title)}**`, '', `${modelLabel(job.modelId)} · ${escapeMarkdown(statusLabel(job))} · started ${escapeMarkdown(new Date(job.createdAt).toLocaleString())}`];
+  if (job.source.url) lines.push('', escapeMarkdown(job.source.url));
   if (job.durationS !== undefined) lines.push('', `Length: ${duration(job.durationS)}`);
-  if (job.error?.message) lines.push('', `$(error) ${md(job.error.message)}`);
-  else if (job.lastMessage) lines.push('', `_${md(job.lastMessage)}_`);
-  lines.push('', `Job \`${job.id.replace(/`/g, '')}\` on ${job.service === 'local' ? 'the local engine' : md(job.service)}`);
+  if (job.error?.message) lines.push('', `$(error) ${escapeMarkdown(job.error.message)}`);
+  else if (job.lastMessage) lines.push('', `_${escapeMarkdown(job.lastMessage)}_`);
+  lines.push('', `Job ${escapeMarkdown(job.id)} on ${job.service === 'local' ? 'the local engine' : escapeMarkdown(job.service)}`);
+  // Not trusted (no command links run) and no HTML; every outside string above went through escapeMarkdown.
   const tip = new vscode.MarkdownString(lines.join('\n'), true);
+  tip.supportHtml = false;
   return tip;
 }

@@ -70,8 +70,3 @@ export function duration(seconds: number): string {
   const s = total % 60;
   return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${String(s).padStart(2, '0')}` : `${m}:${String(s).padStart(2, '0')}`;
 }
-
-/** Escapes text for a MarkdownString. */
-export function md(text: string): string {
-  return text.replace(/[\\`*_{}[\]()#+\-.!<>|]/g, '\\$&');
-}

@@ -4,7 +4,8 @@ import * as vscode from 'vscode';
 import { Commands } from '../command-ids';
 import type { JobTracker } from '../jobs/job-tracker';
 import type { JobRecord } from '../jobs/types';
-import { md, modelLabel, percent, statusLabel } from './labels';
+import { modelLabel, percent, statusLabel } from './labels';
+import { commandLink, escapeMarkdown, plainLabel } from './safe-text';
 
 const MAX_TITLE = 30;
 
@@ -51,7 +52,9 @@ export class JobStatusBar implements vscode.Disposable {
 
   private render(): void {
     const running = this.jobs.unfinished();
+    // Trusted for our own commands only; outside text (titles, log lines, errors) is escaped with escapeMarkdown.
     const tooltip = new vscode.MarkdownString('', true);
+    tooltip.supportHtml = false;
     tooltip.isTrusted = { enabledCommands: [Commands.showJobs, Commands.showLog, Commands.cancelJob, Commands.openPlayer] };
     if (running.length > 0) {
       this.failure = undefined;
@@ -64,7 +67,7 @@ export class JobStatusBar implements vscode.Disposable {
       this.item.accessibilityInformation = { label: `Article Audio: ${running.length} job${running.length === 1 ? '' : 's'} running; ${first.title} ${statusLabel(first)}` };
       tooltip.appendMarkdown(`**Article Audio**: ${running.length} job${running.length === 1 ? '' : 's'} running\n\n`);
       for (const job of running.slice(0, 5)) {
-        tooltip.appendMarkdown(`- $(sync~spin) ${md(job.title)} (${modelLabel(job.modelId)}): ${md(statusLabel(job))}${job.lastMessage ? ` — _${md(job.lastMessage)}_` : ''} [$(debug-stop) Cancel](command:${Commands.cancelJob}?${encodeURIComponent(JSON.stringify([job.id]))})\n`);
+        tooltip.appendMarkdown(`- $(sync~spin) ${escapeMarkdown(job.title)} (${modelLabel(job.modelId)}): ${escapeMarkdown(statusLabel(job))}${job.lastMessage ? ` — _${escapeMarkdown(job.lastMessage)}_` : ''} ${commandLink('$(debug-stop) Cancel', Commands.cancelJob, [job.id])}\n`);
       }
       tooltip.appendMarkdown(`\n[Show Jobs](command:${Commands.showJobs}) · [Show Log](command:${Commands.showLog})`);
       this.show(tooltip);
@@ -75,7 +78,7 @@ export class JobStatusBar implements vscode.Disposable {
       this.item.text = `$(error) ${shorten(job.title)} failed`;
       this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');
       this.item.accessibilityInformation = { label: `Article Audio: ${job.title} failed` };
-      tooltip.appendMarkdown(`**${md(job.title)}** failed${job.error?.code ? ` (${md(job.error.code)})` : ''}\n\n${md(job.error?.message ?? '')}\n\n[Show Jobs](command:${Commands.showJobs}) · [Show Log](command:${Commands.showLog})`);
+      tooltip.appendMarkdown(`**${escapeMarkdown(job.title)}** failed${job.error?.code ? ` (${escapeMarkdown(job.error.code)})` : ''}\n\n${escapeMarkdown(job.error?.message ?? '')}\n\n[Show Jobs](command:${Commands.showJobs}) · [Show Log](command:${Commands.showLog})`);
       this.show(tooltip);
       return;
     }
@@ -84,7 +87,7 @@ export class JobStatusBar implements vscode.Disposable {
       this.item.text = `$(unmute) ${shorten(job.title)}`;
       this.item.backgroundColor = undefined;
       this.item.accessibilityInformation = { label: `Article Audio: ${job.title} is ready to play` };
-      tooltip.appendMarkdown(`**${md(job.title)}** is ready\n\n[$(play) Play](command:${Commands.openPlayer}?${encodeURIComponent(JSON.stringify([job.id]))}) · [Show Jobs](command:${Commands.showJobs})`);
+      tooltip.appendMarkdown(`**${escapeMarkdown(job.title)}** is ready\n\n${commandLink('$(play) Play', Commands.openPlayer, [job.id])} · [Show Jobs](command:${Commands.showJobs})`);
       this.show(tooltip);
       return;
     }
@@ -113,6 +116,7 @@ export class JobStatusBar implements vscode.Disposable {
   }
 }
 
+/** The status bar text renders `$(icon)`: a title is outside text. */
 function shorten(title: string): string {
-  return title.length > MAX_TITLE ? `${title.slice(0, MAX_TITLE - 1)}…` : title;
+  return plainLabel(title.length > MAX_TITLE ? `${title.slice(0, MAX_TITLE - 1)}…` : title);
 }

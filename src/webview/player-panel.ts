@@ -8,6 +8,7 @@ import path from 'node:path';
 import * as vscode from 'vscode';
 import { Commands, Views } from '../command-ids';
 import type { JobRecord, PlayableJobs } from '../jobs/types';
+import { plainLabel } from '../views/safe-text';
 import { ListeningMemory } from './listening-memory';
 import { renderPlayerHtml } from './player-html';
 import { type HostMessage, type LoadMessage, type PageAction, type PageMessage, type UnavailableMessage, isPageMessage, isPlayerPageState } from './protocol';
@@ -22,8 +23,18 @@ export interface PlayerController extends vscode.Disposable {
   saveAs(jobId: string): Promise<void>;
 }
 
-export function registerPlayer(context: vscode.ExtensionContext, jobs: PlayableJobs, log: vscode.LogOutputChannel): PlayerController {
-  return new Player(context, jobs, log);
+/**
+ * How the player tells the user something: the extension's Notifier (src/notify.ts), which logs each notice and makes
+ * outside text (titles, paths, error messages) safe to show.
+ */
+export interface PlayerNotices {
+  info(text: string, actions?: { title: string; run: () => unknown }[]): void;
+  warn(text: string, fixes?: { title: string; run: () => unknown }[]): void;
+  error(context: string, error: unknown): void;
+}
+
+export function registerPlayer(context: vscode.ExtensionContext, jobs: PlayableJobs, log: vscode.LogOutputChannel, notices: PlayerNotices): PlayerController {
+  return new Player(context, jobs, log, notices);
 }
 
 /** While playing, the position is written to globalState at most this often (and always on pause, switch and close). */
@@ -80,6 +91,7 @@ class Player implements PlayerController {
     context: vscode.ExtensionContext,
     private readonly jobs: PlayableJobs,
     private readonly log: vscode.LogOutputChannel,
+    private readonly notices: PlayerNotices,
   ) {
     this.memory = new ListeningMemory(context.globalState);
     this.audioRoot = vscode.Uri.joinPath(context.globalStorageUri, 'audio');
@@ -101,9 +113,7 @@ class Player implements PlayerController {
     if (options.preserveFocus && current?.sounding && current.job.id !== id) {
       // An open in the background (a job just finished) must not cut off what the user is listening to.
       const title = this.jobs.get(id)?.title ?? 'The new audio';
-      void vscode.window.showInformationMessage(`"${title}" is ready to play.`, 'Play Now').then((picked) => {
-        if (picked === 'Play Now') void this.open(id);
-      });
+      this.notices.info(`"${title}" is ready to play.`, [{ title: 'Play Now', run: () => this.open(id) }]);
       return;
     }
     if (this.panel) {
@@ -128,12 +138,13 @@ class Player implements PlayerController {
   async saveAs(jobId: string): Promise<void> {
     const job = this.jobs.get(jobId);
     if (!job?.files) {
-      void vscode.window.showWarningMessage(job ? `"${job.title}" has no audio yet.` : 'That job is no longer in the list.');
+      this.notices.warn(job ? `"${job.title}" has no audio yet.` : 'That job is no longer in the list.');
       return;
     }
     if (!(await exists(job.files.audio))) {
-      const picked = await vscode.window.showErrorMessage(`The audio of "${job.title}" is no longer in Article Audio's storage, so there is nothing to save. Convert it again to get it back.`, 'Convert Again');
-      if (picked === 'Convert Again') await vscode.commands.executeCommand(Commands.retryJob, job.id);
+      this.notices.warn(`The audio of "${job.title}" is no longer in Article Audio's storage, so there is nothing to save. Convert it again to get it back.`, [
+        { title: 'Convert Again', run: () => vscode.commands.executeCommand(Commands.retryJob, job.id) },
+      ]);
       return;
     }
     const target = await vscode.window.showSaveDialog({
@@ -152,11 +163,9 @@ class Player implements PlayerController {
         transcriptNote = `, with its transcript ${path.posix.basename(transcriptTarget.path)} beside it`;
       }
       this.log.info(`player: saved the audio of ${job.id} to ${target.toString(true)}`);
-      void vscode.window.showInformationMessage(`Saved "${job.title}" to ${target.scheme === 'file' ? target.fsPath : target.toString(true)}${transcriptNote}.`);
+      this.notices.info(`Saved "${job.title}" to ${target.scheme === 'file' ? target.fsPath : target.toString(true)}${transcriptNote}.`);
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      this.log.warn(`player: saving ${job.id} failed: ${message}`);
-      void vscode.window.showErrorMessage(`Could not save "${job.title}": ${message}`);
+      this.notices.error(`Could not save "${job.title}"`, error);
     }
   }
 
@@ -363,7 +372,7 @@ class Player implements PlayerController {
       const range = this.readAlong.currentRange(document);
       if (range) editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
     } catch (error) {
-      void vscode.window.showWarningMessage(`Could not open the source of this audio (${vscode.Uri.parse(uri).fsPath}): ${(error as Error).message}`);
+      this.notices.error(`Could not open the source of this audio (${vscode.Uri.parse(uri).fsPath})`, error);
     }
   }
 
@@ -396,14 +405,14 @@ class Player implements PlayerController {
   private async pickJob(): Promise<string | undefined> {
     const playable = this.jobs.playable();
     if (playable.length === 0) {
-      void vscode.window.showInformationMessage('No finished job to play yet. Convert a selection, a document or a URL first.');
+      this.notices.info('No finished job to play yet. Convert a selection, a document or a URL first.');
       return undefined;
     }
     const picked = await vscode.window.showQuickPick(
       playable.map((job) => ({
-        label: job.title,
+        label: plainLabel(job.title),
         description: [job.durationS !== undefined ? formatTime(job.durationS) : undefined, job.modelId].filter(Boolean).join(' · '),
-        detail: sourceLabel(job),
+        detail: plainLabel(sourceLabel(job) ?? ''),
         id: job.id,
       })),
       { title: 'Article Audio: Play', placeHolder: 'Choose the audio to play', matchOnDescription: true, matchOnDetail: true },
