@@ -68,6 +68,8 @@ const builds = [
       engine: 'src/engine/main.ts',
       cli: 'src/cli/main.ts',
       'synth-worker': 'src/engine/pipeline/synth-worker.ts',
+      // Parsing, extraction and intro/outro decoding, in a thread with time and memory limits.
+      'parse-worker': 'src/engine/pipeline/parse-worker.ts',
     },
     outdir: 'dist',
     // ES modules bundled as CommonJS lose import.meta.url; some (the Speex resampler) locate their files with it.

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { newJobId } from './job-id';
 import { JobQueue } from './job-queue';
 import { LiveJob } from './live-job';
-import { type ArticlePipeline, type FetchLimits, type PipelineLogLevel, type PipelineOutput, PipelineError } from './pipeline/types';
+import { type ArticlePipeline, type FetchLimits, type PipelineLogLevel, type PipelineOutput, PipelineError, storageFailure } from './pipeline/types';
 import { ProgressThrottle } from './progress-throttle';
 import { closingEvents, logEvent, statusEvent } from './stream-events';
 import { type ArticleSubmission, submissionDigest } from './submission';
@@ -527,6 +527,9 @@ function describeFailure(error: unknown): JobFailure {
 }
 
 function internalFailure(error: unknown): JobFailure {
+  // A full or read-only disk is not a defect of the engine: say so, with what to do.
+  const storage = storageFailure(error);
+  if (storage) return { code: storage.code, message: storage.message };
   return { code: 'internal', message: `The engine failed while processing this job: ${describe(error)}` };
 }
 

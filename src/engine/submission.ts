@@ -57,6 +57,16 @@ const submissionSchema = z.strictObject(
             code: 'custom',
             message: `text must be ${TEXT_MIN_LENGTH} to ${TEXT_MAX_LENGTH} characters after trimming; it has ${length}.`,
           });
+          return;
+        }
+        // Text of NULs or zero-width characters passes the length check but has nothing to read: refused here,
+        // not accepted and failed later.
+        const readable = readableCharacters(value);
+        if (readable < TEXT_MIN_LENGTH) {
+          context.addIssue({
+            code: 'custom',
+            message: `text must have at least ${TEXT_MIN_LENGTH} readable characters; it has ${readable} (control characters such as NUL and invisible ones such as zero-width spaces do not count).`,
+          });
         }
       })
       .optional(),
@@ -131,6 +141,15 @@ export function countCharacters(text: string): number {
     }
   }
   return text.length - surrogatePairs;
+}
+
+/** Control characters other than tab and line breaks, and format characters (zero-width spaces and joiners, BOM, direction marks). */
+// eslint-disable-next-line no-control-regex -- control characters are exactly what this matches
+const INVISIBLE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\p{Cf}]/gu;
+
+/** Characters that can be read: code points left once invisible ones are removed and the rest is trimmed. */
+export function readableCharacters(text: string): number {
+  return countCharacters(text.replace(INVISIBLE, '').trim());
 }
 
 function jsonPath(path: readonly PropertyKey[]): string {

@@ -1,5 +1,4 @@
 // Small signal-processing helpers for speech and for intro/outro audio, all on mono Float32 samples.
-import { resample } from './resample';
 
 export function int16ToFloat(samples: Int16Array): Float32Array {
   const out = new Float32Array(samples.length);
@@ -17,7 +16,9 @@ export function activeRms(samples: Float32Array, sampleRate: number): number {
     energies.push(sum / window);
   }
   if (energies.length === 0) return 0;
-  const loudest = Math.max(...energies);
+  // A loop, not Math.max(...energies): a long clip has more windows than a call can take arguments.
+  let loudest = 0;
+  for (const e of energies) if (e > loudest) loudest = e;
   const active = energies.filter((e) => e > loudest * 0.001);
   return Math.sqrt(active.reduce((a, b) => a + b, 0) / Math.max(1, active.length));
 }
@@ -72,25 +73,4 @@ export function sniffAudioFormat(bytes: Uint8Array): AudioFormat | undefined {
   if (ascii(0, 3) === 'ID3') return 'mp3';
   if (bytes[0] === 0xff && ((bytes[1] ?? 0) & 0xe0) === 0xe0) return 'mp3';
   return undefined;
-}
-
-interface Decoded {
-  channelData: Float32Array[];
-  sampleRate: number;
-}
-
-/** Decodes MP3, OGG (Vorbis) or WAV into mono samples at the given rate. */
-export async function decodeToMono(bytes: Uint8Array, sampleRate: number): Promise<Float32Array> {
-  const format = sniffAudioFormat(bytes);
-  if (!format) throw new Error('it is not an MP3, OGG or WAV file');
-  let decoded: Decoded;
-  if (format === 'wav') decoded = (await import('@audio/decode-wav')).default(bytes);
-  else if (format === 'mp3') decoded = await (await import('@audio/decode-mp3')).default(bytes);
-  else decoded = await (await import('@audio/decode-vorbis')).default(bytes);
-  const channels = decoded.channelData.filter((c) => c.length > 0);
-  if (channels.length === 0 || !decoded.sampleRate) throw new Error('it holds no audio');
-  const length = Math.min(...channels.map((c) => c.length));
-  const mono = new Float32Array(length);
-  for (const channel of channels) for (let i = 0; i < length; i++) mono[i]! += channel[i]! / channels.length;
-  return resample(mono, decoded.sampleRate, sampleRate);
 }

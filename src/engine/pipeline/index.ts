@@ -8,15 +8,14 @@
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { type Article, articleMarkdown, articleText, countWords } from './article';
-import { decodeToMono, fadeIn, fadeOut, int16ToFloat, normalizeLoudness, silence, trimSilence, TARGET_RMS } from './audio';
+import { int16ToFloat, normalizeLoudness, silence, trimSilence, TARGET_RMS } from './audio';
 import { decodeText, FetchError, fetchWithLimits } from './fetch-source';
-import { extractHtmlArticle } from './html-article';
-import { parseMarkdown } from './markdown';
 import { Mp3Writer } from './mp3-writer';
 import { buildScript, type ScriptLine, type Voice } from './script';
 import { SynthesisPool, type Utterance } from './synth-pool';
 import { type Chapter, type Cue, toChaptersJson, toWebVtt } from './transcript';
-import { type ArticlePipeline, type PipelineContext, type PipelineInput, type PipelineOutput, PipelineError } from './types';
+import { DEFAULT_PARSE_LIMITS, type ParseLimits, ParseRunner } from './parse-runner';
+import { type ArticlePipeline, type PipelineContext, type PipelineInput, type PipelineOutput, PipelineError, storageFailure } from './types';
 
 export { PipelineError } from './types';
 export type { ArticlePipeline } from './types';
@@ -25,13 +24,14 @@ const SAMPLE_RATE = 16_000;
 const MIN_CHARACTERS = 50;
 const MAX_CHARACTERS = 100_000;
 const INTRO_GAP_S = 0.6;
-const FADE_S = 0.35;
 
 export const OUTPUT_NAMES = { audio: 'audio.mp3', transcript: 'transcript.vtt', chapters: 'chapters.json', article: 'article.md' } as const;
 
 export interface SpeechPipelineOptions {
   /** Synthesis worker threads shared by all jobs (default: the CPU cores, at most 4). */
   workers?: number;
+  /** Time, memory and nesting limits of parsing and intro/outro decoding (parse-runner.ts). */
+  parseLimits?: Partial<ParseLimits>;
 }
 
 const PAGE_TYPES = new Set(['text/html', 'application/xhtml+xml']);
@@ -41,7 +41,7 @@ function formatKb(bytes: number): string {
   return bytes < 1024 ? `${bytes} bytes` : `${Math.round(bytes / 1024).toLocaleString('en-US')} KB`;
 }
 
-async function articleFromUrl(url: string, context: PipelineContext): Promise<Article> {
+async function articleFromUrl(url: string, context: PipelineContext, parser: ParseRunner): Promise<Article> {
   let fetched;
   try {
     fetched = await fetchWithLimits(url, context.fetchLimits, context.signal, 'text/html,application/xhtml+xml,text/markdown;q=0.9,text/plain;q=0.8');
@@ -51,18 +51,13 @@ async function articleFromUrl(url: string, context: PipelineContext): Promise<Ar
   }
   const from = new URL(fetched.finalUrl).hostname.replace(/^www\./, '');
   context.log('info', `Fetched ${formatKb(fetched.body.length)} from ${from}.`);
-  if (PAGE_TYPES.has(fetched.mediaType)) {
-    const extracted = extractHtmlArticle(decodeText(fetched), fetched.finalUrl);
-    if (!extracted || extracted.article.blocks.length === 0) {
-      throw new PipelineError('not_an_article', `The page at ${fetched.finalUrl} has no readable article (it looks like a list of links or an app). Open the article itself, or paste its text instead.`);
-    }
-    return extracted.article;
-  }
-  if (TEXT_TYPES.has(fetched.mediaType)) return { ...parseMarkdown(decodeText(fetched)), sourceLabel: from };
+  // Parsing runs in a worker thread with time and memory limits: a hostile page must not stop the engine.
+  if (PAGE_TYPES.has(fetched.mediaType)) return parser.extractHtml(decodeText(fetched), fetched.finalUrl, context.signal);
+  if (TEXT_TYPES.has(fetched.mediaType)) return { ...(await parser.parseMarkdown(decodeText(fetched), `The page at ${fetched.finalUrl}`, context.signal)), sourceLabel: from };
   throw new PipelineError('fetch_failed', `${fetched.finalUrl} is ${fetched.mediaType || 'of an unknown type'}, not a web page, Markdown or plain text. Convert a page or text instead.`);
 }
 
-async function loadClip(url: string | undefined, which: 'intro' | 'outro', context: PipelineContext): Promise<Float32Array | undefined> {
+async function loadClip(url: string | undefined, which: 'intro' | 'outro', context: PipelineContext, parser: ParseRunner): Promise<Float32Array | undefined> {
   if (!url) return undefined;
   const code = which === 'intro' ? 'intro_unusable' : 'outro_unusable';
   let fetched;
@@ -72,23 +67,8 @@ async function loadClip(url: string | undefined, which: 'intro' | 'outro', conte
     if (error instanceof FetchError) throw new PipelineError(code, `The ${which} audio could not be fetched: ${error.message}`, { cause: error });
     throw error;
   }
-  let samples: Float32Array;
-  try {
-    samples = await decodeToMono(fetched.body, SAMPLE_RATE);
-  } catch (error) {
-    throw new PipelineError(code, `The ${which} audio at ${url} cannot be used: ${(error as Error).message}. Use an MP3, OGG or WAV file.`, { cause: error });
-  }
-  if (samples.length < SAMPLE_RATE * 0.05) throw new PipelineError(code, `The ${which} audio at ${url} is empty.`);
-  // Matched to the speech's level, with short fades where it meets the voice.
-  normalizeLoudness(samples, SAMPLE_RATE, TARGET_RMS);
-  const fade = Math.round(FADE_S * SAMPLE_RATE);
-  if (which === 'intro') {
-    fadeIn(samples, Math.round(0.02 * SAMPLE_RATE));
-    fadeOut(samples, fade);
-  } else {
-    fadeIn(samples, fade);
-    fadeOut(samples, Math.round(0.05 * SAMPLE_RATE));
-  }
+  // Decoded, bounded, resampled, levelled and faded in a worker thread (clip.ts).
+  const samples = await parser.prepareClip(fetched.body, which, url, SAMPLE_RATE, context.signal);
   context.log('info', `Using ${(samples.length / SAMPLE_RATE).toFixed(1)} s of ${which} audio.`);
   return samples;
 }
@@ -100,9 +80,11 @@ function formatDuration(seconds: number): string {
 
 class SpeechPipeline implements ArticlePipeline {
   private readonly pool: SynthesisPool;
+  private readonly parser: ParseRunner;
 
   constructor(options: SpeechPipelineOptions) {
     this.pool = new SynthesisPool(options.workers);
+    this.parser = new ParseRunner({ ...DEFAULT_PARSE_LIMITS, ...options.parseLimits });
   }
 
   async run(input: PipelineInput, context: PipelineContext): Promise<PipelineOutput> {
@@ -111,9 +93,9 @@ class SpeechPipeline implements ArticlePipeline {
     let article: Article;
     if (input.url) {
       context.log('info', `Fetching ${input.url}`);
-      article = await articleFromUrl(input.url, context);
+      article = await articleFromUrl(input.url, context, this.parser);
     } else {
-      article = parseMarkdown(input.text ?? '');
+      article = await this.parser.parseMarkdown(input.text ?? '', 'The text', signal);
     }
     signal.throwIfAborted();
     const text = articleText(article);
@@ -131,14 +113,16 @@ class SpeechPipeline implements ArticlePipeline {
     context.progress(0.05);
 
     const [intro, outro] = await Promise.all([
-      loadClip(input.introAudioUrl, 'intro', context),
-      loadClip(input.outroAudioUrl, 'outro', context),
+      loadClip(input.introAudioUrl, 'intro', context, this.parser),
+      loadClip(input.outroAudioUrl, 'outro', context, this.parser),
     ]);
     context.progress(0.08);
 
     const { profile, lines, sections } = buildScript(article, input.modelId);
     const audioPath = path.join(context.workDir, OUTPUT_NAMES.audio);
-    const writer = await Mp3Writer.create(audioPath, SAMPLE_RATE, profile.bitrate);
+    const writer = await Mp3Writer.create(audioPath, SAMPLE_RATE, profile.bitrate).catch((error: unknown) => {
+      throw storageFailure(error) ?? error;
+    });
     const cues: Cue[] = [];
     const chapters: Chapter[] = [];
     try {
@@ -158,13 +142,17 @@ class SpeechPipeline implements ArticlePipeline {
       await rm(audioPath, { force: true });
       if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new PipelineError('cancelled', 'The job was cancelled.');
       if (error instanceof PipelineError) throw error;
-      throw new PipelineError('synthesis_failed', `Speech synthesis failed: ${(error as Error).message}`, { cause: error });
+      throw storageFailure(error) ?? new PipelineError('synthesis_failed', `Speech synthesis failed: ${(error as Error).message}`, { cause: error });
     }
     const durationS = writer.durationS;
     const multiVoice = profile.voices.length > 1;
-    await writeFile(path.join(context.workDir, OUTPUT_NAMES.transcript), toWebVtt(multiVoice ? cues : cues.map(({ voice: _voice, ...cue }) => cue), article.title));
-    await writeFile(path.join(context.workDir, OUTPUT_NAMES.chapters), toChaptersJson(chapters, durationS));
-    await writeFile(path.join(context.workDir, OUTPUT_NAMES.article), articleMarkdown(article));
+    try {
+      await writeFile(path.join(context.workDir, OUTPUT_NAMES.transcript), toWebVtt(multiVoice ? cues : cues.map(({ voice: _voice, ...cue }) => cue), article.title));
+      await writeFile(path.join(context.workDir, OUTPUT_NAMES.chapters), toChaptersJson(chapters, durationS));
+      await writeFile(path.join(context.workDir, OUTPUT_NAMES.article), articleMarkdown(article));
+    } catch (error) {
+      throw storageFailure(error) ?? error;
+    }
     context.progress(0.99);
     context.log('info', `Made ${formatDuration(durationS)} of audio, ${cues.length} sentences, ${chapters.length} chapter${chapters.length === 1 ? '' : 's'}.`);
     return {

@@ -26,50 +26,106 @@ function loadSpeex(): Promise<SpeexModule> {
 const QUALITY = 7;
 const CHUNK = 16384;
 
-/** Resamples one channel; returns the input when the rates match. */
+/**
+ * A resampler fed in chunks: each `push` returns the output for what it has taken so far, `end` flushes the filter's
+ * tail. Memory stays at one chunk in and one out, whatever the length of the audio, so a long or low-rate clip never
+ * has to exist whole at the source rate and at the target rate at once. `close` frees the WebAssembly memory and
+ * must be called (after `end`, or on an error).
+ */
+export class StreamResampler {
+  private readonly outCapacity: number;
+  private readonly input: number;
+  private readonly output: number;
+  private readonly lengths: number;
+  private closed = false;
+
+  private constructor(
+    private readonly speex: SpeexModule,
+    private readonly state: number,
+    private readonly fromRate: number,
+    private readonly toRate: number,
+  ) {
+    this.outCapacity = Math.ceil((CHUNK * toRate) / fromRate) + 64;
+    this.input = speex._malloc(CHUNK * 4);
+    this.output = speex._malloc(this.outCapacity * 4);
+    this.lengths = speex._malloc(8);
+    speex._speex_resampler_skip_zeros(state);
+  }
+
+  static async create(fromRate: number, toRate: number): Promise<StreamResampler> {
+    const speex = await loadSpeex();
+    const errorPointer = speex._malloc(4);
+    const state = speex._speex_resampler_init(1, fromRate, toRate, QUALITY, errorPointer);
+    speex._free(errorPointer);
+    if (!state) throw new Error(`Cannot resample from ${fromRate} Hz to ${toRate} Hz`);
+    return new StreamResampler(speex, state, fromRate, toRate);
+  }
+
+  /** Takes `samples` and returns the output they produced (a new array each time). */
+  push(samples: Float32Array): Float32Array {
+    if (this.closed) throw new Error('The resampler is closed');
+    const { speex, input, output, lengths } = this;
+    const parts: Float32Array[] = [];
+    for (let offset = 0; offset < samples.length; ) {
+      const length = Math.min(CHUNK, samples.length - offset);
+      // The heap views are read anew each time: a growing WebAssembly memory detaches the old ones.
+      speex.HEAPF32.set(samples.subarray(offset, offset + length), input >> 2);
+      speex.HEAPU32[lengths >> 2] = length;
+      speex.HEAPU32[(lengths >> 2) + 1] = this.outCapacity;
+      speex._speex_resampler_process_float(this.state, 0, input, lengths, output, lengths + 4);
+      const consumed = speex.HEAPU32[lengths >> 2]!;
+      const produced = speex.HEAPU32[(lengths >> 2) + 1]!;
+      parts.push(speex.HEAPF32.slice(output >> 2, (output >> 2) + produced));
+      offset += consumed;
+      if (consumed === 0) break;
+    }
+    return concat(parts);
+  }
+
+  /** Feeds zeros after the input to flush the filter's delayed tail out, and returns that tail. */
+  end(): Float32Array {
+    const latency = this.speex._speex_resampler_get_output_latency(this.state);
+    return this.push(new Float32Array(Math.ceil((latency * this.fromRate) / this.toRate) + 64));
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.speex._free(this.input);
+    this.speex._free(this.output);
+    this.speex._free(this.lengths);
+    this.speex._speex_resampler_destroy(this.state);
+  }
+}
+
+function concat(parts: Float32Array[]): Float32Array {
+  if (parts.length === 1) return parts[0]!;
+  const out = new Float32Array(parts.reduce((sum, p) => sum + p.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
+/** Resamples one channel held whole; returns the input when the rates match. */
 export async function resample(samples: Float32Array, fromRate: number, toRate: number): Promise<Float32Array> {
   if (fromRate === toRate) return samples;
-  const speex = await loadSpeex();
-  const errorPointer = speex._malloc(4);
-  const state = speex._speex_resampler_init(1, fromRate, toRate, QUALITY, errorPointer);
-  speex._free(errorPointer);
-  if (!state) throw new Error(`Cannot resample from ${fromRate} Hz to ${toRate} Hz`);
-  const outCapacity = Math.ceil((CHUNK * toRate) / fromRate) + 64;
-  const input = speex._malloc(CHUNK * 4);
-  const output = speex._malloc(outCapacity * 4);
-  const lengths = speex._malloc(8);
   const expected = Math.round((samples.length * toRate) / fromRate);
   const result = new Float32Array(expected);
   let written = 0;
-  // The filter delays its output; feeding zeros after the input flushes the tail out.
-  const latency = speex._speex_resampler_get_output_latency(state);
-  const flush = new Float32Array(Math.ceil((latency * fromRate) / toRate) + 64);
-  const append = (count: number) => {
-    const view = speex.HEAPF32.subarray(output >> 2, (output >> 2) + count);
-    const room = Math.min(count, result.length - written);
-    result.set(view.subarray(0, room), written);
+  const append = (part: Float32Array) => {
+    const room = Math.min(part.length, result.length - written);
+    result.set(part.subarray(0, room), written);
     written += room;
   };
+  const resampler = await StreamResampler.create(fromRate, toRate);
   try {
-    speex._speex_resampler_skip_zeros(state);
-    for (const source of [samples, flush]) {
-      for (let offset = 0; offset < source.length; ) {
-        const length = Math.min(CHUNK, source.length - offset);
-        speex.HEAPF32.set(source.subarray(offset, offset + length), input >> 2);
-        speex.HEAPU32[lengths >> 2] = length;
-        speex.HEAPU32[(lengths >> 2) + 1] = outCapacity;
-        speex._speex_resampler_process_float(state, 0, input, lengths, output, lengths + 4);
-        const consumed = speex.HEAPU32[lengths >> 2]!;
-        append(speex.HEAPU32[(lengths >> 2) + 1]!);
-        offset += consumed;
-        if (consumed === 0) break;
-      }
-    }
+    append(resampler.push(samples));
+    append(resampler.end());
   } finally {
-    speex._free(input);
-    speex._free(output);
-    speex._free(lengths);
-    speex._speex_resampler_destroy(state);
+    resampler.close();
   }
   return written === result.length ? result : result.subarray(0, written);
 }

@@ -56,6 +56,10 @@ export type PipelineErrorCode =
   | 'intro_unusable'
   | 'outro_unusable'
   | 'synthesis_failed'
+  /** The input is too large, deep or slow to parse safely (the parse worker's limits or the nesting bound). */
+  | 'too_complex'
+  /** The output could not be written: the disk is full, over quota or read-only. */
+  | 'storage_failed'
   | 'cancelled';
 
 /** A failure the user can act on; it becomes the failed job's `error: {code, message}`. */
@@ -74,4 +78,19 @@ export interface ArticlePipeline {
   run(input: PipelineInput, context: PipelineContext): Promise<PipelineOutput>;
   /** Frees workers and other resources; called once when the engine stops. */
   close(): Promise<void>;
+}
+
+/** Error codes of a file system that cannot take more data: the job's fault is the disk, not synthesis. */
+const STORAGE_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EROFS']);
+
+/** The storage failure behind `error` (itself or a cause), with a message that says what to do; else undefined. */
+export function storageFailure(error: unknown): PipelineError | undefined {
+  for (let e = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && STORAGE_ERRORS.has(code)) {
+      const why = code === 'EROFS' ? 'is read-only' : code === 'EDQUOT' ? 'is over its quota' : 'is full';
+      return new PipelineError('storage_failed', `The job's audio and transcript could not be written: the engine's disk ${why} (${code}). Free some disk space, then convert again.`, { cause: error });
+    }
+  }
+  return undefined;
 }

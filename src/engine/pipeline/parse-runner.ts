@@ -1,0 +1,134 @@
+// Runs HTML extraction, Markdown parsing and intro/outro decoding in a worker thread of their own, one thread per
+// task, with a time limit and a memory limit (the thread's heap). A task past either limit has its thread ended and
+// fails with `too_complex` (intro/outro: `intro_unusable`/`outro_unusable`), while the main thread goes on serving
+// HTTP and every other job. A thread per task costs tens of milliseconds to start, which is nothing beside a fetch
+// or synthesis, and gives back all its memory when it ends.
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { Article } from './article';
+import type { ParseRequest, ParseResponse } from './parse-protocol';
+import { PipelineError } from './types';
+
+export interface ParseLimits {
+  /** Wall-clock time one task may take. */
+  timeoutMs: number;
+  /** The worker's JavaScript heap, in MB. */
+  memoryMb: number;
+  /** Element nesting of a page refused before parsing. */
+  maxHtmlDepth: number;
+  /** Quote and list nesting of Markdown refused before parsing. */
+  maxMarkdownDepth: number;
+  /** Longest intro or outro, in seconds. */
+  maxClipSeconds: number;
+}
+
+/**
+ * Real pages nest 20-60 elements deep and rarely pass 150 (a browser's parser stops nesting at 512); Readability's
+ * cost grows with the square of depth (400 deep: about 0.5 s), so 400 keeps every real page and refuses the bombs.
+ * Markdown nests quotes and lists a few levels; marked overflows the stack on ~2000 and lists slow down
+ * quadratically (200 deep: 0.1 s, 1000 deep: 10 s).
+ */
+export const DEFAULT_PARSE_LIMITS: ParseLimits = { timeoutMs: 30_000, memoryMb: 512, maxHtmlDepth: 400, maxMarkdownDepth: 100, maxClipSeconds: 180 };
+
+function workerLocation(): { script: string; evaluate: boolean } {
+  if (__filename.endsWith('.ts')) {
+    // Tests run the sources through tsx; a worker needs tsx's require hook registered before it loads the .ts file.
+    return { script: `require('tsx/cjs'); require(${JSON.stringify(path.join(__dirname, 'parse-worker.ts'))});`, evaluate: true };
+  }
+  return { script: path.join(__dirname, 'parse-worker.js'), evaluate: false };
+}
+
+function seconds(ms: number): string {
+  return `${Math.round(ms / 100) / 10} s`;
+}
+
+export class ParseRunner {
+  constructor(readonly limits: ParseLimits = DEFAULT_PARSE_LIMITS) {}
+
+  /** The article of a web page; fails with not_an_article, fetch_failed (empty) or too_complex. */
+  async extractHtml(html: string, pageUrl: string, signal: AbortSignal): Promise<Article> {
+    const response = await this.run({ kind: 'html', html, pageUrl, maxDepth: this.limits.maxHtmlDepth }, signal, {
+      code: 'too_complex',
+      what: `Reading the page at ${pageUrl}`,
+      advice: 'The page is too large or too complex to read safely. Open the article in a browser, select its text and convert the selection instead.',
+    });
+    if (!('article' in response)) throw new Error('The parse worker answered without an article');
+    return response.article;
+  }
+
+  /** Markdown or plain text as an Article; fails with too_complex. `label` names the input ("The text"). */
+  async parseMarkdown(source: string, label: string, signal: AbortSignal): Promise<Article> {
+    const response = await this.run({ kind: 'markdown', source, maxDepth: this.limits.maxMarkdownDepth, label }, signal, {
+      code: 'too_complex',
+      what: `Reading ${label.replace(/^The /, 'the ')}`,
+      advice: 'Its markup is too complex to read safely (long runs of _, *, [ or > can do that). Remove such markup, send it as plain text, or convert a part of it.',
+    });
+    if (!('article' in response)) throw new Error('The parse worker answered without an article');
+    return response.article;
+  }
+
+  /** An intro or outro, decoded, resampled to `sampleRate`, levelled and faded; fails with intro_/outro_unusable. */
+  async prepareClip(bytes: Uint8Array, which: 'intro' | 'outro', url: string, sampleRate: number, signal: AbortSignal): Promise<Float32Array> {
+    const response = await this.run({ kind: 'clip', bytes, which, url, sampleRate, maxSeconds: this.limits.maxClipSeconds }, signal, {
+      code: which === 'intro' ? 'intro_unusable' : 'outro_unusable',
+      what: `Decoding the ${which} audio at ${url}`,
+      advice: `Use a short MP3, OGG or WAV file, or leave the ${which} out.`,
+    });
+    if (!('samples' in response)) throw new Error('The parse worker answered without audio');
+    return response.samples;
+  }
+
+  private run(
+    request: ParseRequest,
+    signal: AbortSignal,
+    overLimit: { code: 'too_complex' | 'intro_unusable' | 'outro_unusable'; what: string; advice: string },
+  ): Promise<ParseResponse & { ok: true }> {
+    signal.throwIfAborted();
+    const { script, evaluate } = workerLocation();
+    const { timeoutMs, memoryMb } = this.limits;
+    return new Promise((resolve, reject) => {
+      const worker = new Worker(script, {
+        eval: evaluate,
+        resourceLimits: { maxOldGenerationSizeMb: memoryMb, maxYoungGenerationSizeMb: Math.min(32, Math.max(4, Math.floor(memoryMb / 16))) },
+        stdout: false,
+        stderr: false,
+      });
+      let settled = false;
+      let timer: NodeJS.Timeout | undefined;
+      const finish = (outcome: () => void) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        void worker.terminate();
+        outcome();
+      };
+      const onAbort = () => finish(() => reject(signal.reason instanceof Error ? signal.reason : new PipelineError('cancelled', 'The job was cancelled.')));
+      signal.addEventListener('abort', onAbort, { once: true });
+      worker.on('message', (response: ParseResponse | { ready: true }) => {
+        if ('ready' in response) {
+          timer = setTimeout(() => {
+            finish(() => reject(new PipelineError(overLimit.code, `${overLimit.what} took longer than ${seconds(timeoutMs)}, so it was stopped. ${overLimit.advice}`)));
+          }, timeoutMs);
+          worker.postMessage(request);
+          return;
+        }
+        finish(() => {
+          if (response.ok) resolve(response);
+          else if (response.code) reject(new PipelineError(response.code, response.message));
+          else reject(new Error(response.message));
+        });
+      });
+      worker.on('error', (error: Error & { code?: string }) => {
+        finish(() => {
+          if (error.code === 'ERR_WORKER_OUT_OF_MEMORY' || error instanceof RangeError) {
+            reject(new PipelineError(overLimit.code, `${overLimit.what} needed more than ${memoryMb} MB of memory, so it was stopped. ${overLimit.advice}`, { cause: error }));
+          } else {
+            reject(new Error(`The parse worker failed: ${error.message}`, { cause: error }));
+          }
+        });
+      });
+      worker.on('exit', (code) => finish(() => reject(new Error(`The parse worker stopped unexpectedly (exit code ${code})`))));
+    });
+  }
+}

@@ -1,0 +1,80 @@
+// A parse worker thread: HTML extraction (Readability over linkedom), Markdown parsing (marked) and intro/outro
+// decoding run here, never on the engine's main thread, so one hostile input cannot stop the engine from answering.
+// The runner (parse-runner.ts) bounds each run's time and memory and ends the thread when either is exceeded.
+import { parentPort } from 'node:worker_threads';
+import { ClipProblem, prepareClip } from './clip';
+import { extractHtmlArticle } from './html-article';
+import { parseMarkdown } from './markdown';
+import { htmlNestingDepth, markdownNestingDepth } from './nesting';
+import type { ParseRequest, ParseResponse } from './parse-protocol';
+
+const SELECT_TEXT = 'Open the article in a browser, select its text and convert the selection instead.';
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+async function handle(request: ParseRequest): Promise<ParseResponse> {
+  if (request.kind === 'html') {
+    const { html, pageUrl, maxDepth } = request;
+    if (html.trim() === '') return { ok: false, code: 'fetch_failed', message: `${pageUrl} answered with an empty page. Check that it opens in a browser, or paste the article's text instead.` };
+    if (!/<[a-zA-Z]/.test(html)) {
+      return { ok: false, code: 'not_an_article', message: `The page at ${pageUrl} has no HTML elements (it is plain text or broken markup sent as a web page). ${SELECT_TEXT}` };
+    }
+    const depth = htmlNestingDepth(html, maxDepth);
+    if (depth > maxDepth) {
+      return { ok: false, code: 'too_complex', message: `The page at ${pageUrl} nests its elements more than ${maxDepth} deep, too deep to read safely. ${SELECT_TEXT}` };
+    }
+    let extracted;
+    try {
+      extracted = extractHtmlArticle(html, pageUrl);
+    } catch (error) {
+      if (error instanceof RangeError) return { ok: false, code: 'too_complex', message: `The page at ${pageUrl} is too complex to read (${describe(error)}). ${SELECT_TEXT}` };
+      return { ok: false, code: 'not_an_article', message: `The page at ${pageUrl} could not be read as an article (${describe(error)}). ${SELECT_TEXT}` };
+    }
+    if (!extracted || extracted.article.blocks.length === 0) {
+      return { ok: false, code: 'not_an_article', message: `The page at ${pageUrl} has no readable article (it looks like a list of links or an app). Open the article itself, or paste its text instead.` };
+    }
+    return { ok: true, article: extracted.article };
+  }
+  if (request.kind === 'markdown') {
+    const { source, maxDepth, label } = request;
+    const depth = markdownNestingDepth(source, maxDepth);
+    if (depth > maxDepth) {
+      return {
+        ok: false,
+        code: 'too_complex',
+        message: `${label} nests quotes or lists more than ${maxDepth} levels deep, too deep to read safely. Remove the extra ">" marks or indentation, or convert a part of it.`,
+      };
+    }
+    try {
+      return { ok: true, article: parseMarkdown(source) };
+    } catch (error) {
+      if (error instanceof RangeError) return { ok: false, code: 'too_complex', message: `${label} is too complex to read (${describe(error)}). Remove unusual markup, or convert a part of it.` };
+      throw error;
+    }
+  }
+  const { bytes, which, url, sampleRate, maxSeconds } = request;
+  try {
+    return { ok: true, samples: await prepareClip(bytes, which, sampleRate, { maxSeconds }) };
+  } catch (error) {
+    const reason = error instanceof ClipProblem ? error.message : `it could not be decoded (${describe(error)})`;
+    return {
+      ok: false,
+      code: which === 'intro' ? 'intro_unusable' : 'outro_unusable',
+      message: `The ${which} audio at ${url} cannot be used: ${reason}. Use an MP3, OGG or WAV file${error instanceof ClipProblem ? '' : ' that plays in a browser'}, or leave the ${which} out.`,
+    };
+  }
+}
+
+const port = parentPort;
+if (!port) throw new Error('parse-worker.ts runs only as a worker thread');
+// The runner starts the task's clock when the thread has loaded its code, so a slow start on a loaded machine does
+// not eat into the time a page may take.
+port.postMessage({ ready: true });
+port.once('message', (request: ParseRequest) => {
+  handle(request).then(
+    (response) => port.postMessage(response, 'samples' in response && response.ok ? [response.samples.buffer as ArrayBuffer] : []),
+    (error: unknown) => port.postMessage({ ok: false, message: describe(error) } satisfies ParseResponse),
+  );
+});
