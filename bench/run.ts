@@ -3,7 +3,7 @@
 //
 //   npm run bench                              everything (several minutes), writes BENCHMARKS.md
 //   npm run bench -- --quick                   short and medium articles only, fewer samples
-//   npm run bench -- speed memory              only these benchmarks (speed, memory, service, extension, client)
+//   npm run bench -- speed memory              only these benchmarks (speed, memory, service, extension, client, hostile)
 //   npm run bench -- speed --models mini,pro --articles short,medium
 //   npm run bench -- --write                   write BENCHMARKS.md after a partial run too
 import { existsSync, writeFileSync } from 'node:fs';
@@ -13,12 +13,13 @@ import { client } from './client';
 import { engineMemory } from './engine-memory';
 import { engineSpeed } from './engine-speed';
 import { extension } from './extension';
+import { hostile } from './hostile';
 import { repoRoot } from './lib/articles';
 import { describeMachine, machineText } from './lib/machine';
 import { ARTICLES, type Bench, type BenchOptions, MODELS, type Row, formatTable } from './lib/report';
 import { service } from './service';
 
-const BENCHES: Bench[] = [engineSpeed, engineMemory, service, extension, client];
+const BENCHES: Bench[] = [engineSpeed, engineMemory, service, extension, client, hostile];
 
 function listOption(args: string[], name: string): string[] | undefined {
   const index = args.indexOf(name);

@@ -304,6 +304,10 @@ function failureAdvice(code: string | undefined): string {
     case 'intro_unusable':
     case 'outro_unusable':
       return 'Use an MP3, OGG or WAV file that can be downloaded, or leave it out.';
+    case 'too_complex':
+      return "Select the article's text in a browser or editor and convert the selection instead.";
+    case 'storage_failed':
+      return "Free disk space on the service's machine, then submit it again.";
     default:
       return 'Check the input and submit it again; if it keeps failing, the service may have a problem.';
   }

@@ -62,7 +62,7 @@ function engineDirFor(uid: number | undefined): string {
     engineCopy = mkdtempSync(path.join(os.tmpdir(), 'aa-fault-engine-'));
     chmodSync(engineCopy, 0o755);
     for (const file of readdirSync(dist)) {
-      if (file.startsWith('engine.') || file.startsWith('synth-worker.') || file.endsWith('.wasm')) copyFileSync(path.join(dist, file), path.join(engineCopy, file));
+      if (file.startsWith('engine.') || file.startsWith('synth-worker.') || file.startsWith('parse-worker.') || file.endsWith('.wasm')) copyFileSync(path.join(dist, file), path.join(engineCopy, file));
     }
     process.on('exit', () => rmSync(engineCopy ?? '', { recursive: true, force: true }));
   }
@@ -252,7 +252,9 @@ describe('fault: the data dir runs out of space (a real 4 MB tmpfs)', () => {
     page.release();
     const failed = await done(running);
     assert.equal(failed.status, 'failed', 'the job running when the disk filled did not end');
-    assert.match(`${failed.error?.code} ${failed.error?.message}`, /ENOSPC|space/);
+    // The disk's fault, said as such: not synthesis_failed or internal.
+    assert.equal(failed.error?.code, 'storage_failed', JSON.stringify(failed.error));
+    assert.match(`${failed.error?.message}`, /ENOSPC|space/);
     t.diagnostic(`the running job: ${failed.error?.code}: ${failed.error?.message}`);
 
     // What was finished is untouched, byte for byte, and every record on disk is whole.

@@ -19,7 +19,15 @@ const MAX_CHANNELS = 8;
 const FADE_S = 0.35;
 
 /** A reason the file cannot be used, phrased to follow "The intro audio at <url> cannot be used: ". */
-export class ClipProblem extends Error {}
+export class ClipProblem extends Error {
+  constructor(
+    message: string,
+    /** What to do instead, when it is not "use another MP3, OGG or WAV file". */
+    readonly advice?: string,
+  ) {
+    super(message);
+  }
+}
 
 export interface ClipInfo {
   format: AudioFormat;
@@ -136,17 +144,23 @@ export function probeClip(bytes: Uint8Array): ClipInfo {
 }
 
 function formatSeconds(seconds: number): string {
-  return seconds < 120 ? `${Math.round(seconds)} s` : `${Math.round(seconds / 60).toLocaleString('en-US')} min`;
+  const total = Math.round(seconds);
+  if (total < 60) return `${total} s`;
+  const rest = total % 60;
+  return `${Math.floor(total / 60).toLocaleString('en-US')} min${rest ? ` ${rest} s` : ''}`;
 }
 
 /** Refuses what cannot be a reasonable intro or outro before a byte of it is decoded. */
 export function checkClip(info: ClipInfo, limits: ClipLimits): void {
   if (!(info.sampleRate >= MIN_CLIP_RATE && info.sampleRate <= MAX_CLIP_RATE)) {
-    throw new ClipProblem(`its sample rate is ${info.sampleRate.toLocaleString('en-US')} Hz; use audio of ${MIN_CLIP_RATE.toLocaleString('en-US')} to ${MAX_CLIP_RATE.toLocaleString('en-US')} Hz (44,100 or 48,000 Hz are usual)`);
+    throw new ClipProblem(
+      `its sample rate is ${info.sampleRate.toLocaleString('en-US')} Hz, outside ${MIN_CLIP_RATE.toLocaleString('en-US')} to ${MAX_CLIP_RATE.toLocaleString('en-US')} Hz`,
+      'Save it at 44,100 or 48,000 Hz',
+    );
   }
-  if (!(info.channels >= 1 && info.channels <= MAX_CHANNELS)) throw new ClipProblem(`it has ${info.channels} channels; use mono or stereo audio`);
+  if (!(info.channels >= 1 && info.channels <= MAX_CHANNELS)) throw new ClipProblem(`it has ${info.channels} channels`, 'Save it as mono or stereo');
   if (info.seconds > limits.maxSeconds) {
-    throw new ClipProblem(`it is ${formatSeconds(info.seconds)} long; an intro or outro may be at most ${formatSeconds(limits.maxSeconds)}. Use a shorter clip`);
+    throw new ClipProblem(`it is ${formatSeconds(info.seconds)} long; an intro or outro may be at most ${formatSeconds(limits.maxSeconds)}`, 'Use a shorter clip');
   }
 }
 

@@ -58,11 +58,13 @@ async function handle(request: ParseRequest): Promise<ParseResponse> {
   try {
     return { ok: true, samples: await prepareClip(bytes, which, sampleRate, { maxSeconds }) };
   } catch (error) {
-    const reason = error instanceof ClipProblem ? error.message : `it could not be decoded (${describe(error)})`;
+    const problem = error instanceof ClipProblem ? error : undefined;
+    const reason = problem?.message ?? `it could not be decoded (${describe(error)})`;
+    const advice = problem?.advice ?? `Use an MP3, OGG or WAV file${problem ? '' : ' that plays in a browser'}`;
     return {
       ok: false,
       code: which === 'intro' ? 'intro_unusable' : 'outro_unusable',
-      message: `The ${which} audio at ${url} cannot be used: ${reason}. Use an MP3, OGG or WAV file${error instanceof ClipProblem ? '' : ' that plays in a browser'}, or leave the ${which} out.`,
+      message: `The ${which} audio at ${url} cannot be used: ${reason}. ${advice}, or leave the ${which} out.`,
     };
   }
 }
