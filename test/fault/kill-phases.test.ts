@@ -72,7 +72,9 @@ describe('fault: kill -9 in every job phase, restart on the same data dir', () =
 
   before(async () => {
     pages = await startArticleServer();
-    engine = await startEngineProcess({ args: ['--concurrency', '2'] });
+    // The early job's page is held until after the restart: the fetch must not time out meanwhile, however slow
+    // the machine is (its default 20 s passed under load while the late job reached 70 %).
+    engine = await startEngineProcess({ args: ['--concurrency', '2', '--fetch-timeout-s', '600'] });
     calls = serviceCalls(engine.url, engine.tokens[0] as string);
   });
   after(async () => {
