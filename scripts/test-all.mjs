@@ -101,8 +101,8 @@ async function build() {
 }
 
 async function nodeSuites() {
-  const files = ['unit', 'engine', 'fault', 'packaging'].flatMap((dir) => testFiles(path.join(root, 'test', dir)));
-  heading(`node test runner: ${files.length} files (test/unit, test/engine, test/fault, test/packaging)`);
+  const files = ['unit', 'engine', 'fault', 'packaging', 'team'].flatMap((dir) => testFiles(path.join(root, 'test', dir)));
+  heading(`node test runner: ${files.length} files (test/unit, test/engine, test/fault, test/packaging, test/team)`);
   if (files.length === 0) return timed('node: unit, engine, fault, packaging', async () => ({ passed: 0, failed: 0 }));
   const tap = path.join(out, 'node.tap');
   rmSync(tap, { force: true });

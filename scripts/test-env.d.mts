@@ -5,3 +5,4 @@ export function codeServerDir(): string;
 export function vscodeServerMain(): string;
 export function chromiumPath(): string;
 export function ensureTestEnvironment(): void;
+export function ensurePostgres(): void;

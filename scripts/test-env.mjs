@@ -92,6 +92,15 @@ function ensureCodeServer() {
   log(`code-server installed in ${Math.round((Date.now() - started) / 1000)} s`);
 }
 
+/** Debian's Postgres server for the team service's tests (test/team/postgres.ts runs initdb in a temp folder). */
+export function ensurePostgres() {
+  if (debianPackageInstalled('postgresql') || spawnSync('sh', ['-c', 'ls /usr/lib/postgresql/*/bin/initdb'], { stdio: 'ignore' }).status === 0) return;
+  if (process.getuid?.() !== 0) throw new Error('The team tests need a Postgres server: sudo apt-get install -y postgresql');
+  log('installing Debian package postgresql (once)');
+  execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
+  execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'postgresql'], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+}
+
 export function ensureTestEnvironment() {
   if (!has('rg') || !has('unzip') || !existsSync(chromiumPath()) || !debianPackageInstalled('libkrb5-dev')) ensureDebianPackages();
   ensureCodeServer();

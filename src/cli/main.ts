@@ -5,12 +5,14 @@ import { UsageError } from '../engine/settings';
 import { CONVERT_HELP, convert } from './convert';
 import { EXIT, EXIT_CODES_HELP } from './exit-codes';
 import { SERVE_HELP, serve } from './serve';
+import { WORKER_HELP, worker } from './worker';
 
 const HELP = `Usage: article-audio <command> [options]
 
 Commands:
   convert <url | file | ->  turn an article into an MP3 and a transcript (the main job)
-  serve                     run the job service (the local engine)
+  serve                     run the job service (the local engine, or a team API node with --database)
+  worker                    run a synthesis worker of a team service (Postgres)
   help [command]            show help for a command
 
 Run \`article-audio <command> --help\` for its options.
@@ -26,7 +28,7 @@ async function main(argv: readonly string[]): Promise<number | undefined> {
     case '--help':
     case '-h': {
       const topic = command === 'help' ? rest[0] : undefined;
-      process.stdout.write(`${topic === 'serve' ? SERVE_HELP : topic === 'convert' ? CONVERT_HELP : HELP}\n`);
+      process.stdout.write(`${topic === 'serve' ? SERVE_HELP : topic === 'worker' ? WORKER_HELP : topic === 'convert' ? CONVERT_HELP : HELP}\n`);
       return command === undefined ? EXIT.usage : EXIT.ok;
     }
     case '--version':
@@ -40,6 +42,13 @@ async function main(argv: readonly string[]): Promise<number | undefined> {
       }
       await serve(rest);
       return undefined; // runs until a signal ends the process
+    case 'worker':
+      if (wantsHelp) {
+        process.stdout.write(`${WORKER_HELP}\n`);
+        return EXIT.ok;
+      }
+      await worker(rest);
+      return undefined; // runs until a signal ends the process
     case 'convert':
       if (wantsHelp) {
         process.stdout.write(`${CONVERT_HELP}\n`);
@@ -47,7 +56,7 @@ async function main(argv: readonly string[]): Promise<number | undefined> {
       }
       return convert(rest);
     default:
-      throw new UsageError(`Unknown command "${command}". Commands: convert, serve, help.`);
+      throw new UsageError(`Unknown command "${command}". Commands: convert, serve, worker, help.`);
   }
 }
 

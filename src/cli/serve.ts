@@ -1,6 +1,7 @@
 // `article-audio serve`: the engine in the foreground, for a team, a script or a remote box.
 import { runEngineProcess } from '../engine/engine-process';
 import { settingsHelp } from '../engine/settings';
+import { teamSettingsHelp } from '../engine/team/settings-help';
 
 export const SERVE_HELP = `Usage: article-audio serve [options]
 
@@ -14,9 +15,21 @@ ${settingsHelp()}
   -h, --help  show this help
 
 Example:
-  ARTICLE_AUDIO_TOKENS=$(openssl rand -hex 16) article-audio serve --port 8787`;
+  ARTICLE_AUDIO_TOKENS=$(openssl rand -hex 16) article-audio serve --port 8787
+
+Team mode (one service for many users on several machines; see README "Run a team service"):
+  article-audio serve --database postgres://… --storage DIR|s3://bucket/prefix [options]
+runs an API node (HTTP only; jobs go to Postgres) and \`article-audio worker\` runs synthesis; any number of each.
+Team options (each also an environment variable):
+${teamSettingsHelp()}`;
 
 export async function serve(args: readonly string[]): Promise<void> {
+  if (args.some((a) => a === '--database' || a.startsWith('--database=')) || process.env.ARTICLE_AUDIO_DATABASE_URL) {
+    // Loaded only here: the Postgres driver and the AWS SDK are not part of the local engine.
+    const team = await import('../engine/team/main');
+    await team.serveTeam(args, process.env);
+    return;
+  }
   await runEngineProcess({
     args,
     env: process.env,

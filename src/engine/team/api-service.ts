@@ -1,0 +1,199 @@
+// The job service of a team API node: no pipeline here. Submissions become rows in Postgres (workers claim them),
+// reads come from Postgres, streams follow the event bus, output files come from the shared output storage. Any
+// number of API nodes serve the same jobs; a client can reconnect to any of them with Last-Event-ID.
+import { createHash } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import type { Pool } from 'pg';
+import { newJobId } from '../job-id';
+import { IdempotencyConflictError, type Logger, QueueFullError, StoppingError } from '../job-service';
+import type { EventListener, Following, JobHandle, JobServiceApi, ServiceHealth } from '../service-api';
+import { type ByteRange, type OutputStorage, type StoredEvent, type StoredJob, type StoredOutput, isTerminal } from '../store/types';
+import { closingEvents, logEvent, statusEvent } from '../stream-events';
+import { type ArticleSubmission, submissionDigest } from '../submission';
+import { transaction } from './db';
+import { type JobRow, appendEvents, lockJob, readEvents, recordOf, saveJob } from './jobs';
+import type { PgEventBus } from './pg-events';
+import { QUEUE_CHANNEL } from './schema';
+
+export interface ApiServiceOptions {
+  pool: Pool;
+  bus: PgEventBus;
+  storage: OutputStorage;
+  queueDepth: number;
+  retentionMs: number;
+  idempotencyWindowMs: number;
+  log: Logger;
+}
+
+export class PgApiService implements JobServiceApi {
+  private stopping = false;
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private sweeper: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: ApiServiceOptions) {}
+
+  start(): void {
+    const sweepMs = Math.max(250, Math.min(60_000, Math.floor(this.options.retentionMs / 4)));
+    this.sweeper = setInterval(() => void this.track(this.sweep()).catch((error: unknown) => this.options.log('warn', `Retention sweep failed: ${describe(error)}`)), sweepMs);
+    this.sweeper.unref();
+  }
+
+  private track<T>(work: Promise<T>): Promise<T> {
+    this.inFlight.add(work);
+    void work.then(
+      () => this.inFlight.delete(work),
+      () => this.inFlight.delete(work),
+    );
+    return work;
+  }
+
+  submit(owner: string, submission: ArticleSubmission, idempotencyKey?: string): Promise<{ job: JobHandle; replayed: boolean }> {
+    if (this.stopping) return Promise.reject(new StoppingError());
+    return this.track(this.create(owner, submission, idempotencyKey));
+  }
+
+  private async create(owner: string, request: ArticleSubmission, idempotencyKey: string | undefined): Promise<{ job: JobHandle; replayed: boolean }> {
+    const { pool } = this.options;
+    const digest = submissionDigest(request);
+    const key = idempotencyKey === undefined ? undefined : createHash('sha256').update(idempotencyKey).digest('hex');
+    if (key !== undefined) {
+      const earlier = await this.earlier(owner, key, digest);
+      if (earlier) return { job: earlier, replayed: true };
+    }
+    const waiting = await pool.query<{ n: string }>("SELECT count(*) AS n FROM aa_jobs WHERE status = 'queued'");
+    if (Number(waiting.rows[0]?.n ?? 0) >= this.options.queueDepth) throw new QueueFullError(5);
+    const now = new Date().toISOString();
+    const record: StoredJob = {
+      id: newJobId(),
+      owner,
+      request,
+      ...(key !== undefined ? { idempotency: { key, request: digest } } : {}),
+      status: 'queued',
+      progress: 0,
+      createdAt: now,
+      updatedAt: now,
+      attempts: 0,
+      crashes: 0,
+      error: null,
+      outputs: null,
+      result: null,
+    };
+    const source = request.url !== undefined ? `the page ${request.url}` : `${request.text?.length ?? 0} characters of text`;
+    const created = await transaction(pool, async (client) => {
+      const inserted = await client.query(
+        `INSERT INTO aa_jobs (id, owner, record, status, progress, idem_key, created_at) VALUES ($1, $2, $3, 'queued', 0, $4, $5)
+         ON CONFLICT (owner, idem_key) WHERE idem_key IS NOT NULL DO NOTHING RETURNING id`,
+        [record.id, owner, JSON.stringify(record), key ?? null, now],
+      );
+      if (inserted.rowCount === 0) return false;
+      await appendEvents(client, { id: record.id, last_event_id: 0 }, [statusEvent('queued', 0, null), logEvent('info', `Accepted: ${source}, model ${request.model_id}.`)]);
+      await client.query('SELECT pg_notify($1, $2)', [QUEUE_CHANNEL, record.id]);
+      return true;
+    });
+    if (!created && key !== undefined) {
+      // Another node stored the same key a moment ago.
+      const earlier = await this.earlier(owner, key, digest);
+      if (earlier) return { job: earlier, replayed: true };
+      throw new Error('The idempotency key is taken by a job that could not be read.');
+    }
+    return { job: { id: record.id, record, progress: 0 }, replayed: false };
+  }
+
+  /** The job an idempotency key refers to, if within the window; a key from an older job is freed for reuse. */
+  private async earlier(owner: string, key: string, digest: string): Promise<JobHandle | undefined> {
+    const found = await this.options.pool.query<JobRow>('SELECT * FROM aa_jobs WHERE owner = $1 AND idem_key = $2', [owner, key]);
+    const row = found.rows[0];
+    if (!row) return undefined;
+    if (Date.now() - Date.parse(row.record.createdAt) >= this.options.idempotencyWindowMs) {
+      await this.options.pool.query('UPDATE aa_jobs SET idem_key = NULL WHERE id = $1', [row.id]);
+      return undefined;
+    }
+    if (row.record.idempotency?.request !== digest) throw new IdempotencyConflictError();
+    return handleOf(row);
+  }
+
+  async find(owner: string, id: string): Promise<JobHandle | undefined> {
+    const found = await this.options.pool.query<JobRow>('SELECT * FROM aa_jobs WHERE id = $1', [id]);
+    const row = found.rows[0];
+    if (!row || row.owner !== owner) return undefined;
+    const handle = handleOf(row);
+    return this.isExpired(handle.record) ? undefined : handle;
+  }
+
+  cancel(job: JobHandle): Promise<JobHandle> {
+    return this.track(
+      transaction(this.options.pool, async (client) => {
+        const row = await lockJob(client, job.id);
+        if (!row) return job;
+        if (isTerminal(row.status)) return handleOf(row);
+        const now = new Date().toISOString();
+        const record: StoredJob = {
+          ...recordOf(row),
+          status: 'failed',
+          error: { code: 'cancelled', message: 'The job was cancelled.' },
+          updatedAt: now,
+          finishedAt: now,
+        };
+        // Clearing the lease fences the worker running it: its next heartbeat fails and it stops.
+        await saveJob(client, record, { token: null });
+        await appendEvents(client, row, closingEvents(record, 'Failed (cancelled): The job was cancelled.'));
+        return { id: record.id, record, progress: record.progress };
+      }),
+    );
+  }
+
+  follow(job: JobHandle, afterId: number, listener: EventListener): Promise<Following | undefined> {
+    if (isTerminal(job.record.status)) return Promise.resolve(undefined);
+    return this.options.bus.subscribe(job.id, afterId, listener);
+  }
+
+  storedHistory(job: JobHandle): Promise<StoredEvent[]> {
+    return readEvents(this.options.pool, job.id, 0);
+  }
+
+  readOutput(job: JobHandle, output: StoredOutput, range?: ByteRange): Readable {
+    return this.options.storage.read(job.id, output, range);
+  }
+
+  async health(): Promise<ServiceHealth> {
+    if (this.stopping) return { ok: false, detail: { mode: 'team', role: 'api', stopping: true } };
+    try {
+      await this.options.pool.query('SELECT 1');
+      return { ok: true, detail: { mode: 'team', role: 'api', followers: this.options.bus.followerCount } };
+    } catch {
+      return { ok: false, detail: { mode: 'team', role: 'api', database: 'unreachable' } };
+    }
+  }
+
+  private isExpired(record: StoredJob): boolean {
+    return isTerminal(record.status) && record.finishedAt !== undefined && Date.now() - Date.parse(record.finishedAt) >= this.options.retentionMs;
+  }
+
+  /** Deletes jobs finished longer than the retention time ago: files first, then the row (and its events). */
+  private async sweep(): Promise<void> {
+    const { pool, storage, retentionMs } = this.options;
+    const due = await pool.query<{ id: string }>("SELECT id FROM aa_jobs WHERE finished_at < now() - $1::interval ORDER BY finished_at LIMIT 200", [`${retentionMs} milliseconds`]);
+    for (const { id } of due.rows) {
+      if (this.stopping) return;
+      await storage.remove(id);
+      await pool.query('DELETE FROM aa_jobs WHERE id = $1', [id]);
+      this.options.log('debug', `Job ${id} expired and was removed.`);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.sweeper) clearInterval(this.sweeper);
+    await Promise.allSettled([...this.inFlight]);
+    await this.options.bus.close();
+  }
+}
+
+function handleOf(row: JobRow): JobHandle {
+  const record = recordOf(row);
+  return { id: row.id, record, progress: record.progress };
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

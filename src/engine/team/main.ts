@@ -1,0 +1,187 @@
+// `article-audio serve --database …` (a team API node) and `article-audio worker --database …` (a synthesis
+// worker). Loaded only when one of them runs, so the Postgres driver and the AWS SDK stay out of the extension.
+// Team flags are read here; every other flag is the engine's own (settings.ts).
+import os from 'node:os';
+import { TokenRing } from '../auth';
+import { createDefaultPipeline } from '../default-pipeline';
+import { type RunningEngine, serveHttp } from '../index';
+import type { Logger, LogLevel } from '../job-service';
+import { DEFAULT_FETCH_LIMITS } from '../options';
+import type { ArticlePipeline } from '../pipeline/types';
+import { UsageError, readEngineSettings } from '../settings';
+import { splitTeamArgs, type TeamArgs } from './settings-help';
+import { PgApiService } from './api-service';
+import { openPool, redactUrl } from './db';
+import { openOutputStorage } from './output-storage';
+import { PgEventBus } from './pg-events';
+import { migrate } from './schema';
+import { Worker } from './worker';
+
+const ORDER: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
+
+/** Structured logs for a fleet: one JSON object per line on stderr (time, level, role, node, message). */
+export function teamLogger(minimum: LogLevel, json: boolean, fields: Record<string, string>): Logger {
+  const threshold = ORDER.indexOf(minimum);
+  return (level, message) => {
+    if (ORDER.indexOf(level) < threshold) return;
+    const time = new Date().toISOString();
+    process.stderr.write(json ? `${JSON.stringify({ time, level, ...fields, msg: message })}\n` : `${time} ${level.padEnd(5)} ${message}\n`);
+  };
+}
+
+function requireStorage(team: TeamArgs, command: string): string {
+  if (!team.database) throw new UsageError(`${command} needs --database postgres://… (or ARTICLE_AUDIO_DATABASE_URL).`);
+  if (!team.storage) throw new UsageError(`${command} needs --storage DIR or s3://bucket/prefix (or ARTICLE_AUDIO_STORAGE), the same on every node.`);
+  return team.storage;
+}
+
+/** Wires SIGINT/SIGTERM to a clean stop; a second signal or a stop that hangs exits at once. */
+function stopOnSignals(log: Logger, stop: () => Promise<void>, deadlineMs: number): void {
+  let stopping = false;
+  const onSignal = (signal: string) => {
+    if (stopping) {
+      log('warn', `${signal} again: exiting without finishing the stop.`);
+      process.exit(1);
+    }
+    stopping = true;
+    log('info', `${signal}: stopping.`);
+    setTimeout(() => {
+      log('error', `The stop took longer than ${deadlineMs / 1000} s; exiting.`);
+      process.exit(1);
+    }, deadlineMs).unref();
+    stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        log('error', `The stop failed: ${error instanceof Error ? error.message : String(error)}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+}
+
+export interface ApiNode extends RunningEngine {
+  service: PgApiService;
+}
+
+/** Starts a team API node: HTTP only; jobs go to Postgres for workers. */
+export async function startApiNode(args: readonly string[], env: NodeJS.ProcessEnv, log?: Logger): Promise<ApiNode> {
+  const team = splitTeamArgs(args, env);
+  const storageSpec = requireStorage(team, 'serve --database');
+  const settings = readEngineSettings(team.rest, env, { port: 8787 });
+  const logger = log ?? teamLogger(settings.logLevel, team.json, { role: 'api', node: `${os.hostname()}:${process.pid}` });
+  const databaseUrl = team.database as string;
+  const pool = openPool(databaseUrl, logger);
+  const storage = await openOutputStorage(storageSpec, team.s3Endpoint);
+  await migrate(pool);
+  const bus = new PgEventBus(pool, databaseUrl, logger);
+  await bus.start();
+  const engine = settings.engine;
+  const service = new PgApiService({
+    pool,
+    bus,
+    storage,
+    queueDepth: engine.queueDepth ?? 100,
+    retentionMs: engine.retentionMs ?? 24 * 3600_000,
+    idempotencyWindowMs: engine.idempotencyWindowMs ?? 24 * 3600_000,
+    log: logger,
+  });
+  service.start();
+  const running = await serveHttp(
+    service,
+    {
+      host: engine.host ?? '127.0.0.1',
+      port: engine.port ?? 8787,
+      tokens: new TokenRing(engine.tokens),
+      heartbeatMs: engine.heartbeatMs ?? 15_000,
+      streamRetryMs: engine.streamRetryMs ?? 2000,
+      maxBodyBytes: engine.maxBodyBytes ?? 1024 * 1024,
+      publicUrl: engine.publicUrl?.replace(/\/+$/, ''),
+      log: logger,
+    },
+    `team API node on ${redactUrl(databaseUrl)}, files in ${storageSpec}`,
+  );
+  let closed: Promise<void> | undefined;
+  return {
+    url: running.url,
+    port: running.port,
+    service,
+    close() {
+      closed ??= (async () => {
+        await running.close();
+        await storage.close();
+        await pool.end();
+      })();
+      return closed;
+    },
+  };
+}
+
+/** `article-audio serve --database …` as a process. */
+export async function serveTeam(args: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
+  const team = splitTeamArgs(args, env);
+  const settings = readEngineSettings(team.rest, env, { port: 8787 });
+  const log = teamLogger(settings.logLevel, team.json, { role: 'api', node: `${os.hostname()}:${process.pid}` });
+  const node = await startApiNode(args, env, log);
+  stopOnSignals(log, () => node.close(), 20_000);
+  process.stdout.write(`Article Audio team API node listening on ${node.url}\n`);
+}
+
+export interface RunningWorker {
+  worker: Worker;
+  stop(): Promise<void>;
+}
+
+/** Starts a synthesis worker (tests pass another pipeline). */
+export async function startWorker(args: readonly string[], env: NodeJS.ProcessEnv, options: { pipeline?: ArticlePipeline; log?: Logger } = {}): Promise<RunningWorker> {
+  const team = splitTeamArgs(args, env);
+  const storageSpec = requireStorage(team, 'worker');
+  // A worker serves no HTTP, so it needs no API token; the engine settings parser insists on one.
+  const settings = readEngineSettings(team.rest, { ...env, ARTICLE_AUDIO_TOKENS: 'worker-serves-no-requests' }, { port: 0 });
+  const log = options.log ?? teamLogger(settings.logLevel, team.json, { role: 'worker', node: `${os.hostname()}:${process.pid}` });
+  const databaseUrl = team.database as string;
+  const engine = settings.engine;
+  const concurrency = engine.concurrency ?? Math.max(1, Math.min(4, os.availableParallelism()));
+  const pool = openPool(databaseUrl, log, concurrency * 2 + 2);
+  const storage = await openOutputStorage(storageSpec, team.s3Endpoint);
+  await migrate(pool);
+  const worker = new Worker({
+    pool,
+    databaseUrl,
+    storage,
+    pipeline: options.pipeline ?? createDefaultPipeline(),
+    concurrency,
+    leaseMs: team.leaseMs,
+    maxCrashes: engine.maxCrashes ?? 3,
+    progressIntervalMs: engine.progressIntervalMs ?? 250,
+    fetchLimits: { ...DEFAULT_FETCH_LIMITS, ...engine.fetchLimits },
+    workDir: team.workDir,
+    stopTimeoutMs: 10_000,
+    log,
+  });
+  await worker.start();
+  let stopped: Promise<void> | undefined;
+  return {
+    worker,
+    stop() {
+      stopped ??= (async () => {
+        await worker.stop();
+        await storage.close();
+        await pool.end();
+        log('info', 'Stopped.');
+      })();
+      return stopped;
+    },
+  };
+}
+
+/** `article-audio worker …` as a process (tests start it with the test pipeline). */
+export async function runWorkerProcess(args: readonly string[], env: NodeJS.ProcessEnv, pipeline?: ArticlePipeline): Promise<void> {
+  const team = splitTeamArgs(args, env);
+  const settings = readEngineSettings(team.rest, { ...env, ARTICLE_AUDIO_TOKENS: 'worker-serves-no-requests' }, { port: 0 });
+  const log = teamLogger(settings.logLevel, team.json, { role: 'worker', node: `${os.hostname()}:${process.pid}` });
+  const running = await startWorker(args, env, { log, ...(pipeline ? { pipeline } : {}) });
+  stopOnSignals(log, () => running.stop(), 30_000);
+  process.stdout.write(`Article Audio worker ${running.worker.id} started\n`);
+}

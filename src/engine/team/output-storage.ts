@@ -1,0 +1,146 @@
+// Output storage of the team service: a folder every node mounts (`--storage DIR`) or S3-compatible object storage
+// (`--storage s3://bucket/prefix`). Workers put each run's files under a key of their own (<job id>/<run token>), so
+// a file is whole when the job's record names it, and a run that lost its lease can never overwrite the winner's.
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { copyFile, lstat, mkdir, open, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { PassThrough, type Readable } from 'node:stream';
+import type * as S3 from '@aws-sdk/client-s3';
+import { isJobId } from '../job-id';
+import { OUTPUT_NAME } from '../store/file-store';
+import type { ByteRange, OutputStorage, StoredOutput } from '../store/types';
+
+const KEY = /^[A-Za-z0-9][A-Za-z0-9._/-]{0,200}$/;
+
+function keyOf(jobId: string, output: { name: string; key?: string }): string {
+  const key = output.key ?? jobId;
+  if (!isJobId(jobId) || !OUTPUT_NAME.test(output.name) || !KEY.test(key) || key.split('/').includes('..') || !key.startsWith(jobId)) {
+    throw new Error('Not an output of a job.');
+  }
+  return `${key}/${output.name}`;
+}
+
+/** Hash and flush a local file: the strong ETag of its content. */
+async function describeFile(file: string): Promise<{ bytes: number; etag: string }> {
+  const info = await lstat(file);
+  if (!info.isFile()) throw new Error(`The output ${path.basename(file)} is not a regular file.`);
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return { bytes: info.size, etag: `"${hash.digest('base64url').slice(0, 27)}"` };
+}
+
+export class DirOutputStorage implements OutputStorage {
+  constructor(private readonly root: string) {}
+
+  async put(jobId: string, name: string, file: string, meta: { contentType: string; durationS?: number; key?: string }): Promise<StoredOutput> {
+    const target = path.join(this.root, keyOf(jobId, { name, ...(meta.key ? { key: meta.key } : {}) }));
+    const { bytes, etag } = await describeFile(file);
+    await mkdir(path.dirname(target), { recursive: true });
+    // Copied (the shared folder is usually another file system), flushed, then renamed into place.
+    const temp = `${target}.${randomBytes(6).toString('hex')}.tmp`;
+    await copyFile(file, temp);
+    const handle = await open(temp, 'r+');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, target);
+    return { name, contentType: meta.contentType, ...(meta.durationS !== undefined ? { durationS: meta.durationS } : {}), bytes, etag, ...(meta.key ? { key: meta.key } : {}) };
+  }
+
+  read(jobId: string, output: StoredOutput, range?: ByteRange): Readable {
+    return createReadStream(path.join(this.root, keyOf(jobId, output)), range ? { start: range.start, end: range.end } : {});
+  }
+
+  async remove(jobId: string, key?: string): Promise<void> {
+    if (!isJobId(jobId) || (key !== undefined && (!KEY.test(key) || !key.startsWith(jobId) || key.split('/').includes('..')))) return;
+    await rm(path.join(this.root, key ?? jobId), { recursive: true, force: true });
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+/**
+ * S3 or any S3-compatible service, with the AWS SDK's usual configuration (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+ * AWS_REGION, profiles) and, for MinIO, Ceph, R2 and the like, an endpoint (AWS_ENDPOINT_URL_S3 or --s3-endpoint)
+ * with path-style addresses. The SDK is loaded only here.
+ */
+export class S3OutputStorage implements OutputStorage {
+  private constructor(
+    private readonly sdk: typeof S3,
+    private readonly client: S3.S3Client,
+    private readonly bucket: string,
+    private readonly prefix: string,
+  ) {}
+
+  static async open(url: string, endpoint: string | undefined): Promise<S3OutputStorage> {
+    const parsed = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(url);
+    if (!parsed) throw new Error(`--storage ${url} is not an s3://bucket/prefix address.`);
+    const sdk = await import('@aws-sdk/client-s3');
+    const client = new sdk.S3Client({
+      region: process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1',
+      ...(endpoint ? { endpoint, forcePathStyle: true } : {}),
+      // Checksums only where S3 requires them: the SDK's default streams uploads as aws-chunked with trailing
+      // checksums, which several S3-compatible servers store verbatim (chunk headers inside the file).
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+    });
+    const prefix = (parsed[2] ?? '').replace(/^\/+|\/+$/g, '');
+    return new S3OutputStorage(sdk, client, parsed[1] as string, prefix === '' ? '' : `${prefix}/`);
+  }
+
+  async put(jobId: string, name: string, file: string, meta: { contentType: string; durationS?: number; key?: string }): Promise<StoredOutput> {
+    const key = this.prefix + keyOf(jobId, { name, ...(meta.key ? { key: meta.key } : {}) });
+    const { bytes, etag } = await describeFile(file);
+    // One PUT: S3 makes an object visible whole or not at all.
+    await this.client.send(new this.sdk.PutObjectCommand({ Bucket: this.bucket, Key: key, Body: createReadStream(file), ContentLength: bytes, ContentType: meta.contentType }));
+    return { name, contentType: meta.contentType, ...(meta.durationS !== undefined ? { durationS: meta.durationS } : {}), bytes, etag, ...(meta.key ? { key: meta.key } : {}) };
+  }
+
+  read(jobId: string, output: StoredOutput, range?: ByteRange): Readable {
+    const out = new PassThrough();
+    const key = this.prefix + keyOf(jobId, output);
+    this.client
+      .send(new this.sdk.GetObjectCommand({ Bucket: this.bucket, Key: key, ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }))
+      .then(
+        (response) => {
+          const body = response.Body as Readable | undefined;
+          if (!body) throw new Error(`The object store returned no body for ${key}.`);
+          out.emit('ready');
+          body.on('error', (error) => out.destroy(error));
+          out.on('close', () => body.destroy());
+          body.pipe(out);
+        },
+      )
+      .catch((error: unknown) => out.destroy(error instanceof Error ? error : new Error(String(error))));
+    return out;
+  }
+
+  async remove(jobId: string, key?: string): Promise<void> {
+    if (!isJobId(jobId)) return;
+    const prefix = `${this.prefix}${key ?? jobId}/`;
+    let token: string | undefined;
+    do {
+      const listed = await this.client.send(new this.sdk.ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ...(token ? { ContinuationToken: token } : {}) }));
+      const keys = (listed.Contents ?? []).map((o) => o.Key).filter((k): k is string => typeof k === 'string');
+      for (const k of keys) await this.client.send(new this.sdk.DeleteObjectCommand({ Bucket: this.bucket, Key: k }));
+      token = listed.IsTruncated ? listed.NextContinuationToken : undefined;
+    } while (token);
+  }
+
+  close(): Promise<void> {
+    this.client.destroy();
+    return Promise.resolve();
+  }
+}
+
+export async function openOutputStorage(spec: string, endpoint?: string): Promise<OutputStorage> {
+  if (spec.startsWith('s3://')) return S3OutputStorage.open(spec, endpoint);
+  if (!path.isAbsolute(spec)) throw new Error(`--storage must be an absolute folder or s3://bucket/prefix, not "${spec}".`);
+  await mkdir(spec, { recursive: true });
+  return new DirOutputStorage(spec);
+}

@@ -1,0 +1,126 @@
+// A team service for tests, all real processes: API nodes (`node dist/cli.js serve --database … --storage …`) and
+// workers (the test pipeline via test-worker.ts, or the real `dist/cli.js worker`), over a real Postgres database
+// and a shared folder or a real S3-protocol server.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { type EngineProcess, repoRoot, startEngineProcess } from '../support/engine-process';
+import { createDatabase } from './postgres';
+
+export interface WorkerProcess {
+  readonly pid: number;
+  readonly stderr: string;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  kill9(): Promise<void>;
+  stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export interface ClusterOptions {
+  /** Postgres server address; each cluster gets a database of its own on it. */
+  serverUrl: string;
+  /** `dir` (default) or an S3 server: endpoint, bucket and AWS environment. */
+  s3?: { endpoint: string; bucket: string; env: Record<string, string> };
+  /** Extra flags for API nodes. */
+  apiArgs?: string[];
+  /** Extra flags for workers. */
+  workerArgs?: string[];
+  /** Environment for workers (AA_TEST_STEPS, AA_TEST_STEP_MS). */
+  workerEnv?: Record<string, string>;
+  /** Use the real speech pipeline (dist/cli.js worker) instead of the test pipeline. */
+  realWorker?: boolean;
+}
+
+export interface Cluster {
+  databaseUrl: string;
+  storage: string;
+  tokens: string[];
+  apis: EngineProcess[];
+  workers: WorkerProcess[];
+  startApi(): Promise<EngineProcess>;
+  startWorker(): Promise<WorkerProcess>;
+  dispose(): Promise<void>;
+}
+
+const children = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of children) child.kill('SIGKILL');
+});
+
+export async function startCluster(options: ClusterOptions): Promise<Cluster> {
+  const databaseUrl = await createDatabase(options.serverUrl, `aa_${randomBytes(6).toString('hex')}`);
+  const folder = options.s3 ? undefined : mkdtempSync(path.join(os.tmpdir(), 'aa-team-files-'));
+  const storage = options.s3 ? `s3://${options.s3.bucket}/${randomBytes(4).toString('hex')}` : (folder as string);
+  const tokens = [randomBytes(16).toString('hex'), randomBytes(16).toString('hex')];
+  const teamArgs = ['--database', databaseUrl, '--storage', storage];
+  const env = { ...(options.s3?.env ?? {}) };
+  const apis: EngineProcess[] = [];
+  const workers: WorkerProcess[] = [];
+
+  async function startApi(): Promise<EngineProcess> {
+    const api = await startEngineProcess({ tokens, args: [...teamArgs, ...(options.apiArgs ?? [])], env, startTimeoutMs: 60_000 });
+    apis.push(api);
+    return api;
+  }
+
+  async function startWorker(): Promise<WorkerProcess> {
+    const args = options.realWorker
+      ? [path.join(repoRoot, 'dist', 'cli.js'), 'worker', ...teamArgs, ...(options.workerArgs ?? [])]
+      : ['--import', 'tsx', path.join(repoRoot, 'test', 'team', 'test-worker.ts'), ...teamArgs, ...(options.workerArgs ?? [])];
+    const child = spawn(process.execPath, args, {
+      cwd: repoRoot,
+      env: { ...process.env, ...env, ...options.workerEnv },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.add(child);
+    let stderr = '';
+    let stdout = '';
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-20_000)));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.on('exit', (code, signal) => {
+        children.delete(child);
+        resolve({ code, signal });
+      }),
+    );
+    await new Promise<void>((resolve, reject) => {
+      child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+        stdout += chunk;
+        if (/worker \S+ started/.test(stdout)) resolve();
+      });
+      void exited.then((exit) => reject(new Error(`The worker exited (${exit.code ?? exit.signal}) before starting: ${stderr}`)));
+    });
+    const worker: WorkerProcess = {
+      pid: child.pid ?? -1,
+      get stderr() {
+        return stderr;
+      },
+      exited,
+      async kill9() {
+        child.kill('SIGKILL');
+        await exited;
+      },
+      async stop() {
+        child.kill('SIGTERM');
+        return exited;
+      },
+    };
+    workers.push(worker);
+    return worker;
+  }
+
+  return {
+    databaseUrl,
+    storage,
+    tokens,
+    apis,
+    workers,
+    startApi,
+    startWorker,
+    async dispose() {
+      await Promise.all(workers.map((w) => w.kill9()));
+      await Promise.all(apis.map((a) => a.dispose()));
+      if (folder) rmSync(folder, { recursive: true, force: true });
+    },
+  };
+}

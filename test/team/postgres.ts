@@ -1,0 +1,119 @@
+// A real Postgres for the team tests: Debian's server binaries, a cluster made with initdb in a temp folder, run as
+// an unprivileged user (the `postgres` or `nobody` account when the tests run as root, which initdb refuses) on a
+// free loopback port. Installed once with apt-get when missing (scripts/test-env.mjs, as root only).
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+
+export interface TestPostgres {
+  url: string;
+  /** The server process id (for tests that kill it). */
+  pid: number;
+  stop(): Promise<void>;
+}
+
+function binDir(): string | undefined {
+  const fromConfig = spawnSync('pg_config', ['--bindir'], { encoding: 'utf8' });
+  if (fromConfig.status === 0 && existsSync(path.join(fromConfig.stdout.trim(), 'initdb'))) return fromConfig.stdout.trim();
+  const root = '/usr/lib/postgresql';
+  if (!existsSync(root)) return undefined;
+  const versions = readdirSync(root).filter((v) => existsSync(path.join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a));
+  return versions[0] === undefined ? undefined : path.join(root, versions[0], 'bin');
+}
+
+async function postgresBin(): Promise<string> {
+  let dir = binDir();
+  if (!dir) {
+    const { ensurePostgres } = await import('../../scripts/test-env.mjs');
+    ensurePostgres();
+    dir = binDir();
+  }
+  if (!dir) throw new Error('Postgres server binaries not found after installing: apt-get install postgresql');
+  return dir;
+}
+
+/** The account the server runs as: never root (initdb and postgres refuse it). */
+function serverUser(): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  for (const name of ['postgres', 'nobody']) {
+    const result = spawnSync('id', ['-u', name], { encoding: 'utf8' });
+    if (result.status === 0) {
+      const gid = spawnSync('id', ['-g', name], { encoding: 'utf8' });
+      return { uid: Number(result.stdout.trim()), gid: Number(gid.stdout.trim()) };
+    }
+  }
+  throw new Error('Running as root, and neither a postgres nor a nobody account exists to run the test database as.');
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startPostgres(): Promise<TestPostgres> {
+  const bin = await postgresBin();
+  const user = serverUser();
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'aa-pg-'));
+  if (user) chownSync(dir, user.uid, user.gid);
+  const data = path.join(dir, 'data');
+  const as = user ? { uid: user.uid, gid: user.gid } : {};
+  execFileSync(path.join(bin, 'initdb'), ['-D', data, '-U', 'aa', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C'], { ...as, stdio: 'pipe', cwd: dir });
+  const port = await freePort();
+  const server: ChildProcess = spawn(
+    path.join(bin, 'postgres'),
+    ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300'],
+    { ...as, stdio: ['ignore', 'ignore', 'pipe'], cwd: dir },
+  );
+  let stderr = '';
+  server.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
+  const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
+  const url = `postgres://aa@127.0.0.1:${port}/postgres`;
+  // Ready when it accepts a query (it starts in well under a second; a loaded machine may take longer).
+  for (let attempt = 0; ; attempt++) {
+    if (server.exitCode !== null) throw new Error(`Postgres exited during start-up: ${stderr}`);
+    const client = new pg.Client({ connectionString: url });
+    try {
+      await client.connect();
+      await client.query('SELECT 1');
+      await client.end();
+      break;
+    } catch {
+      await client.end().catch(() => undefined);
+      if (attempt > 600) throw new Error(`Postgres did not accept connections: ${stderr}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  process.on('exit', () => server.kill('SIGKILL'));
+  return {
+    url,
+    pid: server.pid ?? -1,
+    async stop() {
+      server.kill('SIGINT');
+      await exited;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A fresh database on the server, so tests sharing one server do not see each other's jobs. */
+export async function createDatabase(serverUrl: string, name: string): Promise<string> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
