@@ -70,6 +70,7 @@ const builds = [
       'synth-worker': 'src/engine/pipeline/synth-worker.ts',
       // Parsing, extraction and intro/outro decoding, in a thread with time and memory limits.
       'parse-worker': 'src/engine/pipeline/parse-worker.ts',
+      'audio-worker': 'src/engine/pipeline/audio-worker.ts',
     },
     outdir: 'dist',
     // ES modules bundled as CommonJS lose import.meta.url; some (the Speex resampler) locate their files with it.

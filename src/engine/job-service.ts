@@ -7,9 +7,9 @@ import { createHash } from 'node:crypto';
 import { newJobId } from './job-id';
 import { JobQueue } from './job-queue';
 import { LiveJob } from './live-job';
-import { type ArticlePipeline, type FetchLimits, type PipelineLogLevel, type PipelineOutput, PipelineError, storageFailure } from './pipeline/types';
+import { type ArticlePipeline, type FetchLimits, type PipelineLogLevel, type PipelineOutput, type PipelinePart, PipelineError, storageFailure } from './pipeline/types';
 import { ProgressThrottle } from './progress-throttle';
-import { closingEvents, logEvent, statusEvent } from './stream-events';
+import { closingEvents, logEvent, partResultEvent, statusEvent } from './stream-events';
 import { type ArticleSubmission, submissionDigest } from './submission';
 import type { EventListener, Following, JobHandle, JobServiceApi, ServiceHealth } from './service-api';
 import { type ByteRange, type JobFailure, type JobStore, type LoadedJob, type OutputStorage, type StoredEvent, type StoredJob, type StoredOutput, isTerminal } from './store/types';
@@ -326,6 +326,7 @@ export class JobService implements JobServiceApi {
           progress: (fraction) => throttle.report(fraction),
           log,
           fetchLimits: this.options.fetchLimits,
+          publishPart: (part) => job.serially(() => this.publishPart(job, active, part)),
         },
       );
     } catch (error) {
@@ -337,6 +338,25 @@ export class JobService implements JobServiceApi {
       this.options.log('error', `Job ${job.id} could not be concluded: ${describe(error)}`);
       await job.serially(() => this.failUnsaved(job, error)).catch(() => undefined);
     });
+  }
+
+  /**
+   * Keeps a part through the store and announces it with a result event. A run after a crash publishes the parts
+   * of the lost run again (the pipeline is deterministic): those already announced are recognized by name, and
+   * neither stored nor announced twice.
+   */
+  private async publishPart(job: LiveJob, run: ActiveRun, part: PipelinePart): Promise<void> {
+    if (this.runs.get(job.id) !== run || job.finished || !run.workDir) return;
+    const known = job.record.parts ?? [];
+    if (part.files.every((file) => known.some((k) => k.name === file.name))) return;
+    const stored = await this.options.store.commitPart(job.id, run.workDir, part.files);
+    await this.save(job, { parts: [...known.filter((k) => !stored.some((s) => s.name === k.name)), ...stored] });
+    const styleId = STYLE_IDS[job.record.request.model_id];
+    await job.emit([partResultEvent(job.record, styleId, { index: part.index, start_s: part.startS, duration_s: part.durationS, final: part.final }, stored)]);
+  }
+
+  readPart(job: LiveJob, name: string, range?: { start: number; end: number }) {
+    return this.options.store.readPart(job.id, name, range);
   }
 
   /**

@@ -3,7 +3,7 @@
 // extension picks a free port each time) while a job's history is kept.
 import type { PipelineLogLevel } from './pipeline/types';
 import type { NewEvent } from './live-job';
-import type { JobFailure, JobState, StoredJob } from './store/types';
+import type { JobFailure, JobState, StoredJob, StoredOutput } from './store/types';
 
 export interface OutputLink {
   url: string;
@@ -44,6 +44,44 @@ export function resultEvent(job: StoredJob): NewEvent {
   };
 }
 
+/** Where a part of a job's audio is, as the `part` field of its result event (ARCHITECTURE.md, "Audio in parts"). */
+export interface PartLink {
+  index: number;
+  start_s: number;
+  duration_s: number;
+  url: string;
+  transcript_url: string;
+  final: boolean;
+}
+
+export function partUrl(jobId: string, name: string): string {
+  return `/v1/jobs/${jobId}/parts/${name}`;
+}
+
+/** A part of the audio is ready while the job runs: the spec's result fields, plus `part` and its `results`. */
+export function partResultEvent(job: StoredJob, styleId: number, part: Omit<PartLink, 'url' | 'transcript_url'>, files: readonly StoredOutput[]): NewEvent {
+  const [audio, transcript] = files;
+  const round = (n: number) => Math.round(n * 1000) / 1000;
+  return {
+    event: 'result',
+    data: {
+      images: [],
+      request_duration_s: Math.round((Date.now() - Date.parse(job.createdAt)) / 10) / 100,
+      model_id: job.request.model_id,
+      style_id: styleId,
+      part: {
+        index: part.index,
+        start_s: round(part.start_s),
+        duration_s: round(part.duration_s),
+        url: audio ? partUrl(job.id, audio.name) : '',
+        transcript_url: transcript ? partUrl(job.id, transcript.name) : '',
+        final: part.final,
+      },
+      results: files.map((f) => ({ url: partUrl(job.id, f.name), content_type: f.contentType, ...(f.durationS !== undefined ? { duration_s: round(f.durationS) } : {}) })),
+    },
+  };
+}
+
 export function endEvent(status: 'succeeded' | 'failed'): NewEvent {
   return { event: 'end', data: status };
 }
@@ -63,7 +101,7 @@ export function withAbsoluteUrls(data: unknown, baseUrl: string): unknown {
   return Object.fromEntries(
     Object.entries(data).map(([key, value]) => [
       key,
-      key === 'url' && typeof value === 'string' && value.startsWith('/') ? baseUrl + value : withAbsoluteUrls(value, baseUrl),
+      (key === 'url' || key.endsWith('_url')) && typeof value === 'string' && value.startsWith('/') ? baseUrl + value : withAbsoluteUrls(value, baseUrl),
     ]),
   );
 }

@@ -30,7 +30,8 @@ export interface RequestHandlerOptions {
 type Route =
   | { name: 'submit' | 'health'; methods: readonly string[] }
   | { name: 'job' | 'stream' | 'cancel'; methods: readonly string[]; id: string }
-  | { name: 'output'; methods: readonly string[]; id: string; file: string };
+  | { name: 'output'; methods: readonly string[]; id: string; file: string }
+  | { name: 'part'; methods: readonly string[]; id: string; file: string };
 
 const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::\d{1,5})?$/;
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
@@ -49,6 +50,7 @@ function route(target: string): Route | undefined {
   if (s.length === 5 && s[4] === 'stream') return { name: 'stream', methods: ['GET'], id };
   if (s.length === 5 && s[4] === 'cancel') return { name: 'cancel', methods: ['POST'], id };
   if (s.length === 6 && s[4] === 'outputs' && s[5] !== undefined) return { name: 'output', methods: ['GET', 'HEAD'], id, file: s[5] };
+  if (s.length === 6 && s[4] === 'parts' && s[5] !== undefined) return { name: 'part', methods: ['GET', 'HEAD'], id, file: s[5] };
   return undefined;
 }
 
@@ -141,6 +143,14 @@ export function createRequestHandler(options: RequestHandlerOptions): (req: Inco
         const file = job.record.status === 'succeeded' ? job.record.outputs?.find((o) => o.name === target.file) : undefined;
         if (!file) throw ApiError.notFound();
         await sendOutputFile(req, res, file, new Date(job.record.finishedAt ?? job.record.updatedAt), (range) => service.readOutput(job, file, range));
+        return;
+      }
+      case 'part': {
+        // Parts are readable while the job runs and for its retention afterwards.
+        const job = owned(owner, target.id);
+        const file = job.record.parts?.find((p) => p.name === target.file);
+        if (!file) throw ApiError.notFound();
+        await sendOutputFile(req, res, file, new Date(job.record.createdAt), (range) => service.readPart(job, file.name, range));
         return;
       }
     }

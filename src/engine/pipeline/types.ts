@@ -30,6 +30,24 @@ export interface PipelineContext {
   progress(fraction: number): void;
   log(level: PipelineLogLevel, message: string): void;
   fetchLimits: FetchLimits;
+  /**
+   * Publishes a part of the audio while the job runs (its files are in workDir; the service moves them away and
+   * announces the part). Parts come in order, index 0, 1, ...; a run after a crash publishes the same parts again,
+   * which the service recognizes by index. The pipeline waits for it before going on.
+   */
+  publishPart?(part: PipelinePart): Promise<void>;
+}
+
+/** A playable piece of the job's audio: an MP3 of whole frames and its transcript, times relative to the part. */
+export interface PipelinePart {
+  index: number;
+  /** Where the part starts in the final audio, seconds. */
+  startS: number;
+  durationS: number;
+  /** The last part: the parts together are the whole audio. */
+  final: boolean;
+  /** The MP3 (audio/mpeg) and the WebVTT transcript (text/vtt), in that order, file names inside workDir. */
+  files: PipelineOutputFile[];
 }
 
 /** Output files in the order DESIGN.md lists them: audio/mpeg, text/vtt, application/json chapters, text/markdown. */

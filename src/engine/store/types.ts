@@ -54,6 +54,8 @@ export interface StoredJob {
   error: JobFailure | null;
   outputs: StoredOutput[] | null;
   result: JobResultInfo | null;
+  /** Files of the parts announced while the job ran (audio and transcript of each), served for its retention. */
+  parts?: StoredOutput[];
 }
 
 export interface JobResultInfo {
@@ -103,6 +105,9 @@ export interface JobStore {
   /** Makes the named files of a finished run the job's outputs, durably, and describes them. */
   commitOutputs(jobId: string, runDir: string, files: readonly PipelineOutputFile[]): Promise<StoredOutput[]>;
   readOutput(jobId: string, name: string, range?: ByteRange): Readable;
+  /** Keeps the named files of a running job's run folder as parts, durably, and describes them. */
+  commitPart(jobId: string, runDir: string, files: readonly PipelineOutputFile[]): Promise<StoredOutput[]>;
+  readPart(jobId: string, name: string, range?: ByteRange): Readable;
   /** Deletes a job and everything it owns. */
   remove(jobId: string): Promise<void>;
   /** Flushes and releases the storage. */

@@ -1,0 +1,39 @@
+// Messages between a job's pipeline (the engine's main thread) and its audio worker (audio-worker.ts).
+
+/** One part of a job's audio: whole MP3 frames, a contiguous slice of the job's one MP3 stream. */
+export interface PartFile {
+  index: number;
+  /** File name in the part folder. */
+  name: string;
+  /** Where the part starts in the job's audio, seconds. */
+  startS: number;
+  durationS: number;
+  bytes: number;
+}
+
+export type AudioRequest =
+  | { seq: number; op: 'open'; path: string; partsDir: string; sampleRate: number; bitrate: number; partTargetsS: number[] }
+  /** Audio already at the job's rate and level (intro, outro), written as is. */
+  | { seq: number; op: 'clip'; samples: Float32Array }
+  | { seq: number; op: 'silence'; seconds: number }
+  /** One synthesized line: trimmed, levelled, with its pauses; may close a part after it. */
+  | { seq: number; op: 'line'; samples: Int16Array; sampleRate: number; pauseBeforeS: number; pauseAfterS: number }
+  | { seq: number; op: 'finish' }
+  | { seq: number; op: 'abort' };
+
+export interface LineWritten {
+  /** Where the speech of the line starts and ends in the job's audio, seconds (pauses excluded). */
+  start: number;
+  end: number;
+  /** A part closed after this line. */
+  part?: PartFile;
+}
+
+export interface AudioFinished {
+  durationS: number;
+  bytes: number;
+  /** The last part (whatever was encoded since the part before it). */
+  part?: PartFile;
+}
+
+export type AudioResponse = { seq: number; ok: true; result?: LineWritten | AudioFinished } | { seq: number; ok: false; error: string };

@@ -1,0 +1,107 @@
+// A job's audio worker thread: everything done to audio after synthesis happens here, off the engine's main thread
+// (which only serves HTTP, events and files): trimming, levelling, pauses, MP3 encoding (LAME runs in a worker of
+// its own under mediabunny) and cutting the encoded stream into parts. Requests are handled strictly in order.
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parentPort } from 'node:worker_threads';
+import { int16ToFloat, normalizeLoudness, silence, trimSilence, TARGET_RMS } from './audio';
+import type { AudioFinished, AudioRequest, AudioResponse, LineWritten, PartFile } from './audio-protocol';
+import { wholeFrames } from './mp3-frames';
+import { Mp3Writer } from './mp3-writer';
+
+let writer: Mp3Writer | undefined;
+let partsDir = '';
+let sampleRate = 16_000;
+let targets: number[] = [];
+/** Encoded bytes appended since the last part. */
+let pending: Uint8Array[] = [];
+let appendEnd = 0;
+let partIndex = 0;
+/** Samples of encoded frames already in parts. */
+let partSamples = 0;
+let lastCutS = 0;
+
+function onEncoded(data: Uint8Array, position: number): void {
+  // Frames are appended in order; a write elsewhere is the Xing header patched at the start when the file ends.
+  if (position !== appendEnd || targets.length === 0) return;
+  pending.push(data.slice());
+  appendEnd += data.length;
+}
+
+async function cutPart(): Promise<PartFile | undefined> {
+  if (targets.length === 0) {
+    pending = [];
+    return undefined;
+  }
+  const total = pending.reduce((sum, chunk) => sum + chunk.length, 0);
+  if (total === 0) return undefined;
+  const bytes = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of pending) {
+    bytes.set(chunk, at);
+    at += chunk.length;
+  }
+  const frames = wholeFrames(bytes);
+  pending = frames.bytes < bytes.length ? [bytes.slice(frames.bytes)] : [];
+  if (frames.samples === 0) return undefined;
+  const name = `part-${String(partIndex).padStart(4, '0')}.mp3`;
+  await writeFile(path.join(partsDir, name), bytes.subarray(frames.skip, frames.bytes));
+  const part: PartFile = { index: partIndex, name, startS: partSamples / sampleRate, durationS: frames.samples / sampleRate, bytes: frames.bytes - frames.skip };
+  partIndex++;
+  partSamples += frames.samples;
+  return part;
+}
+
+async function handle(request: AudioRequest): Promise<LineWritten | AudioFinished | undefined> {
+  switch (request.op) {
+    case 'open':
+      sampleRate = request.sampleRate;
+      partsDir = request.partsDir;
+      targets = request.partTargetsS;
+      await mkdir(partsDir, { recursive: true });
+      writer = await Mp3Writer.create(request.path, request.sampleRate, request.bitrate, onEncoded);
+      return undefined;
+    case 'clip':
+      await writer!.write(request.samples);
+      return undefined;
+    case 'silence':
+      await writer!.write(silence(request.seconds, sampleRate));
+      return undefined;
+    case 'line': {
+      const speech = trimSilence(int16ToFloat(request.samples), request.sampleRate);
+      normalizeLoudness(speech, request.sampleRate, TARGET_RMS);
+      if (request.pauseBeforeS > 0 && writer!.durationS > 0) await writer!.write(silence(request.pauseBeforeS, sampleRate));
+      const start = writer!.durationS;
+      await writer!.write(speech);
+      const end = writer!.durationS;
+      await writer!.write(silence(request.pauseAfterS, sampleRate));
+      const target = targets[Math.min(partIndex, targets.length - 1)] ?? Infinity;
+      const part = writer!.durationS - lastCutS >= target ? await cutPart() : undefined;
+      if (part) lastCutS = writer!.durationS;
+      return { start, end, ...(part ? { part } : {}) };
+    }
+    case 'finish': {
+      const bytes = await writer!.finish();
+      // No targets: the caller takes no parts.
+      const part = targets.length > 0 ? await cutPart() : undefined;
+      return { durationS: writer!.durationS, bytes, ...(part ? { part } : {}) };
+    }
+    case 'abort':
+      await writer?.abort();
+      return undefined;
+  }
+}
+
+let queue: Promise<void> = Promise.resolve();
+parentPort!.on('message', (request: AudioRequest) => {
+  queue = queue.then(async () => {
+    let response: AudioResponse;
+    try {
+      const result = await handle(request);
+      response = { seq: request.seq, ok: true, ...(result ? { result } : {}) };
+    } catch (error) {
+      response = { seq: request.seq, ok: false, error: error instanceof Error ? error.message : String(error) };
+    }
+    parentPort!.postMessage(response);
+  });
+});

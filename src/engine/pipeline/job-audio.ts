@@ -1,0 +1,87 @@
+// The main thread's handle on a job's audio worker (audio-worker.ts): posts samples (transferred, not copied) and
+// gets back where each line landed and which parts were closed. The main thread does no audio work of its own.
+import { Worker } from 'node:worker_threads';
+import type { AudioFinished, AudioRequest, AudioResponse, LineWritten } from './audio-protocol';
+import { workerScript } from './worker-script';
+
+type Pending = { resolve: (value: unknown) => void; reject: (error: Error) => void };
+type Request = AudioRequest extends infer R ? (R extends { seq: number } ? Omit<R, 'seq'> : never) : never;
+
+export interface JobAudioOptions {
+  path: string;
+  partsDir: string;
+  sampleRate: number;
+  bitrate: number;
+  /** Seconds of audio in the first part, the second, ...; the last value repeats. */
+  partTargetsS: number[];
+}
+
+export class JobAudio {
+  private readonly pending = new Map<number, Pending>();
+  private nextSeq = 1;
+  private failure: Error | undefined;
+
+  private constructor(private readonly worker: Worker) {
+    worker.on('message', (response: AudioResponse) => {
+      const entry = this.pending.get(response.seq);
+      if (!entry) return;
+      this.pending.delete(response.seq);
+      if (response.ok) entry.resolve(response.result);
+      else entry.reject(new Error(response.error));
+    });
+    const fail = (error: Error) => {
+      this.failure ??= error;
+      for (const entry of this.pending.values()) entry.reject(this.failure);
+      this.pending.clear();
+    };
+    worker.on('error', fail);
+    worker.on('exit', (code) => fail(new Error(`The audio worker stopped (exit code ${code}).`)));
+  }
+
+  static async open(options: JobAudioOptions): Promise<JobAudio> {
+    const { script, evaluate } = workerScript('audio-worker');
+    const audio = new JobAudio(new Worker(script, { eval: evaluate, resourceLimits: { maxOldGenerationSizeMb: 96, maxYoungGenerationSizeMb: 8 } }));
+    try {
+      await audio.send({ op: 'open', ...options });
+    } catch (error) {
+      await audio.close();
+      throw error;
+    }
+    return audio;
+  }
+
+  private send(request: Request, transfer: ArrayBuffer[] = []): Promise<unknown> {
+    if (this.failure) return Promise.reject(this.failure);
+    const seq = this.nextSeq++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(seq, { resolve, reject });
+      this.worker.postMessage({ ...request, seq }, transfer);
+    });
+  }
+
+  /** Queued without waiting; a failure fails every later request. */
+  clip(samples: Float32Array): void {
+    this.send({ op: 'clip', samples }).catch((error: unknown) => (this.failure ??= error as Error));
+  }
+
+  silence(seconds: number): void {
+    this.send({ op: 'silence', seconds }).catch((error: unknown) => (this.failure ??= error as Error));
+  }
+
+  /** The samples are handed over to the worker: they are unusable here afterwards. */
+  line(samples: Int16Array, sampleRate: number, pauseBeforeS: number, pauseAfterS: number): Promise<LineWritten> {
+    return this.send({ op: 'line', samples, sampleRate, pauseBeforeS, pauseAfterS }, [samples.buffer as ArrayBuffer]) as Promise<LineWritten>;
+  }
+
+  finish(): Promise<AudioFinished> {
+    return this.send({ op: 'finish' }) as Promise<AudioFinished>;
+  }
+
+  async abort(): Promise<void> {
+    await this.send({ op: 'abort' }).catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    await this.worker.terminate();
+  }
+}

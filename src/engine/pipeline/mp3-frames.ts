@@ -1,0 +1,53 @@
+// Just enough MP3 frame parsing to cut an encoded stream into parts at frame boundaries and to leave out the
+// Xing/Info frame (a header for the whole file, which would be a silent or wrong frame inside a part).
+
+const BITRATES_V1 = [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320];
+const BITRATES_V2 = [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160];
+const RATES: Record<number, number[]> = { 3: [44100, 48000, 32000], 2: [22050, 24000, 16000], 0: [11025, 12000, 8000] };
+
+export interface FrameHeader {
+  /** Bytes of the whole frame. */
+  length: number;
+  /** Samples per channel it decodes to. */
+  samples: number;
+  sampleRate: number;
+  /** A Xing/Info header frame (no audio of its own). */
+  info: boolean;
+}
+
+/** The Layer III frame starting at `offset`, or undefined when no valid frame header is there. */
+export function frameAt(bytes: Uint8Array, offset: number): FrameHeader | undefined {
+  if (offset + 4 > bytes.length) return undefined;
+  const b1 = bytes[offset + 1]!;
+  const b2 = bytes[offset + 2]!;
+  if (bytes[offset] !== 0xff || (b1 & 0xe0) !== 0xe0) return undefined;
+  const version = (b1 >> 3) & 3;
+  const layer = (b1 >> 1) & 3;
+  if (version === 1 || layer !== 1) return undefined;
+  const bitrate = (version === 3 ? BITRATES_V1 : BITRATES_V2)[(b2 >> 4) & 15];
+  const sampleRate = RATES[version]![(b2 >> 2) & 3];
+  if (!bitrate || !sampleRate) return undefined;
+  const padding = (b2 >> 1) & 1;
+  const samples = version === 3 ? 1152 : 576;
+  const length = Math.floor(((samples / 8) * bitrate * 1000) / sampleRate) + padding;
+  const mono = (bytes[offset + 3]! >> 6) === 3;
+  const sideInfo = version === 3 ? (mono ? 17 : 32) : mono ? 9 : 17;
+  const tagAt = offset + 4 + sideInfo;
+  const tag = tagAt + 4 <= bytes.length ? String.fromCharCode(...bytes.subarray(tagAt, tagAt + 4)) : '';
+  return { length, samples, sampleRate, info: tag === 'Xing' || tag === 'Info' };
+}
+
+/** Whole audio frames from the start of `bytes`: how many bytes they take, how many samples they hold. */
+export function wholeFrames(bytes: Uint8Array): { bytes: number; samples: number; skip: number } {
+  let offset = 0;
+  let samples = 0;
+  let skip = 0;
+  for (;;) {
+    const frame = frameAt(bytes, offset);
+    if (!frame || offset + frame.length > bytes.length) break;
+    if (frame.info && offset === skip) skip += frame.length;
+    else samples += frame.samples;
+    offset += frame.length;
+  }
+  return { bytes: offset, samples, skip };
+}
