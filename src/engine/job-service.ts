@@ -4,6 +4,7 @@
 // (service-api.ts), the seam the HTTP layer (http/) talks to; the team service (team/) implements the same seam
 // over Postgres with separate worker processes.
 import { createHash } from 'node:crypto';
+import path from 'node:path';
 import { newJobId } from './job-id';
 import { JobQueue } from './job-queue';
 import { LiveJob } from './live-job';
@@ -349,15 +350,18 @@ export class JobService implements JobServiceApi {
     if (this.runs.get(job.id) !== run || job.finished || !run.workDir) return;
     const known = job.record.parts ?? [];
     if (part.files.every((file) => known.some((k) => k.name === file.name))) return;
-    const stored = await this.options.store.commitPart(job.id, run.workDir, part.files);
+    const stored: StoredOutput[] = [];
+    for (const file of part.files) {
+      stored.push(await this.options.store.put(job.id, file.name, path.join(run.workDir, file.name), {
+        contentType: file.contentType,
+        ...(file.durationS !== undefined ? { durationS: file.durationS } : {}),
+      }));
+    }
     await this.save(job, { parts: [...known.filter((k) => !stored.some((s) => s.name === k.name)), ...stored] });
     const styleId = STYLE_IDS[job.record.request.model_id];
     await job.emit([partResultEvent(job.record, styleId, { index: part.index, start_s: part.startS, duration_s: part.durationS, final: part.final }, stored)]);
   }
 
-  readPart(job: LiveJob, name: string, range?: { start: number; end: number }) {
-    return this.options.store.readPart(job.id, name, range);
-  }
 
   /**
    * The job's end could not be written (a full or unwritable data dir). It must not look `processing` forever:

@@ -147,10 +147,10 @@ export function createRequestHandler(options: RequestHandlerOptions): (req: Inco
       }
       case 'part': {
         // Parts are readable while the job runs and for its retention afterwards.
-        const job = owned(owner, target.id);
+        const job = await owned(owner, target.id);
         const file = job.record.parts?.find((p) => p.name === target.file);
         if (!file) throw ApiError.notFound();
-        await sendOutputFile(req, res, file, new Date(job.record.createdAt), (range) => service.readPart(job, file.name, range));
+        await sendOutputFile(req, res, file, new Date(job.record.createdAt), (range) => service.readOutput(job, file, range));
         return;
       }
     }

@@ -8,7 +8,6 @@
 //   <data dir>/jobs/<id>/events.ndjson      the stream history, one event per line
 //   <data dir>/jobs/<id>/run/               the pipeline's work folder for the current run
 //   <data dir>/jobs/<id>/outputs/           the output files of a succeeded job
-//   <data dir>/jobs/<id>/parts/             parts of the audio announced while the job ran (kept across runs)
 //   <data dir>/trash/                       jobs being deleted (renamed here first, so none is ever half there)
 //
 // Crash rules: a record is written with temp file + fsync + rename + folder fsync, so it is old or new, never torn.
@@ -30,7 +29,6 @@ const RECORD = 'job.json';
 const EVENTS = 'events.ndjson';
 const RUN = 'run';
 const OUTPUTS = 'outputs';
-const PARTS = 'parts';
 /** Output file names a pipeline may use: plain names, nothing that could climb out of the job's folder. */
 export const OUTPUT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
@@ -233,8 +231,8 @@ export class FileJobStore implements JobStore, OutputStorage {
   async prepareRun(jobId: string): Promise<string> {
     const dir = path.join(this.jobDir(jobId), RUN);
     await rm(dir, { recursive: true, force: true });
-    // Files an earlier run published (parts of a run the engine lost) belong to no finished job.
-    await rm(path.join(this.jobDir(jobId), OUTPUTS), { recursive: true, force: true });
+    // Parts an earlier run announced stay: clients may be playing them, and the new run makes the same ones again.
+    // Files no record names are never served, and go with the job when it expires.
     await mkdir(dir);
     return dir;
   }
@@ -277,34 +275,6 @@ export class FileJobStore implements JobStore, OutputStorage {
 
   read(jobId: string, output: StoredOutput, range?: ByteRange): Readable {
     return this.readOutput(jobId, output.name, range);
-  }
-
-  async commitPart(jobId: string, runDir: string, files: readonly PipelineOutputFile[]): Promise<StoredOutput[]> {
-    const partsDir = path.join(this.jobDir(jobId), PARTS);
-    await mkdir(partsDir, { recursive: true });
-    const stored: StoredOutput[] = [];
-    for (const file of files) {
-      if (!OUTPUT_NAME.test(file.name)) throw new Error(`The pipeline named a part "${file.name}", which is not a plain file name.`);
-      const full = path.join(runDir, file.name);
-      const info = await lstat(full);
-      if (!info.isFile()) throw new Error(`The pipeline's part ${file.name} is not a regular file.`);
-      const etag = await hashAndSync(full);
-      await renameWithRetry(full, path.join(partsDir, file.name));
-      stored.push({
-        name: file.name,
-        contentType: file.contentType,
-        ...(file.durationS !== undefined ? { durationS: file.durationS } : {}),
-        bytes: info.size,
-        etag,
-      });
-    }
-    await syncDirectory(partsDir);
-    return stored;
-  }
-
-  readPart(jobId: string, name: string, range?: ByteRange): Readable {
-    if (!isJobId(jobId) || !OUTPUT_NAME.test(name)) throw new Error('Not a part of a job.');
-    return createReadStream(path.join(this.jobDir(jobId), PARTS, name), range ? { start: range.start, end: range.end } : {});
   }
 
   readOutput(jobId: string, name: string, range?: ByteRange): Readable {

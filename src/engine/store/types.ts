@@ -105,9 +105,6 @@ export interface JobStore {
   /** Makes the named files of a finished run the job's outputs, durably, and describes them. */
   commitOutputs(jobId: string, runDir: string, files: readonly PipelineOutputFile[]): Promise<StoredOutput[]>;
   readOutput(jobId: string, name: string, range?: ByteRange): Readable;
-  /** Keeps the named files of a running job's run folder as parts, durably, and describes them. */
-  commitPart(jobId: string, runDir: string, files: readonly PipelineOutputFile[]): Promise<StoredOutput[]>;
-  readPart(jobId: string, name: string, range?: ByteRange): Readable;
   /** Deletes a job and everything it owns. */
   remove(jobId: string): Promise<void>;
   /** Flushes and releases the storage. */
