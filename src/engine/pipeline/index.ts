@@ -11,7 +11,6 @@ import { readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { type Article, articleMarkdown, articleText, countWords } from './article';
 import type { LineWritten, PartFile } from './audio-protocol';
-import { normalizeLoudness, TARGET_RMS } from './audio';
 import { decodeText, FetchError, fetchWithLimits } from './fetch-source';
 import { JobAudio } from './job-audio';
 import { buildScript, type ScriptLine, type Voice } from './script';
