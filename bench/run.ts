@@ -6,12 +6,14 @@
 //   npm run bench -- speed memory              only these benchmarks (speed, memory, service, extension, client, hostile)
 //   npm run bench -- speed --models mini,pro --articles short,medium
 //   npm run bench -- --write                   write BENCHMARKS.md after a partial run too
+//   npm run bench -- extraction --pages DIR    article extraction on a development set (bench/devset.ts builds it)
 import { existsSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { client } from './client';
 import { engineMemory } from './engine-memory';
 import { engineSpeed } from './engine-speed';
+import { extraction } from './extraction';
 import { extension } from './extension';
 import { hostile } from './hostile';
 import { repoRoot } from './lib/articles';
@@ -19,7 +21,7 @@ import { describeMachine, machineText } from './lib/machine';
 import { ARTICLES, type Bench, type BenchOptions, MODELS, type Row, formatTable } from './lib/report';
 import { service } from './service';
 
-const BENCHES: Bench[] = [engineSpeed, engineMemory, service, extension, client, hostile];
+const BENCHES: Bench[] = [engineSpeed, engineMemory, service, extension, client, hostile, extraction];
 
 function listOption(args: string[], name: string): string[] | undefined {
   const index = args.indexOf(name);
@@ -35,7 +37,7 @@ function fail(message: string): never {
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const quick = args.includes('--quick');
-  const valueFlags = new Set(['--models', '--articles']);
+  const valueFlags = new Set(['--models', '--articles', '--pages', '--sources', '--details']);
   const names = args.filter((a, i) => !a.startsWith('--') && !valueFlags.has(args[i - 1] ?? ''));
   for (const name of names) if (!BENCHES.some((b) => b.name === name)) fail(`no benchmark named ${name}; choose from ${BENCHES.map((b) => b.name).join(', ')}`);
   const models = (listOption(args, '--models') ?? [...MODELS]).map((m) => MODELS.find((full) => full === m || full.endsWith(`-${m}`) || (m === 'podcast' && full.includes('podcast'))) ?? fail(`unknown model ${m}`));
@@ -43,13 +45,17 @@ async function main(): Promise<void> {
   const selected = names.length > 0 ? BENCHES.filter((b) => names.includes(b.name)) : BENCHES;
   const complete = names.length === 0 && !quick && !args.includes('--models') && !args.includes('--articles');
 
-  if (!existsSync(path.join(repoRoot, 'dist', 'cli.js'))) fail('dist/ is missing: run `npm run build` first.');
+  // The extraction benchmark calls the engine's source directly; the others start the built engine.
+  if (selected.some((b) => b.name !== 'extraction') && !existsSync(path.join(repoRoot, 'dist', 'cli.js'))) fail('dist/ is missing: run `npm run build` first.');
   const started = Date.now();
   const loadBefore = os.loadavg()[0] ?? 0;
   const options: BenchOptions = {
     quick,
     models,
     articles,
+    pages: listOption(args, '--pages')?.[0],
+    sources: listOption(args, '--sources'),
+    details: listOption(args, '--details')?.[0],
     progress: (message) => console.error(`[${Math.round((Date.now() - started) / 1000)} s] ${message}`),
   };
   const rows: Row[] = [];

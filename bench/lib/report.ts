@@ -24,6 +24,10 @@ export interface BenchOptions {
   models: readonly ModelId[];
   articles: readonly ArticleName[];
   progress: (message: string) => void;
+  /** The extraction benchmark's development set (`--pages DIR`), its sources (`--sources sh,moz`), a per-page log. */
+  pages?: string;
+  sources?: string[];
+  details?: string;
 }
 
 export interface Bench {

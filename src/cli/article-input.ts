@@ -1,10 +1,11 @@
 // What `article-audio convert` sends: a web address as `url`, anything else as `text`. The service takes only a
-// URL or text, so a local HTML file is read here: Readability finds the article (as the engine does for pages it
-// fetches) and it is sent as Markdown-style text, keeping the title and headings that the voices pause at.
+// URL or text, so a local HTML file is read here by the engine's own extractor (html-article.ts, the code that reads
+// pages the engine fetches) and sent as Markdown that the engine reads back into the same article.
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { Readability } from '@mozilla/readability';
 import { TEXT_MAX_LENGTH, TEXT_MIN_LENGTH, countCharacters } from '../api/index';
+import { articleSource } from '../engine/pipeline/article';
+import { extractHtmlArticle } from '../engine/pipeline/html-article';
 import { UsageError } from '../engine/settings';
 
 export interface ArticleInput {
@@ -51,7 +52,7 @@ export async function readArticleInput(source: string, stdin: NodeJS.ReadableStr
     suggestedName = path.basename(source, path.extname(source)) || 'article';
     isHtml = /\.x?html?$/i.test(source) || looksLikeHtml(content);
   }
-  const text = (isHtml ? await htmlToText(content) : content).trim();
+  const text = (isHtml ? htmlToText(content, label) : content).trim();
   const length = countCharacters(text);
   if (length < TEXT_MIN_LENGTH) {
     throw new UsageError(`${label} has ${length} characters of text; an article needs at least ${TEXT_MIN_LENGTH}.`);
@@ -66,49 +67,16 @@ function looksLikeHtml(content: string): boolean {
   return /^\s*(<!doctype html|<html[\s>])/i.test(content);
 }
 
-/** The little of the DOM this file walks (the project builds without the DOM library's types). */
-interface HtmlElement {
-  tagName: string;
-  textContent: string | null;
-  children: ArrayLike<HtmlElement>;
-}
-
-type ParseHtml = (html: string) => { document: { body: HtmlElement | null; querySelector(selector: string): HtmlElement | null } };
-
-/** The article in an HTML page as Markdown-style text: `# Title`, `## Heading`, paragraphs and list items. */
-export async function htmlToText(html: string): Promise<string> {
-  // linkedom ships as an ES module only.
-  const parseHTML = (await import('linkedom')).parseHTML as unknown as ParseHtml;
-  const { document } = parseHTML(html);
-  // Read before Readability, which changes the document it is given.
-  const heading = document.querySelector('h1')?.textContent?.replace(/\s+/g, ' ').trim();
-  const article = new Readability(document).parse();
-  const root = article?.content ? parseHTML(`<!doctype html><html><body>${article.content}</body></html>`).document.body : document.body;
-  const blocks: string[] = [];
-  // Page titles often carry the site's name ("Title | Site"); the page's own heading is the article's title then.
-  const pageTitle = article?.title?.trim();
-  const title = heading && (!pageTitle || pageTitle.includes(heading)) ? heading : pageTitle;
-  if (title) blocks.push(`# ${title}`);
-  const walk = (element: HtmlElement) => {
-    for (const child of Array.from(element.children)) {
-      const tag = child.tagName.toLowerCase();
-      if (['script', 'style', 'noscript', 'template', 'nav', 'footer', 'aside', 'figure'].includes(tag)) continue;
-      const heading = /^h([1-6])$/.exec(tag);
-      const text = (child.textContent ?? '').replace(/\s+/g, ' ').trim();
-      if (heading) {
-        if (text && text !== title) blocks.push(`${'#'.repeat(Math.max(2, Number(heading[1])))} ${text}`);
-      } else if (['p', 'li', 'blockquote', 'pre', 'dd', 'dt', 'td', 'th', 'figcaption'].includes(tag)) {
-        if (text) blocks.push(tag === 'li' ? `- ${text}` : text);
-      } else {
-        const before = blocks.length;
-        walk(child);
-        // A container with bare text and no block children (a <div> used as a paragraph).
-        if (blocks.length === before && text) blocks.push(text);
-      }
-    }
-  };
-  if (root) walk(root);
-  return blocks.join('\n\n');
+/**
+ * The article of an HTML page as Markdown: the engine's own extractor (the one it runs on pages it fetches), written
+ * as Markdown that the engine reads back into the same blocks, so a saved page and its URL are read alike.
+ */
+export function htmlToText(html: string, label = 'The page'): string {
+  const extracted = extractHtmlArticle(html);
+  if (!extracted || extracted.article.blocks.length === 0) {
+    throw new UsageError(`${label} has no readable article (it looks like a list of links or an app). Open the article itself, or paste its text instead.`);
+  }
+  return articleSource(extracted.article);
 }
 
 function nameFromUrl(url: URL): string {

@@ -5,8 +5,10 @@ export type Block =
   | { kind: 'paragraph'; text: string }
   | { kind: 'list'; ordered: boolean; items: string[] }
   | { kind: 'quote'; text: string }
-  | { kind: 'code'; language?: string; lineCount: number }
-  | { kind: 'table'; rows: number; columns: number };
+  /** `text`: the code itself, kept for the Markdown of a converted file; it is summarized, never read aloud. */
+  | { kind: 'code'; language?: string; lineCount: number; text?: string }
+  /** `cells`: the table's text row by row, when the source had it. */
+  | { kind: 'table'; rows: number; columns: number; cells?: string[][] };
 
 export interface Article {
   title?: string;
@@ -71,6 +73,55 @@ export function articleMarkdown(article: Article): string {
       case 'table':
         out.push(`*(A table of ${block.rows} rows and ${block.columns} columns: summarized, not read aloud.)*`);
         break;
+    }
+  }
+  return `${out.join('\n\n')}\n`;
+}
+
+/** Markdown characters that would turn text into markup (emphasis, links, HTML, headings, tables). */
+const MARKUP = /[\\`*_[\]<>#|~!]/g;
+
+function escapeMarkdown(text: string): string {
+  // A line that starts like a list item ("1. ", "- ", "+ ") would become one.
+  return text.replace(MARKUP, '\\$&').replace(/^(\d+)([.)])(?=\s)/, '$1\\$2').replace(/^([-+])(?=\s)/, '\\$1');
+}
+
+/**
+ * The article as Markdown source that `parseMarkdown` reads back into the same blocks: how a page converted from a
+ * saved file travels to the service, which takes a URL or text, so that the file and the URL are read alike.
+ * The byline has no place in Markdown and is left out.
+ */
+export function articleSource(article: Article): string {
+  const out: string[] = [];
+  if (article.title) out.push(`# ${escapeMarkdown(article.title)}`);
+  for (const block of article.blocks) {
+    switch (block.kind) {
+      case 'heading':
+        out.push(`${'#'.repeat(Math.min(6, Math.max(2, block.level)))} ${escapeMarkdown(block.text)}`);
+        break;
+      case 'paragraph':
+        out.push(escapeMarkdown(block.text));
+        break;
+      case 'quote':
+        out.push(`> ${escapeMarkdown(block.text)}`);
+        break;
+      case 'list':
+        out.push(block.items.map((item, i) => `${block.ordered ? `${i + 1}.` : '-'} ${escapeMarkdown(item)}`).join('\n'));
+        break;
+      case 'code': {
+        const lines = block.text ?? Array.from({ length: block.lineCount }, () => '').join('\n');
+        const fence = '`'.repeat(Math.max(3, ...Array.from(lines.matchAll(/`{3,}/g), (m) => m[0].length + 1)));
+        out.push(`${fence}${block.language ?? ''}\n${lines}\n${fence}`);
+        break;
+      }
+      case 'table': {
+        if (block.columns === 0) break;
+        const cells = block.cells ?? Array.from({ length: block.rows }, () => []);
+        const row = (values: string[]) => `| ${Array.from({ length: block.columns }, (_, i) => escapeMarkdown(values[i] ?? '')).join(' | ')} |`;
+        // An empty header row: every row of the page's table stays a row, so the table keeps its size.
+        out.push([row([]), `|${' --- |'.repeat(block.columns)}`, ...cells.map(row)].join('\n'));
+        break;
+      }
     }
   }
   return `${out.join('\n\n')}\n`;

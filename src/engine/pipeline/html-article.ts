@@ -55,32 +55,32 @@ function isElement(node: DomNode): node is DomElement {
   return node.nodeType === ELEMENT;
 }
 
-function removeNoise(document: DomDocument): void {
-  for (const element of Array.from(document.querySelectorAll(NOISE_SELECTORS))) element.remove();
-  for (const anchor of Array.from(document.querySelectorAll('a'))) {
-    if (ANCHOR_TEXT.test(textOf(anchor))) anchor.remove();
-  }
-  for (const element of Array.from(document.querySelectorAll('[class],[id]'))) {
-    // An article container whose class merely mentions "comments" (e.g. `article has-comments`) must stay.
-    const tag = element.tagName.toLowerCase();
-    if (tag === 'article' || tag === 'main' || tag === 'body' || tag === 'html') continue;
-    const names = `${typeof element.className === 'string' ? element.className : ''} ${element.id ?? ''}`;
-    if (NOISE_NAME.test(names)) element.remove();
-  }
-}
-
 function textOf(node: DomNode): string {
   return cleanText(node.textContent ?? '');
 }
 
 function isBoilerplate(text: string): boolean {
-  return text.length < 160 && (BOILERPLATE.test(text) || POST_META.test(text));
+  return (text.length < 160 && (BOILERPLATE.test(text) || POST_META.test(text))) || isGlued(text);
 }
 
-function tableSize(table: DomElement): { rows: number; columns: number } {
-  const rows = Array.from(table.querySelectorAll('tr'));
-  const columns = rows.reduce((max, row) => Math.max(max, Array.from(row.querySelectorAll('td,th')).length), 0);
-  return { rows: rows.length, columns };
+/** Where two words meet without a space: "BankBanks", "476.98EUR", "CryptocurrenciesDeutsche". */
+const GLUE = /\p{Ll}{2}\p{Lu}|\d\p{Lu}{2}|\p{Ll}\p{Lu}\p{Ll}{3}/gu;
+
+/**
+ * A ticker or a row of section names whose items were set side by side without spaces ("USD476.98EUR527.92",
+ * "WeWorkCryptocurrenciesDeutsche BankBanks"): nothing a listener can follow. Real prose has a glued word now and
+ * then ("iPhone", "McDonald"), never one in every two words.
+ */
+function isGlued(text: string): boolean {
+  if (text.length > 400) return false;
+  const glue = text.match(GLUE)?.length ?? 0;
+  return glue >= 2 && glue >= countWords(text) * 0.5;
+}
+
+function tableBlock(table: DomElement): Block {
+  const cells = Array.from(table.querySelectorAll('tr')).map((row) => Array.from(row.querySelectorAll('td,th')).map(textOf));
+  const columns = cells.reduce((max, row) => Math.max(max, row.length), 0);
+  return { kind: 'table', rows: cells.length, columns, cells };
 }
 
 function codeLanguage(pre: DomElement): string | undefined {
@@ -134,11 +134,11 @@ function collectBlocks(node: DomNode, blocks: Block[]): void {
       if (text) blocks.push({ kind: 'quote', text });
     } else if (tag === 'pre') {
       flush();
-      const lines = (child.textContent ?? '').replace(/\n+$/, '').split('\n').length;
-      blocks.push({ kind: 'code', language: codeLanguage(child), lineCount: lines });
+      const text = (child.textContent ?? '').replace(/\n+$/, '');
+      blocks.push({ kind: 'code', language: codeLanguage(child), lineCount: text.split('\n').length, text });
     } else if (tag === 'table') {
       flush();
-      blocks.push({ kind: 'table', ...tableSize(child) });
+      blocks.push(tableBlock(child));
     } else if (tag === 'figure' || tag === 'img' || tag === 'picture' || tag === 'video' || tag === 'audio' || tag === 'hr') {
       flush();
     } else if (tag === 'br') {
@@ -163,7 +163,7 @@ export interface HtmlArticleResult {
 function cleanByline(raw: string | null | undefined): string | undefined {
   if (!raw) return undefined;
   const name = cleanText(raw)
-    .replace(/^(?:(?:post(?:ed)?|written)\s+)?by\s+/i, '')
+    .replace(/^(?:(?:post(?:ed)?|written)\s+)?by\s+|^about\s+(?=\p{Lu})/iu, '')
     .split(/\s+[»|·•]\s+|\s+on\s+(?=\w+\s+\d|\d)/)[0]!
     .replace(/,\s*(?:\w+\s+)?\d{1,2}[\s,]+\w+[\s,]+\d{4}.*$/, '')
     .trim();
@@ -178,9 +178,9 @@ function linkDensity(content: DomElement): number {
   return linked / total;
 }
 
-/** Text in running prose: a paragraph, quote or list item of at least eight words. */
-function hasProse(blocks: Block[]): boolean {
-  const long = (text: string) => countWords(text) >= 8;
+/** Text in running prose: a paragraph, quote or list item of at least eight words (or minWords). */
+function hasProse(blocks: Block[], minWords = 8): boolean {
+  const long = (text: string) => countWords(text) >= minWords;
   return blocks.some((b) => ((b.kind === 'paragraph' || b.kind === 'quote') && long(b.text)) || (b.kind === 'list' && b.items.some(long)));
 }
 
@@ -192,6 +192,153 @@ function headingTexts(document: DomDocument, selector: string): string[] {
     .filter((text) => text.length > 0);
 }
 
+/** Readability's article container, or undefined when it finds none. Readability changes the document it reads. */
+function readArticle(document: DomDocument): { content: DomElement; title?: string; byline?: string } | undefined {
+  const parsed = new Readability<DomNode>(document, {
+    keepClasses: true, // code blocks name their language in a class; the cleaning reads class names
+    serializer: (node: unknown) => node as DomNode,
+  }).parse();
+  if (!parsed?.content) return undefined;
+  return { content: parsed.content as DomElement, title: parsed.title ?? undefined, byline: parsed.byline ?? undefined };
+}
+
+/** Class or id words of notices that float over a page: cookie and consent banners, their vendors, site footers. */
+const FURNITURE_NAME = /(?:^|[\s_-])(?:cookies?|cookie-?\w*|consent|gdpr|cmp|onetrust|didomi|usercentrics|cookiebot|privacy-?(?:banner|notice)|site-?footer|footer|colophon|imprint|impressum)(?:$|[\s_-])/i;
+
+/** A cookie or consent notice, by what it says. */
+const COOKIE_TEXT = /\b(?:cookies?|consent|gdpr|datenschutz|tracking technologies)\b/i;
+const COOKIE_ACTION = /\b(?:accept|agree|allow|consent|reject|decline|manage|settings|preferences|privacy|partners|einwilligen|akzeptieren|zustimmen)\b/i;
+/** A footer's copyright line and an address block. */
+const COPYRIGHT_TEXT = /(?:©|\(c\)\s*\d{4}|\bcopyright\b|\ball rights reserved\b)/i;
+const ADDRESS_TEXT = /\b(?:tel(?:ephone)?|phone|fax|e-?mail|p\.?o\.? box|registered (?:office|in)|company (?:no|number)|vat)\b|\b\d{4,5}\s+\p{Lu}\p{Ll}+/iu;
+
+function inFurniture(element: DomElement): boolean {
+  for (let node: DomNode | null = element; node && isElement(node); node = node.parentNode) {
+    const tag = node.tagName.toLowerCase();
+    if (tag === 'footer' || tag === 'dialog' || node.getAttribute('role') === 'contentinfo' || node.getAttribute('role') === 'dialog') return true;
+    if (FURNITURE_NAME.test(`${typeof node.className === 'string' ? node.className : ''} ${node.id ?? ''}`)) return true;
+  }
+  return false;
+}
+
+/** A cookie notice, a footer or an address block: short text of a kind no article is made of. */
+function isFurniture(blocks: Block[]): boolean {
+  const text = blocks.map((b) => ('text' in b ? b.text : b.kind === 'list' ? b.items.join(' ') : '')).join(' ');
+  const words = countWords(text);
+  if (words < 300 && COOKIE_TEXT.test(text) && COOKIE_ACTION.test(text)) return true;
+  if (words < 150 && (COPYRIGHT_TEXT.test(text) || ADDRESS_TEXT.test(text)) && !hasProse(blocks, 3)) return true;
+  return false;
+}
+
+/**
+ * For a second reading: notices, dialogs and footers out of the page, unless they hold the page's article, and the
+ * blocks of the first reading (`read`), which were furniture whatever their names.
+ */
+function removeFurniture(document: DomDocument, read: Block[]): void {
+  const texts = new Set(read.flatMap((b) => ('text' in b ? [b.text] : b.kind === 'list' ? b.items : [])));
+  if (texts.size > 0) {
+    for (const element of Array.from(document.querySelectorAll('p,li,h1,h2,h3,h4,h5,h6,blockquote,dd,div,section,span'))) {
+      if (!element.parentNode) continue;
+      const text = element.textContent ?? '';
+      if (text.length <= 3000 && texts.has(cleanText(text))) element.remove();
+    }
+  }
+  const candidates = Array.from(document.querySelectorAll('footer,dialog,[role="dialog"],[role="alertdialog"],[aria-modal="true"],[role="contentinfo"],[class],[id]'));
+  for (const element of candidates) {
+    const tag = element.tagName.toLowerCase();
+    if (tag === 'html' || tag === 'body' || tag === 'main' || tag === 'article') continue;
+    const named = FURNITURE_NAME.test(`${typeof element.className === 'string' ? element.className : ''} ${element.id ?? ''}`);
+    if (!named && !/^(?:footer|dialog)$/.test(tag) && !element.getAttribute('role') && !element.getAttribute('aria-modal')) continue;
+    if (element.querySelectorAll('article,main,h1').length > 0) continue;
+    element.remove();
+  }
+}
+
+function textLength(node: DomNode): number {
+  return (node.textContent ?? '').replace(/\s+/g, '').length;
+}
+
+function namesOf(element: DomElement): string {
+  return `${typeof element.className === 'string' ? element.className : ''} ${element.id ?? ''}`;
+}
+
+interface FurnitureTexts {
+  /** Of elements whose class or id names furniture (share, tags, caption...): removed when small. */
+  named: Set<string>;
+  /** Of site footers, cookie and consent notices and their paragraphs: never part of an article. */
+  notices: Set<string>;
+}
+
+/**
+ * The texts of the page's furniture, found by tag, class or id before Readability runs: Readability rebuilds many
+ * small blocks (a signature `div` becomes a new `p`) and drops their class, so inside its result they are known by
+ * their text.
+ */
+function furnitureTexts(document: DomDocument): FurnitureTexts {
+  const named = new Set<string>();
+  const notices = new Set<string>();
+  const add = (into: Set<string>, element: DomElement) => {
+    const text = element.textContent ?? '';
+    if (text.length > 0 && text.length <= 3000) into.add(cleanText(text));
+  };
+  const addNotice = (element: DomElement) => {
+    if (element.querySelectorAll('article,main,h1').length > 0) return;
+    add(notices, element);
+    // Readability may keep a footer's paragraphs (address, opening hours, copyright) without the footer around them.
+    for (const part of Array.from(element.querySelectorAll('p,li,div,address'))) add(notices, part);
+  };
+  for (const element of Array.from(document.querySelectorAll('[class],[id]'))) {
+    const tag = element.tagName.toLowerCase();
+    if (tag === 'article' || tag === 'main' || tag === 'body' || tag === 'html' || tag === 'pre' || tag === 'code') continue;
+    const names = namesOf(element);
+    if (FURNITURE_NAME.test(names)) addNotice(element);
+    else if (NOISE_NAME.test(names)) add(named, element);
+  }
+  for (const footer of Array.from(document.querySelectorAll('footer,[role="contentinfo"],[role="dialog"],[aria-modal="true"]'))) addNotice(footer);
+  return { named, notices };
+}
+
+/** Notices inside Readability's result, known by their text. */
+function removeNotices(content: DomElement, notices: Set<string>): void {
+  if (notices.size === 0) return;
+  for (const element of Array.from(content.querySelectorAll(BLOCKISH))) {
+    if (!element.parentNode) continue;
+    const text = element.textContent ?? '';
+    if (text.length <= 3000 && notices.has(cleanText(text))) element.remove();
+  }
+}
+
+/** Block-level containers that may be furniture when their text is known furniture. */
+const BLOCKISH = 'p,div,section,ul,ol,dl,table,header,figure,span,h2,h3,h4,h5,h6';
+
+/**
+ * Page furniture inside the article Readability found: menus, share and tag rows, captions, bylines, comment and
+ * newsletter boxes. An element that holds half the article or more is never furniture, whatever its class says
+ * (an article's own wrapper is often called "post-share-enabled" or "entry-tags").
+ */
+function cleanInside(content: DomElement, furniture: Set<string>): void {
+  const total = textLength(content);
+  const small = (element: DomElement) => textLength(element) < total * 0.5;
+  for (const element of Array.from(content.querySelectorAll(NOISE_SELECTORS))) {
+    if (element.parentNode && small(element)) element.remove();
+  }
+  for (const anchor of Array.from(content.querySelectorAll('a'))) {
+    if (ANCHOR_TEXT.test(textOf(anchor))) anchor.remove();
+  }
+  for (const element of Array.from(content.querySelectorAll('[class],[id]'))) {
+    const tag = element.tagName.toLowerCase();
+    if (tag === 'article' || tag === 'main' || tag === 'pre' || tag === 'code' || !element.parentNode) continue;
+    if (NOISE_NAME.test(namesOf(element)) && small(element)) element.remove();
+  }
+  if (furniture.size === 0) return;
+  for (const element of Array.from(content.querySelectorAll(BLOCKISH))) {
+    if (!element.parentNode) continue;
+    const text = element.textContent ?? '';
+    if (text.length > 3000 || !furniture.has(cleanText(text))) continue;
+    if (small(element)) element.remove();
+  }
+}
+
 /** Extracts the article of an HTML page; returns undefined when the page holds no article. */
 export function extractHtmlArticle(html: string, pageUrl?: string): HtmlArticleResult | undefined {
   const { document } = parseHTML(html) as unknown as { document: DomDocument };
@@ -199,25 +346,45 @@ export function extractHtmlArticle(html: string, pageUrl?: string): HtmlArticleR
   const pageTitle = cleanText(document.title ?? '');
   const firstHeading = headingTexts(document, 'h1')[0];
   const headings = [...headingTexts(document, 'h1'), ...headingTexts(document, 'h2')];
-  // Taken before the cleaning removes byline boxes; used when Readability finds no byline of its own.
+  // Taken before Readability drops byline boxes; used when Readability finds no byline of its own.
   const marked = Array.from(document.querySelectorAll('[rel="author"],[itemprop="author"],.byline,.author'))
     .map(textOf)
     .find((text) => text.length > 0 && text.length < 120);
-  removeNoise(document);
-  const parsed = new Readability<DomNode>(document, {
-    charThreshold: 300,
-    keepClasses: true, // code blocks name their language in a class
-    serializer: (node: unknown) => node as DomNode,
-  }).parse();
-  if (!parsed?.content) return undefined;
-  const blocks: Block[] = [];
-  collectBlocks(parsed.content, blocks);
+
+  // Readability over the untouched page: cleaning the page before it can remove the article's own wrapper (a class
+  // that mentions "share", a form around the whole page) and leave a cookie notice or a footer as the biggest block.
+  const furniture = furnitureTexts(document);
+  let found = readArticle(document);
+  let untouched: Block[] = [];
+  if (found) {
+    removeNotices(found.content, furniture.notices);
+    collectBlocks(found.content, untouched);
+  }
+  if (!found || !hasProse(untouched, 3) || isFurniture(untouched) || inFurniture(found.content)) {
+    // Readability picked a notice or a footer: read the page again without them.
+    const { document: again } = parseHTML(html) as unknown as { document: DomDocument };
+    removeFurniture(again, untouched);
+    const second = readArticle(again);
+    const blocks: Block[] = [];
+    if (second) {
+      removeNotices(second.content, furniture.notices);
+      collectBlocks(second.content, blocks);
+    }
+    if (!second || isFurniture(blocks)) return undefined;
+    found = second;
+    untouched = blocks;
+  }
+  cleanInside(found.content, furniture.named);
+  let blocks: Block[] = [];
+  collectBlocks(found.content, blocks);
+  // The cleaning is for precision; when it costs much of the text, the untouched reading is the better one.
+  if (proseWordsOf(blocks) < proseWordsOf(untouched) * 0.6) blocks = untouched;
   // A page Readability itself doubts, whose "article" is mostly links or holds no sentence of prose, is a link list,
   // a home page or an app shell: better told apart from an article that is merely short.
-  if (!readerable && (linkDensity(parsed.content as DomElement) > 0.4 || !hasProse(blocks))) return undefined;
+  if (!readerable && (linkDensity(found.content) > 0.5 || !hasProse(blocks))) return undefined;
   // "<heading> | Site name", "<topic> - <forum section>": the page's own heading is the better title when the page
   // title contains it (the longest such h1 or h2: a forum's h1 is often the site's name).
-  let title = cleanText(parsed.title ?? '') || pageTitle || undefined;
+  let title = cleanText(found.title ?? '') || pageTitle || undefined;
   const lowerTitle = title?.toLowerCase() ?? '';
   const named = headings.filter((h) => lowerTitle.includes(h.toLowerCase()) && h.length >= lowerTitle.length * 0.3).sort((a, b) => b.length - a.length)[0];
   if (named) title = named;
@@ -225,7 +392,7 @@ export function extractHtmlArticle(html: string, pageUrl?: string): HtmlArticleR
   // Readability keeps the page's h1 inside the content when it repeats the title: read it once.
   const first = blocks[0];
   if (first?.kind === 'heading' && title && cleanText(first.text).toLowerCase() === title.toLowerCase()) blocks.shift();
-  const byline = cleanByline(parsed.byline) ?? cleanByline(marked);
+  const byline = cleanByline(found.byline) ?? cleanByline(marked);
   // A byline paragraph at the very top ("By Jane Doe", "Jane Doe · 5 min read") is not content.
   while (blocks[0]?.kind === 'paragraph' && blocks[0].text.length < 80 && (/^by\s/i.test(blocks[0].text) || (byline && blocks[0].text.includes(byline)) || /\bmin(?:ute)? read\b/i.test(blocks[0].text))) {
     blocks.shift();
@@ -237,6 +404,10 @@ export function extractHtmlArticle(html: string, pageUrl?: string): HtmlArticleR
     sourceLabel = undefined;
   }
   return { article: { title, byline: byline || undefined, sourceLabel, blocks }, readerable };
+}
+
+function proseWordsOf(blocks: Block[]): number {
+  return proseWords({ blocks });
 }
 
 /** Words of running text (paragraphs, quotes and list items), to tell an article from a list of links. */

@@ -3,12 +3,18 @@
 // signatures) must be gone, title and headings kept, code and tables summarized; pages that hold no article fail
 // the job with not_an_article when fetched from a (loopback) web server by the real pipeline.
 import * as assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { Readability } from '@mozilla/readability';
+import { parseHTML } from 'linkedom';
 import { after, before, describe, it } from 'node:test';
-import { type Article, articleMarkdown, articleText } from '../../../src/engine/pipeline/article';
+import { readArticleInput } from '../../../src/cli/article-input';
+import { type Article, type Block, articleMarkdown, articleSource, articleText } from '../../../src/engine/pipeline/article';
 import { extractHtmlArticle } from '../../../src/engine/pipeline/html-article';
 import { createSpeechPipeline } from '../../../src/engine/pipeline';
+import { parseMarkdown } from '../../../src/engine/pipeline/markdown';
+import { UsageError } from '../../../src/engine/settings';
 import { type PageServer, runJob, serve, startPageServer, wordOverlap } from './speech-support';
 
 const PAGES = path.join(__dirname, '..', '..', 'fixtures', 'pages');
@@ -116,7 +122,7 @@ describe('pipeline: article extraction from saved pages', () => {
 
   it('docs: code blocks and the table are summarized with their language and size, admonitions kept', () => {
     const article = extract('docs');
-    const summaries = article.blocks.filter((b) => b.kind === 'code' || b.kind === 'table');
+    const summaries = article.blocks.flatMap((b): object[] => (b.kind === 'code' ? [{ kind: b.kind, language: b.language, lineCount: b.lineCount }] : b.kind === 'table' ? [{ kind: b.kind, rows: b.rows, columns: b.columns }] : []));
     assert.deepEqual(summaries, [
       { kind: 'code', language: 'toml', lineCount: 4 },
       { kind: 'table', rows: 4, columns: 3 },
@@ -157,6 +163,115 @@ describe('pipeline: article extraction from saved pages', () => {
     for (const name of ['link-list', 'app-shell']) {
       const html = readFileSync(path.join(PAGES, `${name}.html`), 'utf8');
       assert.equal(extractHtmlArticle(html, `https://example.org/${name}`), undefined, name);
+    }
+  });
+});
+
+interface FailureCase {
+  name: string;
+  what: string;
+  title: string;
+  /** Of the page's furniture: none of it may be read. */
+  noise: string[];
+  /** What plain Readability reads on this page where the engine must not (the failure class is real). */
+  plainReads?: string;
+}
+
+// Each page reproduces, small, the structure of real pages on which extraction failed: the article's own wrapper
+// named like furniture, a page inside one big form, a cookie notice bigger than the article, a footer with an
+// address and a copyright line next to a short article, a news story full of links with a ticker and a row of
+// section names glued together.
+const FAILURES: FailureCase[] = [
+  {
+    name: 'share-wrapper',
+    what: 'an article whose wrapper has "share" and "tags" classes',
+    title: 'The quiet return of the night train',
+    noise: ['share on', 'share this', 'tags:', 'most read', 'freight', 'subscribe', 'station road', 'all rights reserved', 'by henrik'],
+  },
+  {
+    name: 'form-wrapped',
+    what: 'a page wrapped in a form',
+    title: 'County opens three new cycle paths',
+    noise: ['search', 'bins and recycling', 'council tax', 'was this page helpful', 'send feedback', 'county hall', 'accessibility'],
+  },
+  {
+    name: 'cookie-notice',
+    what: 'a cookie notice bigger than the article',
+    title: 'Beekeepers report a record honey harvest',
+    noise: ['cookies', 'partners', 'accept all', 'reject all', 'read more', 'privacy', 'legitimate interest'],
+    plainReads: 'This website uses cookies to improve your experience',
+  },
+  {
+    name: 'footer-address',
+    what: 'a footer with an address and a copyright line',
+    title: 'Why our library now lends tools',
+    noise: ['market street', 'telephone', 'opening hours', '©', 'all rights reserved', 'registered charity', 'catalogue'],
+    plainReads: 'Greenfield Library, 21 Market Street',
+  },
+  {
+    name: 'link-heavy-news',
+    what: 'a link-heavy news story with a ticker and a row of section names, glued',
+    title: 'Markets close lower as chipmakers slide',
+    noise: ['usd476', 'eur527', 'rur7', 'wework', 'cryptocurrencies', 'more from markets', 'gold steadies'],
+    plainReads: 'USD476.98EUR527.92RUR7.49',
+  },
+];
+
+describe('pipeline: extraction failure classes of real pages', () => {
+  for (const page of FAILURES) {
+    it(`${page.what}: the article is read, none of the furniture`, (t) => {
+      const html = readFileSync(path.join(PAGES, `${page.name}.html`), 'utf8');
+      const result = extractHtmlArticle(html, `https://example.org/${page.name}`);
+      assert.ok(result, `${page.name}: rejected as not an article`);
+      const text = articleText(result.article);
+      const expected = readFileSync(path.join(PAGES, `${page.name}.expected.txt`), 'utf8');
+      const score = wordOverlap(`${page.title}\n${expected}`, text);
+      t.diagnostic(`${page.name}: F1 ${score.f1.toFixed(3)} (precision ${score.precision.toFixed(3)}, recall ${score.recall.toFixed(3)})`);
+      assert.ok(score.f1 >= 0.95, `${page.name}: F1 ${score.f1.toFixed(3)}\n${text}`);
+      const lower = text.toLowerCase();
+      assert.deepEqual(page.noise.filter((phrase) => lower.includes(phrase)), [], `${page.name}: furniture read\n${text}`);
+      assert.equal(result.article.title, page.title);
+      if (page.plainReads) {
+        // Plain Readability over the same untouched page reads the furniture: the engine's work is what keeps it out.
+        const { document } = parseHTML(html) as unknown as { document: never };
+        const plain = new Readability(document).parse();
+        assert.ok(plain?.textContent?.includes(page.plainReads), `${page.name}: plain Readability no longer reads "${page.plainReads}"`);
+      }
+    });
+  }
+
+  it('prose with a few joined words ("iPhone", "McDonald", "YouTube") is not taken for a glued ticker', () => {
+    const kept = ['She filmed it on an iPhone and posted it to YouTube, where McDonald saw it.', 'PayPal and eBay split in 2015.'];
+    const filler = 'The harbour has been rebuilt many times, and each time the town argued about the cost before agreeing to pay it.';
+    const html = `<html><head><title>Harbour notes</title></head><body><article><h1>Harbour notes</h1>
+      <p>${filler} ${filler}</p>${kept.map((p) => `<p>${p}</p>`).join('')}<p>${filler} ${filler}</p></article></body></html>`;
+    const text = articleText(extractHtmlArticle(html)!.article);
+    for (const paragraph of kept) assert.ok(text.includes(paragraph), `dropped: ${paragraph}`);
+  });
+
+  it('a saved page read as a file gives the article read by URL: the same extractor, sent as Markdown read back alike', async () => {
+    const pages = [...CASES.map((c) => c.name), ...FAILURES.map((f) => f.name)];
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'aa-extraction-'));
+    try {
+      for (const name of pages) {
+        const html = readFileSync(path.join(PAGES, `${name}.html`), 'utf8');
+        const byUrl = extractHtmlArticle(html, `https://example.org/${name}`)!.article;
+        const file = path.join(dir, `${name}.html`);
+        writeFileSync(file, html);
+        const input = await readArticleInput(file);
+        assert.equal(input.text, articleSource(byUrl).trim(), name);
+        const fromFile = parseMarkdown(input.text);
+        // Code and tables travel with their text, which is summarized, never read: compare what is read.
+        const read = (blocks: Block[]) => blocks.map((b) => (b.kind === 'code' ? { kind: b.kind, language: b.language, lineCount: b.lineCount } : b.kind === 'table' ? { kind: b.kind, rows: b.rows, columns: b.columns } : b));
+        assert.equal(fromFile.title, byUrl.title, name);
+        assert.deepEqual(read(fromFile.blocks), read(byUrl.blocks), name);
+      }
+      // A page with no article fails the same way as a file, saying so.
+      const links = path.join(dir, 'links.html');
+      writeFileSync(links, readFileSync(path.join(PAGES, 'link-list.html')));
+      await assert.rejects(readArticleInput(links), (error: unknown) => error instanceof UsageError && /has no readable article/.test(error.message));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

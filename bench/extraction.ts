@@ -1,0 +1,249 @@
+// Article extraction on a development set of real pages (built by bench/devset.ts, kept outside the repository):
+// the engine's extractor and plain @mozilla/readability over an untouched linkedom parse, side by side on the same
+// pages in the same run.
+//
+//   npm run bench -- extraction --pages /work/devset [--sources sh,moz,tf] [--details out.jsonl]
+//
+// Pages with an expected text are scored by word 4-gram shingles (mean precision and recall over pages, F1 of the
+// two means, as scrapinghub/article-extraction-benchmark does); pages with snippets by the share of must-contain
+// snippets read and must-not-contain snippets leaked. Only the article's body is compared: titles are not part of
+// any source's expected text. Code and tables count as found: the engine keeps their text and summarizes it aloud.
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Readability } from '@mozilla/readability';
+import { parseHTML } from 'linkedom';
+import { type Article, articleText } from '../src/engine/pipeline/article';
+import { extractHtmlArticle } from '../src/engine/pipeline/html-article';
+import type { DevPage } from './devset';
+import { type Overlap, nodeText, normalizeSnippet, shingleOverlap } from './lib/page-text';
+import { type Bench, type Row, atLeast, below, percentile } from './lib/report';
+
+const TARGET_F1 = 0.96;
+const TARGET_MS = 100;
+
+interface Extracted {
+  /** Undefined when the extractor found no article. */
+  text?: string;
+  ms: number;
+}
+
+type Extractor = (html: string, url: string) => Extracted;
+
+function engine(html: string, url: string): Extracted {
+  const started = performance.now();
+  const result = extractHtmlArticle(html, url);
+  const ms = performance.now() - started;
+  return { text: result ? bodyText(result.article) : undefined, ms };
+}
+
+/** The article's body as the engine found it: code and tables count, since they were found (and summarized aloud). */
+function bodyText(article: Article): string {
+  const parts: string[] = [];
+  for (const block of article.blocks) {
+    if (block.kind === 'code') parts.push(block.text ?? '');
+    else if (block.kind === 'table') parts.push(...(block.cells ?? []).map((row) => row.join(' ')));
+    else parts.push(articleText({ blocks: [block] }));
+  }
+  return parts.join('\n');
+}
+
+function readability(html: string, _url: string): Extracted {
+  const started = performance.now();
+  const { document } = parseHTML(html) as unknown as { document: never };
+  const parsed = new Readability(document, { serializer: (node: unknown) => node }).parse();
+  const ms = performance.now() - started;
+  return { text: parsed?.content ? nodeText(parsed.content) : undefined, ms };
+}
+
+interface PageResult {
+  name: string;
+  bytes: number;
+  article: boolean;
+  overlap?: Overlap;
+  included?: number;
+  includeTotal?: number;
+  leaked?: number;
+  excludeTotal?: number;
+  rejected: boolean;
+  ms: number;
+}
+
+function score(name: string, html: string, page: DevPage, out: Extracted): PageResult {
+  const text = out.text ?? '';
+  const result: PageResult = { name, bytes: Buffer.byteLength(html), article: page.article !== false, rejected: out.text === undefined, ms: out.ms };
+  // A page its source marks as no article (Readability's own small test cases) is scored only on being rejected.
+  if (page.expected !== undefined && result.article) result.overlap = shingleOverlap(page.expected, text);
+  const read = normalizeSnippet(text);
+  if (page.include?.length) {
+    result.included = page.include.filter((s) => read.includes(normalizeSnippet(s))).length;
+    result.includeTotal = page.include.length;
+  }
+  if (page.exclude?.length) {
+    result.leaked = page.exclude.filter((s) => read.includes(normalizeSnippet(s))).length;
+    result.excludeTotal = page.exclude.length;
+  }
+  return result;
+}
+
+interface Summary {
+  pages: number;
+  scored: number;
+  precision: number;
+  recall: number;
+  f1: number;
+  meanPageF1: number;
+  underHalf: number;
+  rejected: number;
+  nonArticles: number;
+  nonArticlesRejected: number;
+  snippetPages: number;
+  includeRate: number;
+  leakRate: number;
+  medianMs: number;
+  worstMs: number;
+  typical: number;
+  typicalMedianMs: number;
+  typicalWorstMs: number;
+}
+
+const mean = (values: number[]) => (values.length === 0 ? Number.NaN : values.reduce((a, b) => a + b, 0) / values.length);
+const pageF1 = (o: Overlap) => (o.precision + o.recall === 0 ? 0 : (2 * o.precision * o.recall) / (o.precision + o.recall));
+
+function summarize(results: PageResult[]): Summary {
+  const scored = results.filter((r) => r.overlap);
+  const precision = mean(scored.filter((r) => r.overlap!.tp + r.overlap!.fp > 0).map((r) => r.overlap!.precision));
+  const recall = mean(scored.filter((r) => r.overlap!.tp + r.overlap!.fn > 0).map((r) => r.overlap!.recall));
+  const snippets = results.filter((r) => r.includeTotal !== undefined || r.excludeTotal !== undefined);
+  const sum = (pick: (r: PageResult) => number | undefined) => snippets.reduce((total, r) => total + (pick(r) ?? 0), 0);
+  const times = results.map((r) => r.ms);
+  // "A typical 150 KB page": the pages from 100 to 200 KB.
+  const typical = results.filter((r) => r.bytes >= 100_000 && r.bytes <= 200_000).map((r) => r.ms);
+  return {
+    pages: results.length,
+    scored: scored.length,
+    precision,
+    recall,
+    f1: (2 * precision * recall) / (precision + recall),
+    meanPageF1: mean(scored.map((r) => pageF1(r.overlap!))),
+    underHalf: scored.filter((r) => r.article && r.overlap!.recall < 0.5).length,
+    rejected: results.filter((r) => r.article && r.rejected).length,
+    nonArticles: results.filter((r) => !r.article).length,
+    nonArticlesRejected: results.filter((r) => !r.article && r.rejected).length,
+    snippetPages: snippets.length,
+    includeRate: sum((r) => r.included) / sum((r) => r.includeTotal),
+    leakRate: sum((r) => r.leaked) / sum((r) => r.excludeTotal),
+    medianMs: percentile(times, 50),
+    worstMs: Math.max(...times),
+    typical: typical.length,
+    typicalMedianMs: percentile(typical, 50),
+    typicalWorstMs: typical.length > 0 ? Math.max(...typical) : Number.NaN,
+  };
+}
+
+function loadPages(dir: string, sources: string[] | undefined): { name: string; html: string; page: DevPage }[] {
+  return readdirSync(dir)
+    .filter((file) => file.endsWith('.json'))
+    .filter((file) => !sources || sources.some((s) => file.startsWith(`${s}-`)))
+    .sort()
+    .map((file) => {
+      const name = file.slice(0, -'.json'.length);
+      return { name, html: readFileSync(path.join(dir, `${name}.html`), 'utf8'), page: JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as DevPage };
+    });
+}
+
+const f3 = (value: number) => (Number.isNaN(value) ? '-' : value.toFixed(3));
+const pct = (value: number) => (Number.isNaN(value) ? '-' : `${(value * 100).toFixed(1)} %`);
+const ms = (value: number) => (Number.isNaN(value) ? '-' : `${value.toFixed(1)} ms`);
+
+export interface ExtractionReport {
+  engine: Summary;
+  readability: Summary;
+  /** Pages where the engine reads under half the article while Readability reads over 90 %. */
+  engineLosses: string[];
+  /** Pages the engine rejects that Readability reads (article pages only). */
+  engineOnlyRejected: string[];
+}
+
+export function compareExtractors(dir: string, sources?: string[], details?: string, progress?: (message: string) => void): ExtractionReport {
+  const pages = loadPages(dir, sources);
+  if (pages.length === 0) throw new Error(`no pages in ${dir} (build them with bench/devset.ts)`);
+  // One warm-up page each, so neither side pays for the JIT on the first page.
+  for (const { html, page } of pages.slice(0, 3)) {
+    engine(html, page.url ?? 'https://example.org/');
+    readability(html, page.url ?? 'https://example.org/');
+  }
+  const ours: PageResult[] = [];
+  const theirs: PageResult[] = [];
+  const lines: string[] = [];
+  pages.forEach(({ name, html, page }, index) => {
+    if (index % 100 === 0) progress?.(`extraction: page ${index + 1} of ${pages.length}`);
+    const url = page.url ?? `https://example.org/${name}`;
+    // Alternate who goes first, so a burst of load from elsewhere does not always hit the same side.
+    const runs: [Extractor, PageResult[]][] = [[engine, ours], [readability, theirs]];
+    if (index % 2 === 1) runs.reverse();
+    const outs = runs.map(([extract, into]) => {
+      const out = extract(html, url);
+      into.push(score(name, html, page, out));
+      return out;
+    });
+    if (details) lines.push(JSON.stringify({ ours: ours.at(-1), theirs: theirs.at(-1), text: index % 2 === 0 ? outs[0]!.text : outs[1]!.text }));
+  });
+  if (details) writeFileSync(details, `${lines.join('\n')}\n`);
+  const engineLosses = ours.filter((r, i) => r.article && r.overlap && r.overlap.recall < 0.5 && theirs[i]!.overlap!.recall > 0.9).map((r) => r.name);
+  const engineOnlyRejected = ours.filter((r, i) => r.article && r.rejected && !theirs[i]!.rejected).map((r) => r.name);
+  return { engine: summarize(ours), readability: summarize(theirs), engineLosses, engineOnlyRejected };
+}
+
+/** The side-by-side table: one row per measure, the engine and plain Readability in two columns. */
+export function sideBySide(report: ExtractionReport): string {
+  const { engine: e, readability: r } = report;
+  const rows: [string, string, string][] = [
+    ['pages', `${e.pages}`, `${r.pages}`],
+    ['article pages with expected text', `${e.scored}`, `${r.scored}`],
+    ['mean precision (4-gram shingles)', f3(e.precision), f3(r.precision)],
+    ['mean recall', f3(e.recall), f3(r.recall)],
+    ['F1 (of the two means)', f3(e.f1), f3(r.f1)],
+    ['mean F1 per page', f3(e.meanPageF1), f3(r.meanPageF1)],
+    ['pages read under half the article (recall < 0.5)', `${e.underHalf}`, `${r.underHalf}`],
+    ['article pages rejected', `${e.rejected}`, `${r.rejected}`],
+    [`pages marked as no article (${e.nonArticles}) rejected`, `${e.nonArticlesRejected}`, `${r.nonArticlesRejected}`],
+    ['pages with snippets', `${e.snippetPages}`, `${r.snippetPages}`],
+    ['must-contain snippets read', pct(e.includeRate), pct(r.includeRate)],
+    ['must-not-contain snippets leaked', pct(e.leakRate), pct(r.leakRate)],
+    ['time per page, median', ms(e.medianMs), ms(r.medianMs)],
+    ['time per page, worst', ms(e.worstMs), ms(r.worstMs)],
+    [`time, pages of 100-200 KB (${e.typical}), median`, ms(e.typicalMedianMs), ms(r.typicalMedianMs)],
+    ['time, pages of 100-200 KB, worst', ms(e.typicalWorstMs), ms(r.typicalWorstMs)],
+  ];
+  const header: [string, string, string] = ['Measure', 'Engine', 'Plain Readability'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+export const extraction: Bench = {
+  name: 'extraction',
+  title: 'Article extraction on the development set, engine and plain Readability side by side',
+  run(options) {
+    if (!options.pages) {
+      return Promise.resolve([{ bench: 'article extraction', case: 'skipped', result: 'no --pages DIR', note: 'build the development set with bench/devset.ts (ARCHITECTURE.md, Benchmarks)' }]);
+    }
+    const sources = options.sources;
+    const report = compareExtractors(options.pages, sources, options.details, options.progress);
+    console.log(`\nArticle extraction, ${options.pages}${sources ? ` (${sources.join(', ')})` : ''}:\n${sideBySide(report)}`);
+    console.log(`Pages where the engine reads under half while Readability reads over 90 %: ${report.engineLosses.join(', ') || 'none'}`);
+    console.log(`Article pages the engine rejects and Readability reads: ${report.engineOnlyRejected.join(', ') || 'none'}`);
+    const { engine: e, readability: r } = report;
+    const set = `${e.pages} pages`;
+    const rows: Row[] = [
+      { bench: 'extraction F1 (4-gram shingles)', case: `${set}, ${e.scored} with expected text`, result: `${f3(e.f1)} (Readability ${f3(r.f1)})`, target: `>= ${TARGET_F1}`, verdict: atLeast(e.f1, TARGET_F1), note: `precision ${f3(e.precision)}, recall ${f3(e.recall)}` },
+      { bench: 'extraction F1 vs plain Readability', case: set, result: `${(e.f1 - r.f1 >= 0 ? '+' : '')}${(e.f1 - r.f1).toFixed(3)}`, target: '>= 0', verdict: atLeast(e.f1 - r.f1, 0) },
+      { bench: 'engine reads < half where Readability > 90 %', case: set, result: `${report.engineLosses.length}`, target: '0', verdict: report.engineLosses.length === 0 ? 'meets' : 'misses', note: report.engineLosses.slice(0, 5).join(' ') },
+      { bench: 'article pages rejected', case: set, result: `${e.rejected} (Readability ${r.rejected})`, target: '0', verdict: e.rejected === 0 ? 'meets' : 'misses', note: report.engineOnlyRejected.slice(0, 5).join(' ') },
+      { bench: 'snippets: must-contain read / must-not leaked', case: `${e.snippetPages} pages`, result: `${pct(e.includeRate)} / ${pct(e.leakRate)}`, note: `Readability ${pct(r.includeRate)} / ${pct(r.leakRate)}` },
+      { bench: 'extraction time, 100-200 KB pages', case: `${e.typical} pages`, result: `median ${ms(e.typicalMedianMs)}, worst ${ms(e.typicalWorstMs)}`, target: `< ${TARGET_MS} ms`, verdict: below(e.typicalMedianMs, TARGET_MS), note: `Readability median ${ms(r.typicalMedianMs)}` },
+    ];
+    return Promise.resolve(rows);
+  },
+};
