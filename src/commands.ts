@@ -3,7 +3,7 @@
 // nothing (the palette: a quick pick of the jobs it applies to).
 import path from 'node:path';
 import * as vscode from 'vscode';
-import { countCharacters, MODEL_IDS, type ModelId, TEXT_MAX_LENGTH, TEXT_MIN_LENGTH } from './api/index';
+import { countCharacters, MODEL_IDS, modelById, type ModelId, TEXT_MAX_LENGTH, TEXT_MIN_LENGTH, textProblem } from './protocol';
 import { Commands, Views } from './command-ids';
 import { isHttpUrl, readSettings, updateBaseUrl } from './config';
 import type { JobTracker, NewJob } from './jobs/job-tracker';
@@ -30,12 +30,6 @@ export interface CommandServices {
 }
 
 const LAST_MODEL_KEY = 'articleAudio.lastModel';
-
-const MODEL_DETAILS: Record<ModelId, string> = {
-  'article-audio-1-mini': 'Narration in the fastest clear voice',
-  'article-audio-1-pro': 'The most intelligible voice, with pauses at headings and chapter marks',
-  'article-podcast-1-pro': 'A two-host show: two voices share the article section by section',
-};
 
 export function registerCommands(services: CommandServices): vscode.Disposable[] {
   const { jobs, notifier, channel, statusBar, player, keys } = services;
@@ -307,7 +301,7 @@ async function pickModel(context: vscode.ExtensionContext): Promise<ModelId | un
   const last = context.globalState.get<string>(LAST_MODEL_KEY);
   const order = [...MODEL_IDS].sort((a, b) => (a === last ? -1 : b === last ? 1 : 0));
   const picked = await vscode.window.showQuickPick(
-    order.map((id) => ({ label: modelLabel(id), description: id, detail: MODEL_DETAILS[id], id })),
+    order.map((id) => ({ label: modelLabel(id), description: id, detail: modelById(id).description, id })),
     { title: 'Article Audio: Voice', placeHolder: 'Choose how the article should sound (set articleAudio.model to skip this)', matchOnDescription: true, matchOnDetail: true },
   );
   if (!picked) return undefined;
@@ -316,13 +310,18 @@ async function pickModel(context: vscode.ExtensionContext): Promise<ModelId | un
 }
 
 function checkLength(services: CommandServices, text: string, what: string): boolean {
-  const length = countCharacters(text.trim());
+  const length = countCharacters(text);
   if (length < TEXT_MIN_LENGTH) {
     services.notifier.warn(`${what} has ${length} characters; an article needs at least ${TEXT_MIN_LENGTH}. Select more text.`);
     return false;
   }
   if (length > TEXT_MAX_LENGTH) {
     services.notifier.warn(`${what} has ${length.toLocaleString('en-US')} characters; the service takes at most ${TEXT_MAX_LENGTH.toLocaleString('en-US')}. Select a part of it and convert that.`);
+    return false;
+  }
+  const problem = textProblem(text);
+  if (problem) {
+    services.notifier.warn(`${what} ${problem}. Select text with words in it.`);
     return false;
   }
   return true;

@@ -1,7 +1,7 @@
 // The extension's settings, read in one place with their defaults (package.json `contributes.configuration` documents
 // each). Re-read on every use, so a changed setting takes effect for the next job without a reload.
 import * as vscode from 'vscode';
-import { MODEL_IDS, type ModelId } from './api/types';
+import { isModelId, type ModelId } from './protocol';
 
 export const SECTION = 'articleAudio';
 
@@ -21,7 +21,7 @@ export function readSettings(): Settings {
   const model = config.get<string>('model', 'ask');
   return {
     baseUrl: nonEmpty(config.get<string>('service.baseUrl')),
-    model: (MODEL_IDS as readonly string[]).includes(model) ? (model as ModelId) : 'ask',
+    model: isModelId(model) ? model : 'ask',
     introAudioUrl: nonEmpty(config.get<string>('introAudioUrl')),
     outroAudioUrl: nonEmpty(config.get<string>('outroAudioUrl')),
     saveDirectory: nonEmpty(config.get<string>('saveDirectory')),

@@ -27,7 +27,21 @@ import {
   type SubmitOptions,
   type WaitOptions,
 } from './types';
-import { articleRequestBody, describeIssues, validateArticleRequest } from './validation';
+import { checkSubmission, describeIssues } from '../protocol';
+
+/**
+ * Problems with a request, one per field (empty when valid), by the rules the engine applies (src/protocol). Absent
+ * optional fields may be `undefined` or `null`.
+ */
+export function validateArticleRequest(request: unknown): FieldIssue[] {
+  const checked = checkSubmission(withoutNulls(request));
+  return checked.ok ? [] : checked.issues;
+}
+
+function withoutNulls(request: unknown): unknown {
+  if (typeof request !== 'object' || request === null || Array.isArray(request)) return request;
+  return Object.fromEntries(Object.entries(request).filter(([, value]) => value !== null && value !== undefined));
+}
 
 export interface JobServiceClientOptions {
   /** The service's base address; the spec's paths (/v1/...) are relative to it. */
@@ -113,8 +127,9 @@ export class JobServiceClient {
    * Idempotency-Key (generated unless given) so that retrying after a failure never creates a second job.
    */
   async submitArticle(request: ArticleRequest, options: SubmitOptions = {}): Promise<JobAccepted> {
-    const issues = validateArticleRequest(request);
-    if (issues.length > 0) {
+    const checked = checkSubmission(withoutNulls(request));
+    if (!checked.ok) {
+      const { issues } = checked;
       throw new ValidationError(
         this.redactor.redact(
           `The article request is invalid: ${describeIssues(issues)}. Correct ${issues.length === 1 ? 'this field' : 'these fields'} and submit again.`,
@@ -139,7 +154,7 @@ export class JobServiceClient {
           method: 'POST',
           url,
           operation,
-          json: articleRequestBody(request),
+          json: checked.submission,
           headers: key === null ? {} : { 'idempotency-key': key },
           idempotent: key !== null,
         },

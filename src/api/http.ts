@@ -20,7 +20,7 @@ import { fieldIssuesFrom, readEnvelope, readServiceErrors, type ServiceErrorEntr
 import { describeUrl, type ServiceBase } from './service-url';
 import { backoffDelay, linkAbort, parseRetryAfter, type OperationScope } from './timing';
 import type { LogFunction } from './types';
-import { describeIssues } from './validation';
+import { describeIssues } from '../protocol';
 
 export type Headers = Record<string, string | string[] | undefined>;
 

@@ -1,5 +1,5 @@
 // The job-service client: everything other modules (the extension, the command line) may use.
-export { JobServiceClient, type JobServiceClientOptions } from './client';
+export { JobServiceClient, type JobServiceClientOptions, validateArticleRequest } from './client';
 export {
   ArticleAudioError,
   AuthenticationError,
@@ -19,5 +19,4 @@ export { DEFAULT_STREAM, EventHistory } from './follow';
 export { Redactor, redact } from './redact';
 export { describeUrl } from './service-url';
 export { DEFAULT_POLLING, PollingSchedule, parseRetryAfter } from './timing';
-export { countCharacters, validateArticleRequest } from './validation';
 export * from './types';

@@ -1,34 +1,28 @@
 // Public types of the job-service client. The shapes follow spec/job-service-api.md; everything the spec leaves open
 // is optional here, because a remote service may differ from our local engine.
 
-export const MODEL_IDS = ['article-audio-1-mini', 'article-audio-1-pro', 'article-podcast-1-pro'] as const;
-export type ModelId = (typeof MODEL_IDS)[number];
+import type { ArticleSubmission, JobStatus } from '../protocol';
 
-export const TEXT_MIN_LENGTH = 50;
-export const TEXT_MAX_LENGTH = 100_000;
+// The wire contract (models, limits, states, the submission's rules) lives in src/protocol, shared with the engine.
+export {
+  type ArticleSubmission,
+  type FieldIssue,
+  type JobStatus,
+  type KnownStatus,
+  type ModelId,
+  KNOWN_STATUSES,
+  MODEL_IDS,
+  MODELS,
+  TEXT_MAX_LENGTH,
+  TEXT_MIN_LENGTH,
+  countCharacters,
+  isModelId,
+  isTerminalStatus,
+  modelLabel,
+} from '../protocol';
 
 /** Body of POST /v1/article-to-audio. Exactly one of `url` and `text`. */
-export interface ArticleRequest {
-  model_id: ModelId;
-  url?: string;
-  text?: string;
-  intro_audio_url?: string;
-  outro_audio_url?: string;
-}
-
-/** One problem with one field of a request. `field` is its JSON path (`text`, `model_id`), as in the engine's 422. */
-export interface FieldIssue {
-  field: string;
-  message: string;
-}
-
-/** States named by the spec. A service may send others: `Job.status` keeps them as plain strings. */
-export const KNOWN_STATUSES = ['queued', 'processing', 'succeeded', 'failed'] as const;
-export type KnownStatus = (typeof KNOWN_STATUSES)[number];
-export type JobStatus = KnownStatus | (string & {});
-
-export const isTerminalStatus = (status: JobStatus): status is 'succeeded' | 'failed' =>
-  status === 'succeeded' || status === 'failed';
+export type ArticleRequest = ArticleSubmission;
 
 export interface JobAccepted {
   jobId: string;

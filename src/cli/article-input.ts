@@ -3,7 +3,7 @@
 // pages the engine fetches) and sent as Markdown that the engine reads back into the same article.
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { TEXT_MAX_LENGTH, TEXT_MIN_LENGTH, countCharacters } from '../api/index';
+import { TEXT_MAX_LENGTH, TEXT_MIN_LENGTH, countCharacters, textProblem } from '../protocol';
 import { articleSource } from '../engine/pipeline/article';
 import { extractHtmlArticle } from '../engine/pipeline/html-article';
 import { UsageError } from '../engine/settings';
@@ -60,6 +60,8 @@ export async function readArticleInput(source: string, stdin: NodeJS.ReadableStr
   if (length > TEXT_MAX_LENGTH) {
     throw new UsageError(`${label} has ${length} characters of text; the service takes at most ${TEXT_MAX_LENGTH}. Split it into parts.`);
   }
+  const problem = textProblem(text);
+  if (problem) throw new UsageError(`The text of ${label} ${problem}.`);
   return { text, suggestedName, label };
 }
 

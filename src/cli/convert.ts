@@ -17,7 +17,8 @@ import {
   TimeoutError,
   ValidationError,
 } from '../api/index';
-import { type ArticleRequest, MODEL_IDS, type ModelId, type OutputFile } from '../api/types';
+import { type ArticleRequest, type OutputFile } from '../api/types';
+import { MODELS, type ModelId, isHttpUrl, isModelId } from '../protocol';
 import { type RunningEngine, startEngine } from '../engine/index';
 import { UsageError } from '../engine/settings';
 import { readArticleInput } from './article-input';
@@ -35,9 +36,7 @@ Turns one article into an MP3, with its transcript (WebVTT, one cue per sentence
   -      text from standard input
 
 Options:
-  --model ID        ${DEFAULT_MODEL} (default): the most intelligible voice, with pauses at headings
-                    article-audio-1-mini: the fastest clear voice
-                    article-podcast-1-pro: two hosts share the article section by section
+  --model ID        ${MODELS.map((model) => `${model.id}${model.id === DEFAULT_MODEL ? ' (default)' : ''}: ${model.description}`).join('\n                    ')}
   --out FILE        where to write the MP3 (default: <name>.mp3 in the current folder, named after the
                     file or page); the transcript is written beside it as <name>.vtt
   --intro-url URL   audio (MP3, OGG or WAV) to play before the article
@@ -94,14 +93,14 @@ function readFlags(args: readonly string[]): ConvertFlags {
     throw new UsageError(positionals.length === 0 ? 'Name the article: a URL, a file, or - for standard input.' : `Convert one article at a time (got ${positionals.length}).`);
   }
   const model = values.model ?? DEFAULT_MODEL;
-  if (!(MODEL_IDS as readonly string[]).includes(model)) throw new UsageError(`--model must be one of ${MODEL_IDS.join(', ')}.`);
+  if (!isModelId(model)) throw new UsageError(`--model must be one of ${MODELS.map((m) => m.id).join(', ')}.`);
   for (const flag of ['intro-url', 'outro-url', 'base-url'] as const) {
     const value = values[flag];
     if (value !== undefined && !isHttpUrl(value)) throw new UsageError(`--${flag} must be an http:// or https:// address, not "${value}".`);
   }
   return {
     source: positionals[0] as string,
-    model: model as ModelId,
+    model,
     ...(values.out !== undefined ? { out: values.out } : {}),
     ...(values['intro-url'] !== undefined ? { introUrl: values['intro-url'] } : {}),
     ...(values['outro-url'] !== undefined ? { outroUrl: values['outro-url'] } : {}),
@@ -267,13 +266,4 @@ function clock(seconds: number): string {
   const m = Math.floor((total % 3600) / 60);
   const s = String(total % 60).padStart(2, '0');
   return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${s}` : `${m}:${s}`;
-}
-
-function isHttpUrl(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return url.protocol === 'http:' || url.protocol === 'https:';
-  } catch {
-    return false;
-  }
 }

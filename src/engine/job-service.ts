@@ -5,6 +5,7 @@
 // over Postgres with separate worker processes.
 import { createHash } from 'node:crypto';
 import path from 'node:path';
+import { modelById } from '../protocol';
 import { newJobId } from './job-id';
 import { JobQueue } from './job-queue';
 import { LiveJob } from './live-job';
@@ -35,8 +36,6 @@ export interface JobServiceOptions {
   log: Logger;
 }
 
-/** The voice style number each model uses (the `style_id` of result events). */
-export const STYLE_IDS = { 'article-audio-1-mini': 0, 'article-audio-1-pro': 1, 'article-podcast-1-pro': 2 } as const;
 
 const MAX_LOG_MESSAGE = 2000;
 const MAX_LOG_EVENTS_PER_RUN = 1000;
@@ -358,7 +357,7 @@ export class JobService implements JobServiceApi {
       }));
     }
     await this.save(job, { parts: [...known.filter((k) => !stored.some((s) => s.name === k.name)), ...stored] });
-    const styleId = STYLE_IDS[job.record.request.model_id];
+    const styleId = modelById(job.record.request.model_id).styleId;
     await job.emit([partResultEvent(job.record, styleId, { index: part.index, start_s: part.startS, duration_s: part.durationS, final: part.final }, stored)]);
   }
 
@@ -409,7 +408,7 @@ export class JobService implements JobServiceApi {
         result: {
           ...(output.title ? { title: output.title } : {}),
           durationS: output.durationS,
-          styleId: STYLE_IDS[job.record.request.model_id],
+          styleId: modelById(job.record.request.model_id).styleId,
           requestDurationS: Math.round((finishedAt - Date.parse(job.record.createdAt)) / 10) / 100,
         },
       });

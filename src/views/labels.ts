@@ -2,15 +2,7 @@
 import * as vscode from 'vscode';
 import type { JobRecord } from '../jobs/types';
 
-export const MODEL_LABELS: Record<string, string> = {
-  'article-audio-1-mini': 'Mini',
-  'article-audio-1-pro': 'Pro',
-  'article-podcast-1-pro': 'Podcast',
-};
-
-export function modelLabel(modelId: string): string {
-  return MODEL_LABELS[modelId] ?? modelId;
-}
+export { modelLabel } from '../protocol';
 
 export function statusLabel(job: JobRecord): string {
   switch (job.status) {

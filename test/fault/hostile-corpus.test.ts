@@ -151,7 +151,7 @@ describe('fault: the hostile corpus against the real engine', () => {
       assert.equal(answer.status, 422, `${JSON.stringify(text.slice(0, 8))}…: ${answer.status} ${answer.text}`);
       assert.equal(answer.errors[0]?.code, 'validation_failed');
       assert.equal(answer.errors[0]?.field, 'text');
-      assert.match(answer.errors[0]?.message ?? '', /readable characters/);
+      assert.match(answer.errors[0]?.message ?? '', /invisible characters/);
     }
   });
 

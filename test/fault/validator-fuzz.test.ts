@@ -23,12 +23,16 @@ const FIELDS = new Set(['model_id', 'url', 'text', 'intro_audio_url', 'outro_aud
 
 // ---- the oracle: DESIGN.md's rules, restated independently ----
 
-function codePoints(text: string): number {
-  return [...text].length;
+/** Code points, once control characters (but tab and line breaks) and format characters (Cf) are left out. */
+function readableLength(text: string): number {
+  // eslint-disable-next-line no-control-regex -- control characters are what is left out
+  return [...text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\p{Cf}]/gu, '').trim()].length;
 }
 
 function goodUrl(value: unknown): boolean {
   if (typeof value !== 'string' || value.length > 2048) return false;
+  // eslint-disable-next-line no-control-regex -- spaces and control characters anywhere are refused
+  if (/[\s\u0000-\u001f\u007f]/.test(value)) return false;
   let parsed: URL;
   try {
     parsed = new URL(value);
@@ -49,8 +53,9 @@ function validBody(body: unknown): boolean {
   if (hasUrl && !goodUrl(fields.url)) return false;
   if (hasText) {
     if (typeof fields.text !== 'string') return false;
-    const length = codePoints(fields.text.trim());
+    const length = readableLength(fields.text);
     if (length < 50 || length > 100_000) return false;
+    if (!/[\p{L}\p{N}]/u.test(fields.text)) return false;
   }
   for (const key of ['intro_audio_url', 'outro_audio_url']) if (fields[key] !== undefined && !goodUrl(fields[key])) return false;
   return true;

@@ -1,22 +1,8 @@
 // Every error the service answers with: an HTTP status, a stable code and a message a person can act on, sent in
 // the envelope `{data: null, errors: [{code, message, field?}]}` (DESIGN.md).
+import type { ApiErrorCode } from '../../protocol';
 
-export type ApiErrorCode =
-  | 'bad_request'
-  | 'invalid_json'
-  | 'unauthorized'
-  | 'not_found'
-  | 'method_not_allowed'
-  | 'payload_too_large'
-  | 'unsupported_media_type'
-  | 'validation_failed'
-  | 'range_not_satisfiable'
-  | 'headers_too_large'
-  | 'request_timeout'
-  | 'too_many_jobs'
-  | 'internal'
-  | 'unavailable'
-  | 'insufficient_storage';
+export type { ApiErrorCode } from '../../protocol';
 
 export interface ErrorEntry {
   code: ApiErrorCode;
@@ -71,7 +57,7 @@ export class ApiError extends Error {
   static validation(entries: { field?: string; message: string }[]): ApiError {
     return new ApiError(
       422,
-      entries.map((e) => ({ code: 'validation_failed' as const, message: e.message, ...(e.field !== undefined ? { field: e.field } : {}) })),
+      entries.map((e) => ({ code: 'validation_failed' as const, message: e.message, ...(e.field ? { field: e.field } : {}) })),
     );
   }
 

@@ -104,7 +104,7 @@ export function createRequestHandler(options: RequestHandlerOptions): (req: Inco
           throw ApiError.validation([{ field: 'Idempotency-Key', message: 'Idempotency-Key must be 1 to 255 printable ASCII characters without spaces.' }]);
         }
         const checked = checkSubmission(await readJsonBody(req, res, options.maxBodyBytes));
-        if (!checked.ok) throw ApiError.validation(checked.problems);
+        if (!checked.ok) throw ApiError.validation(checked.issues);
         let accepted;
         try {
           accepted = await service.submit(owner, checked.submission, key);

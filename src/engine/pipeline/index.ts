@@ -9,6 +9,7 @@
 // engine's main thread never does audio work, so HTTP, events and file serving never wait on it.
 import { readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { countCharacters, TEXT_MAX_LENGTH as MAX_CHARACTERS, TEXT_MIN_LENGTH as MIN_CHARACTERS } from '../../protocol';
 import { type Article, articleMarkdown, articleText, countWords } from './article';
 import type { LineWritten, PartFile } from './audio-protocol';
 import { decodeText, FetchError, fetchWithLimits } from './fetch-source';
@@ -29,8 +30,6 @@ export { PipelineError } from './types';
 export type { ArticlePipeline } from './types';
 
 const SAMPLE_RATE = 16_000;
-const MIN_CHARACTERS = 50;
-const MAX_CHARACTERS = 100_000;
 const INTRO_GAP_S = 0.6;
 
 export const OUTPUT_NAMES = { audio: 'audio.mp3', transcript: 'transcript.vtt', chapters: 'chapters.json', article: 'article.md' } as const;
@@ -143,7 +142,8 @@ class SpeechPipeline implements ArticlePipeline {
     }
     signal.throwIfAborted();
     const text = articleText(article);
-    const characters = text.replace(/\s+/g, ' ').trim().length;
+    // Counted as at submission (src/protocol), so text accepted there is never too long here.
+    const characters = countCharacters(text.replace(/\s+/g, ' '));
     if (characters < MIN_CHARACTERS) {
       throw new PipelineError('too_short', input.url
         ? `The article at ${input.url} has only ${characters} characters of text; at least ${MIN_CHARACTERS} are needed. Open the article itself, or paste its text.`

@@ -1,7 +1,9 @@
 // The contract between the engine's service (HTTP, queue, store) and its speech pipeline.
 // The service owns job state, persistence and streaming; the pipeline turns one job's input into output files.
 
-export type EngineModelId = 'article-audio-1-mini' | 'article-audio-1-pro' | 'article-podcast-1-pro';
+import type { ModelId } from '../../protocol';
+
+export type EngineModelId = ModelId;
 
 export interface PipelineInput {
   jobId: string;

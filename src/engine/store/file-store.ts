@@ -19,6 +19,7 @@ import { lstat, mkdir, open, readFile, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
+import { MODEL_IDS } from '../../protocol';
 import { isJobId } from '../job-id';
 import type { PipelineOutputFile } from '../pipeline/types';
 import { TEMP_SUFFIX, renameWithRetry, syncDirectory, writeFileAtomic } from './atomic-file';
@@ -51,7 +52,7 @@ const recordSchema = z.object({
   id: z.string().refine(isJobId),
   owner: z.string().regex(/^[0-9a-f]{64}$/),
   request: z.object({
-    model_id: z.enum(['article-audio-1-mini', 'article-audio-1-pro', 'article-podcast-1-pro']),
+    model_id: z.enum(MODEL_IDS),
     url: z.string().optional(),
     text: z.string().optional(),
     intro_audio_url: z.string().optional(),

@@ -16,9 +16,9 @@ import { articleText } from '../../support/http-calls';
 
 const mini = 'article-audio-1-mini';
 
-function problems(body: unknown): { field?: string; message: string }[] {
+function problems(body: unknown): { field: string; message: string }[] {
   const checked = checkSubmission(body);
-  return checked.ok ? [] : checked.problems;
+  return checked.ok ? [] : checked.issues;
 }
 
 describe('engine: submission validation', () => {
@@ -36,23 +36,29 @@ describe('engine: submission validation', () => {
       found.map((p) => p.field).sort(),
       ['extra', 'intro_audio_url', 'model_id', 'other', 'outro_audio_url', 'url'],
     );
-    assert.deepEqual(problems({ text: articleText() }), [{ field: 'model_id', message: 'model_id is required.' }]);
+    assert.deepEqual(problems({ text: articleText() }), [{ field: 'model_id', message: 'model_id is required: one of article-audio-1-mini, article-audio-1-pro, article-podcast-1-pro' }]);
     assert.deepEqual(problems({ model_id: mini, text: null }).map((p) => p.field), ['text']);
   });
 
-  it('counts characters as code points, so 50 emoji are enough and 100000 emoji are not too many', () => {
-    assert.ok(checkSubmission({ model_id: mini, text: '😀'.repeat(50) }).ok);
-    assert.ok(checkSubmission({ model_id: mini, text: '😀'.repeat(100_000) }).ok);
-    assert.equal(checkSubmission({ model_id: mini, text: '😀'.repeat(49) }).ok, false);
-    assert.equal(checkSubmission({ model_id: mini, text: '😀'.repeat(100_001) }).ok, false);
+  it('counts characters as code points, so 50 characters with emoji are enough and 100000 are not too many', () => {
+    assert.ok(checkSubmission({ model_id: mini, text: `Hi${'😀'.repeat(48)}` }).ok);
+    assert.ok(checkSubmission({ model_id: mini, text: `Hi${'😀'.repeat(99_998)}` }).ok);
+    assert.equal(checkSubmission({ model_id: mini, text: `Hi${'😀'.repeat(47)}` }).ok, false);
+    assert.equal(checkSubmission({ model_id: mini, text: `Hi${'😀'.repeat(99_999)}` }).ok, false);
+  });
+
+  it('refuses text with nothing to read: only emoji, or padded to length with NULs and zero-width characters', () => {
+    assert.match(problems({ model_id: mini, text: '😀'.repeat(60_000) })[0]?.message ?? '', /^text has nothing to read aloud: it has no letters or digits$/);
+    assert.match(problems({ model_id: mini, text: `Hello${'\u0000'.repeat(60)}` })[0]?.message ?? '', /\(it has 5\)/);
+    assert.match(problems({ model_id: mini, text: `Hello${'\u200b\u200d\ufeff'.repeat(30)}` })[0]?.message ?? '', /\(it has 5\)/);
   });
 
   it('reports the body as a whole when it is not an object, or gives neither or both of url and text', () => {
-    for (const body of [null, [], 'text', 42, true]) assert.deepEqual(problems(body), [{ message: 'The body must be a JSON object.' }]);
+    for (const body of [null, [], 'text', 42, true]) assert.match(problems(body)[0]?.message ?? '', /^the request must be an object/);
     assert.deepEqual(problems({ model_id: mini }).map((p) => p.field), ['text']);
-    assert.match(problems({ model_id: mini })[0]?.message ?? '', /either url .* or text/);
+    assert.match(problems({ model_id: mini })[0]?.message ?? '', /exactly one of url and text/);
     assert.deepEqual(problems({ model_id: mini, url: 'https://a.example', text: articleText() }).map((p) => p.field), ['url']);
-    assert.match(problems({ model_id: mini, url: 'https://a.example', text: articleText() })[0]?.message ?? '', /not both/);
+    assert.match(problems({ model_id: mini, url: 'https://a.example', text: articleText() })[0]?.message ?? '', /together with text/);
   });
 
   it('refuses URLs that are not absolute http(s), are too long, or carry credentials', () => {

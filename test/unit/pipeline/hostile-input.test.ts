@@ -12,7 +12,8 @@ import { htmlNestingDepth, markdownNestingDepth } from '../../../src/engine/pipe
 import { DEFAULT_PARSE_LIMITS, ParseRunner } from '../../../src/engine/pipeline/parse-runner';
 import { StreamResampler, resample } from '../../../src/engine/pipeline/resample';
 import { PipelineError, storageFailure } from '../../../src/engine/pipeline/types';
-import { checkSubmission, readableCharacters } from '../../../src/engine/submission';
+import { checkSubmission } from '../../../src/engine/submission';
+import { countCharacters } from '../../../src/protocol';
 import { TONE_660_HZ_OGG } from './ogg-tone';
 
 const repo = path.resolve(__dirname, '..', '..', '..');
@@ -176,10 +177,10 @@ describe('smaller hostile cases', () => {
   });
 
   it('text of NULs or zero-width characters is refused; text with a few of them is not', () => {
-    assert.equal(readableCharacters('\u0000\u200b\ufeff a \u200d'), 1);
+    assert.equal(countCharacters('\u0000\u200b\ufeff a \u200d'), 1);
     const refused = checkSubmission({ model_id: 'article-audio-1-mini', text: '\u0000'.repeat(100) });
     assert.equal(refused.ok, false);
-    assert.deepEqual(!refused.ok && refused.problems.map((p) => p.field), ['text']);
+    assert.deepEqual(!refused.ok && refused.issues.map((p) => p.field), ['text']);
     const fine = checkSubmission({ model_id: 'article-audio-1-mini', text: `Zero\u200bwidth joiners\u200d in a text of ordinary words that is long enough to be read.` });
     assert.equal(fine.ok, true);
   });

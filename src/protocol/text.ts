@@ -1,0 +1,30 @@
+// How long a text is, counted one way everywhere: the client before it sends, the engine at submission and the
+// pipeline once markup is removed. A character is a code point (an emoji is one, not two UTF-16 units), spaces at
+// either end do not count, and neither do invisible characters (control characters other than tab and line breaks;
+// format characters such as zero-width spaces, joiners, the BOM and direction marks), which a text could otherwise be
+// padded with to pass the limits and then have nothing to read.
+
+export const TEXT_MIN_LENGTH = 50;
+export const TEXT_MAX_LENGTH = 100_000;
+
+// eslint-disable-next-line no-control-regex -- control characters are exactly what this matches
+const INVISIBLE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\p{Cf}]/gu;
+const READABLE = /[\p{L}\p{N}]/u;
+
+/** Characters as people count them: code points, once invisible characters and spaces at either end are removed. */
+export function countCharacters(text: string): number {
+  let count = 0;
+  // The string iterator yields code points; a lone surrogate counts as one, as it is one in the UTF-8 sent.
+  for (const _ of text.replace(INVISIBLE, '').trim()) count++;
+  return count;
+}
+
+/** Why a text cannot be read aloud (a sentence fragment after "text"), or undefined when it can. */
+export function textProblem(text: string): string | undefined {
+  const length = countCharacters(text);
+  if (length < TEXT_MIN_LENGTH || length > TEXT_MAX_LENGTH) {
+    return `must be ${TEXT_MIN_LENGTH} to ${TEXT_MAX_LENGTH} characters long, not counting spaces at either end or invisible characters (it has ${length})`;
+  }
+  if (!READABLE.test(text)) return 'has nothing to read aloud: it has no letters or digits';
+  return undefined;
+}
