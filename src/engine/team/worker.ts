@@ -8,7 +8,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Client, Pool, PoolClient } from 'pg';
-import { type Logger, STYLE_IDS } from '../job-service';
+import { modelById } from '../../protocol';
+import type { Logger } from '../job-service';
 import type { NewEvent } from '../live-job';
 import { type ArticlePipeline, type FetchLimits, type PipelineLogLevel, type PipelineOutput, PipelineError } from '../pipeline/types';
 import { ProgressThrottle } from '../progress-throttle';
@@ -322,7 +323,7 @@ export class Worker {
         result: {
           ...(output.title ? { title: output.title } : {}),
           durationS: output.durationS,
-          styleId: STYLE_IDS[before.request.model_id],
+          styleId: modelById(before.request.model_id).styleId,
           requestDurationS: Math.round((now.getTime() - Date.parse(before.createdAt)) / 10) / 100,
         },
         updatedAt: now.toISOString(),
