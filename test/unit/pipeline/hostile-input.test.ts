@@ -2,10 +2,12 @@
 // before parsing, the intro/outro probe that bounds rate and length before decoding, the streamed resampler, and
 // the parse worker's own limits (time, memory), each against inputs generated here.
 import * as assert from 'node:assert/strict';
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { createSpeechPipeline } from '../../../src/engine/pipeline';
 import { ClipProblem, checkClip, decodeClip, probeClip } from '../../../src/engine/pipeline/clip';
 import { Mp3Writer } from '../../../src/engine/pipeline/mp3-writer';
 import { htmlNestingDepth, markdownNestingDepth } from '../../../src/engine/pipeline/nesting';
@@ -15,6 +17,7 @@ import { PipelineError, storageFailure } from '../../../src/engine/pipeline/type
 import { checkSubmission } from '../../../src/engine/submission';
 import { countCharacters } from '../../../src/protocol';
 import { TONE_660_HZ_OGG } from './ogg-tone';
+import { FETCH_LIMITS } from './speech-support';
 
 const repo = path.resolve(__dirname, '..', '..', '..');
 
@@ -174,6 +177,44 @@ describe('smaller hostile cases', () => {
       assert.match(failure?.message ?? '', /Free some disk space/);
     }
     assert.equal(storageFailure(Object.assign(new Error('x'), { code: 'EACCES' })), undefined);
+  });
+
+  it('a disk that fills up while the audio is written fails the job as storage_failed, not synthesis_failed (a real full tmpfs)', async (t) => {
+    const mountPoint = mkdtempSync(path.join(os.tmpdir(), 'aa-full-'));
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', mountPoint], { stdio: 'pipe' });
+    } catch (error) {
+      rmSync(mountPoint, { recursive: true, force: true });
+      const reason = `cannot mount a small tmpfs here (${String((error as { stderr?: Buffer }).stderr ?? error).trim()}); needs root with CAP_SYS_ADMIN`;
+      t.skip(reason);
+      return;
+    }
+    const pipeline = createSpeechPipeline({ workers: 1 });
+    try {
+      const workDir = path.join(mountPoint, 'run');
+      mkdirSync(workDir);
+      // Filled to the last block: the MP3 writer's first frames do not fit.
+      try {
+        for (let i = 0; ; i++) writeFileSync(path.join(mountPoint, `filler-${i}`), Buffer.alloc(4096));
+      } catch {
+        // full
+      }
+      let failure: (Error & { code?: string }) | undefined;
+      try {
+        await pipeline.run(
+          { jobId: 'full-disk', modelId: 'article-audio-1-mini', text: 'The river town woke early. Boats left before the sun rose. Markets filled with fish and bread.' },
+          { workDir, signal: new AbortController().signal, progress: () => {}, log: () => {}, fetchLimits: FETCH_LIMITS },
+        );
+      } catch (error) {
+        failure = error as Error & { code?: string };
+      }
+      assert.equal(failure?.code, 'storage_failed', `${failure?.code}: ${failure?.message}`);
+      assert.match(failure?.message ?? '', /disk is full \(ENOSPC\)\. Free some disk space/);
+    } finally {
+      await pipeline.close();
+      execFileSync('umount', [mountPoint]);
+      rmSync(mountPoint, { recursive: true, force: true });
+    }
   });
 
   it('text of NULs or zero-width characters is refused; text with a few of them is not', () => {
