@@ -2,11 +2,20 @@
 // decoding run here, never on the engine's main thread, so one hostile input cannot stop the engine from answering.
 // The runner (parse-runner.ts) bounds each run's time and memory and ends the thread when either is exceeded.
 import { parentPort } from 'node:worker_threads';
-import { ClipProblem, prepareClip } from './clip';
-import { extractHtmlArticle } from './html-article';
-import { parseMarkdown } from './markdown';
 import { htmlNestingDepth, markdownNestingDepth } from './nesting';
 import type { ParseRequest, ParseResponse } from './parse-protocol';
+
+// Each task loads only the code it needs (linkedom and Readability are most of this bundle): a thread starts per
+// task, and loading everything would cost every Markdown job the HTML parser's start-up. `require`, not `import()`:
+// the bundle defers a required module's evaluation the same way, and under tsx (tests) only the CommonJS hook is
+// registered in the thread.
+/* eslint-disable @typescript-eslint/no-require-imports, @typescript-eslint/consistent-type-imports */
+const load = {
+  html: () => require('./html-article') as typeof import('./html-article'),
+  markdown: () => require('./markdown') as typeof import('./markdown'),
+  clip: () => require('./clip') as typeof import('./clip'),
+};
+/* eslint-enable @typescript-eslint/no-require-imports, @typescript-eslint/consistent-type-imports */
 
 const SELECT_TEXT = 'Open the article in a browser, select its text and convert the selection instead.';
 
@@ -25,6 +34,7 @@ async function handle(request: ParseRequest): Promise<ParseResponse> {
     if (depth > maxDepth) {
       return { ok: false, code: 'too_complex', message: `The page at ${pageUrl} nests its elements more than ${maxDepth} deep, too deep to read safely. ${SELECT_TEXT}` };
     }
+    const { extractHtmlArticle } = load.html();
     let extracted;
     try {
       extracted = extractHtmlArticle(html, pageUrl);
@@ -47,6 +57,7 @@ async function handle(request: ParseRequest): Promise<ParseResponse> {
         message: `${label} nests quotes or lists more than ${maxDepth} levels deep, too deep to read safely. Remove the extra ">" marks or indentation, or convert a part of it.`,
       };
     }
+    const { parseMarkdown } = load.markdown();
     try {
       return { ok: true, article: parseMarkdown(source) };
     } catch (error) {
@@ -55,6 +66,7 @@ async function handle(request: ParseRequest): Promise<ParseResponse> {
     }
   }
   const { bytes, which, url, sampleRate, maxSeconds } = request;
+  const { ClipProblem, prepareClip } = load.clip();
   try {
     return { ok: true, samples: await prepareClip(bytes, which, sampleRate, { maxSeconds }) };
   } catch (error) {
