@@ -36,4 +36,4 @@ export interface AudioFinished {
   part?: PartFile;
 }
 
-export type AudioResponse = { seq: number; ok: true; result?: LineWritten | AudioFinished } | { seq: number; ok: false; error: string };
+export type AudioResponse = { seq: number; ok: true; result?: LineWritten | AudioFinished } | { seq: number; ok: false; error: string; /** The system error code (ENOSPC…), so a full disk stays storage_failed. */ code?: string };

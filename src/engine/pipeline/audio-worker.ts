@@ -100,7 +100,8 @@ parentPort!.on('message', (request: AudioRequest) => {
       const result = await handle(request);
       response = { seq: request.seq, ok: true, ...(result ? { result } : {}) };
     } catch (error) {
-      response = { seq: request.seq, ok: false, error: error instanceof Error ? error.message : String(error) };
+      const code = (error as { code?: unknown } | undefined)?.code;
+      response = { seq: request.seq, ok: false, error: error instanceof Error ? error.message : String(error), ...(typeof code === 'string' ? { code } : {}) };
     }
     parentPort!.postMessage(response);
   });

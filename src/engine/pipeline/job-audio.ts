@@ -27,7 +27,7 @@ export class JobAudio {
       if (!entry) return;
       this.pending.delete(response.seq);
       if (response.ok) entry.resolve(response.result);
-      else entry.reject(new Error(response.error));
+      else entry.reject(Object.assign(new Error(response.error), response.code ? { code: response.code } : {}));
     });
     const fail = (error: Error) => {
       this.failure ??= error;
