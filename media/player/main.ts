@@ -177,7 +177,11 @@ function renderChapters(chapters: ChapterMark[]): void {
   if (loaded) loaded.chapterElements = elements;
 }
 
-/** A paragraph break is drawn where the speaker changes, a chapter starts, or the narration pauses this long. */
+/**
+ * A paragraph break is drawn where the speaker changes, a chapter starts, and where the text has one: the transcript
+ * marks the cues that start a paragraph. A transcript without marks (another service's) is broken where the
+ * narration pauses this long.
+ */
 const PARAGRAPH_PAUSE_S = 0.4;
 
 function renderTranscript(cues: TranscriptCue[], chapters: ChapterMark[]): void {
@@ -188,11 +192,12 @@ function renderTranscript(cues: TranscriptCue[], chapters: ChapterMark[]): void 
   let previousWasHeading = false;
   let shownSpeaker: string | undefined;
   const chapterStarts = chapters.map((c) => c.start);
+  const marked = cues.some((cue) => cue.paragraph);
   cues.forEach((cue, index) => {
     const chapterHere = chapters.find((c) => Math.abs(c.start - cue.start) < 0.75 && sameText(c.title, cue.text));
     const startsChapter = chapterStarts.some((start) => start <= cue.start + 1e-3 && (previous === undefined || start > previous.start + 1e-3));
     const newSpeaker = cue.speaker !== undefined && cue.speaker !== previous?.speaker;
-    const pause = previous !== undefined && cue.start - previous.end >= PARAGRAPH_PAUSE_S;
+    const pause = marked ? cue.paragraph === true : previous !== undefined && cue.start - previous.end >= PARAGRAPH_PAUSE_S;
     if (!paragraph || chapterHere || startsChapter || newSpeaker || pause || previousWasHeading) {
       paragraph = document.createElement('p');
       paragraph.className = chapterHere ? `cue-group heading level-${Math.min(chapterHere.level, 4)}` : 'cue-group';

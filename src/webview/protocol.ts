@@ -119,7 +119,8 @@ export function isVolume(value: unknown): value is number {
 }
 
 export function isTranscriptCue(value: unknown): value is TranscriptCue {
-  return isRecord(value) && isFiniteNumber(value.start) && isFiniteNumber(value.end) && isString(value.text) && isOptional(value.speaker, isString);
+  return isRecord(value) && isFiniteNumber(value.start) && isFiniteNumber(value.end) && isString(value.text) && isOptional(value.speaker, isString) &&
+    isOptional(value.paragraph, (v): v is boolean => typeof v === 'boolean');
 }
 
 export function isChapterMark(value: unknown): value is ChapterMark {

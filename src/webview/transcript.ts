@@ -10,6 +10,8 @@ export interface TranscriptCue {
   text: string;
   /** The speaker of a show with several voices (`<v Alex>`). */
   speaker?: string;
+  /** The cue starts a paragraph of the text (a `NOTE paragraph` block stands before it in the file). */
+  paragraph?: boolean;
 }
 
 export interface ChapterMark {
@@ -66,8 +68,13 @@ export function cueText(payload: string): { text: string; speaker?: string } {
 export function parseWebVtt(source: string): TranscriptCue[] {
   const blocks = source.replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n').split(/\n{2,}/);
   const cues: TranscriptCue[] = [];
+  let paragraphNext = false;
   for (const block of blocks) {
     const lines = block.split('\n').filter((line, i) => i > 0 || line.trim() !== '');
+    if (/^NOTE paragraph\s*$/.test(lines[0] ?? '') && lines.length === 1) {
+      paragraphNext = true;
+      continue;
+    }
     const timingAt = lines.findIndex((line) => line.includes('-->'));
     if (timingAt < 0 || timingAt > 1) continue;
     const timing = TIMING.exec(lines[timingAt] ?? '');
@@ -77,7 +84,8 @@ export function parseWebVtt(source: string): TranscriptCue[] {
     if (!Number.isFinite(start) || !Number.isFinite(end)) continue;
     const { text, speaker } = cueText(lines.slice(timingAt + 1).join('\n'));
     if (!text) continue;
-    cues.push({ start, end: Math.max(start, end), text, ...(speaker ? { speaker } : {}) });
+    cues.push({ start, end: Math.max(start, end), text, ...(speaker ? { speaker } : {}), ...(paragraphNext ? { paragraph: true } : {}) });
+    paragraphNext = false;
   }
   // Cues must be in start order for the binary search; a stable sort keeps equal starts in file order.
   return cues.sort((a, b) => a.start - b.start);

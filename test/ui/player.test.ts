@@ -25,6 +25,8 @@ lost meadows all played a part. Nobody could point to a single cause.
 
 Plant flowers that bloom from spring to autumn. Leave a corner of the garden wild. Buy honey from local keepers, and
 ask them how their bees are doing. Small choices, made by many gardeners, add up.
+
+Bees also need water on hot days. A shallow dish with a few stones is enough.
 `;
 
 /** Reads a property of the page's <audio> element. */
@@ -109,6 +111,11 @@ describe('Player (UI)', () => {
     const sentences = frame.locator('.cue');
     assert.ok((await sentences.count()) >= 10, 'one cue per sentence of the article');
     assert.equal(await frame.locator('#chapter-list .chapter').count(), 3, 'the three headings are chapters');
+    // Paragraphs as in the text, whatever the pauses of the voice (Mini pauses only briefly between paragraphs).
+    const groups = (await frame.locator('.cue-group:not(.heading)').allInnerTexts()).map((text) => text.trim());
+    assert.ok(groups.some((text) => text.startsWith('Plant flowers') && text.endsWith('add up.')), groups.join('\n'));
+    assert.ok(groups.some((text) => text.startsWith('Bees also need water')), groups.join('\n'));
+    assert.equal(groups.length, 4, groups.join('\n'));
     await waitFor('the audio metadata', async () => Number(await audio(frame, 'duration')) > 5);
     assert.equal(await audio(frame, 'paused'), true, 'nothing plays before the user presses play');
     assert.equal(await frame.locator('#time-current').innerText(), '0:00');

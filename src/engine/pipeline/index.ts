@@ -248,7 +248,7 @@ class SpeechPipeline implements ArticlePipeline {
       const { line, result } = written.shift()!;
       const { start, end, part } = await result;
       if (line.chapter) chapters.push({ title: line.chapter.title, level: line.chapter.level, start });
-      cues.push({ start, end, text: line.written, voice: voices[line.voice]!.name });
+      cues.push({ start, end, text: line.written, voice: voices[line.voice]!.name, ...(line.paragraph ? { paragraph: true } : {}) });
       doneChars += line.spoken.length;
       context.progress(0.08 + 0.9 * (doneChars / Math.max(1, totalChars)));
       if (part) await parts.publish(part, false);

@@ -95,7 +95,8 @@ function blocksOf(tokens: Token[], blocks: Block[]): void {
       }
       case 'table': {
         const table = token as Tokens.Table;
-        blocks.push({ kind: 'table', rows: table.rows.length, columns: table.header.length });
+        const cells = [table.header, ...table.rows].map((row) => row.map((cell) => inlineText(cell.tokens, cell.text)));
+        blocks.push({ kind: 'table', rows: table.rows.length, columns: table.header.length, cells });
         break;
       }
       default:

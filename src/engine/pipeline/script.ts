@@ -1,10 +1,11 @@
 // The script of a job: what each model says, in which voice, with which pauses. Article sentences keep their
 // written form for the transcript and get a spoken form for the synthesizer; lines the show adds (greetings,
 // hand-overs, summaries of code) are both written and spoken as they are.
-import type { Article, Block } from './article';
+import { type Article, type Block, countWords } from './article';
 import type { EngineModelId } from './types';
 import { splitSentences } from './sentences';
-import { toSpoken } from './spoken';
+import { versionWords } from './normalize';
+import { numberToWords, toSpoken } from './spoken';
 import type { FliteVoice } from './synth-protocol';
 
 export interface Voice {
@@ -82,6 +83,10 @@ export interface ScriptLine {
   chapter?: { title: string; level: number };
   /** The line opens the k-th section (for progress messages). */
   section?: number;
+  /** The line starts a paragraph of the text as written (the transcript marks it; the player starts a new one). */
+  paragraph?: boolean;
+  /** The podcast line this was made from (a greeting, a hand-over), so an episode can use each at most twice. */
+  template?: string;
 }
 
 interface Section {
@@ -89,7 +94,7 @@ interface Section {
   blocks: Block[];
 }
 
-function sectionsOf(article: Article, podcast: boolean): Section[] {
+function sectionsOf(article: Article): Section[] {
   const headingLevels = article.blocks.filter((b) => b.kind === 'heading').map((b) => (b.kind === 'heading' ? b.level : 9));
   const splitLevel = headingLevels.length > 0 ? Math.min(...headingLevels) : 0;
   const sections: Section[] = [{ blocks: [] }];
@@ -97,15 +102,8 @@ function sectionsOf(article: Article, podcast: boolean): Section[] {
     if (block.kind === 'heading' && block.level <= splitLevel) sections.push({ heading: { text: block.text, level: block.level }, blocks: [] });
     else sections[sections.length - 1]!.blocks.push(block);
   }
-  const result = sections.filter((s) => s.heading || s.blocks.length > 0);
-  // A show needs turns: without headings, hosts take turns every few paragraphs.
-  if (podcast && headingLevels.length === 0) {
-    const turns: Section[] = [];
-    const all = result.flatMap((s) => s.blocks);
-    for (let i = 0; i < all.length; i += 4) turns.push({ blocks: all.slice(i, i + 4) });
-    return turns;
-  }
-  return result;
+  // A show without headings is one section; its hosts take turns every paragraph or two (turnsOf).
+  return sections.filter((s) => s.heading || s.blocks.length > 0);
 }
 
 /** Code block languages as people say them (a fence's "js" would be read as a word). */
@@ -126,42 +124,267 @@ function languageName(language: string | undefined): string | undefined {
   return /^(?:text|plain|plaintext|txt|output|none|diff|patch|log)$/i.test(language) ? undefined : language;
 }
 
+/** A small table is read aloud; a bigger one is only summarized (a listener cannot hold more). */
+export const READ_TABLE_LIMIT = { rows: 6, columns: 4 };
+
+function joinWords(items: string[]): string {
+  return items.length <= 1 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
+}
+
+/**
+ * A small table as sentences, one per row: the first cell names the row, the others are said with their column
+ * ("enabled: Default, true; Meaning, whether results are cached."). Undefined for a table too big to follow by ear.
+ */
+export function tableRows(table: Extract<Block, { kind: 'table' }>): string[] | undefined {
+  const body = table.body?.filter((row) => row.some((cell) => cell.trim()));
+  if (!body || body.length === 0 || body.length > READ_TABLE_LIMIT.rows || table.columns > READ_TABLE_LIMIT.columns) return undefined;
+  return body.map((row, r) => {
+    const label = row[0]?.trim() || `Row ${r + 1}`;
+    const rest = row.slice(1).map((cell, c) => {
+      const name = table.header?.[c + 1]?.trim();
+      const value = cell.trim() || 'empty';
+      return name ? `${name}, ${value}` : value;
+    });
+    const line = rest.length > 0 ? `${label}: ${rest.join('; ')}` : label;
+    return /[.!?]$/.test(line) ? line : `${line}.`;
+  });
+}
+
+/** A heading's own number ("1. Introduction", "2.3 Results", "Chapter 4: Tests") and the rest of it. */
+export function headingNumber(text: string): { number: string; rest: string } | undefined {
+  const match = /^(?:(?:section|chapter|part|step)\s+)?(\d{1,3}(?:\.\d{1,3})*)\.?[:)]?\s+(\S.*)$/i.exec(text.trim());
+  return match ? { number: match[1]!, rest: match[2]! } : undefined;
+}
+
+/** How a heading is said: "## 1. Introduction" -> "Section one: Introduction." (never "one: one"). */
+export function headingSpoken(text: string, sectionNumber?: number): string {
+  const own = headingNumber(text);
+  if (own) return `Section ${versionWords(own.number)}: ${toSpoken(own.rest).replace(/[.:]$/, '')}.`;
+  const spoken = toSpoken(text).replace(/[.:]$/, '');
+  return sectionNumber === undefined ? `${spoken}.` : `Section ${numberToWords(sectionNumber)}: ${spoken}.`;
+}
+
+/** A footnote's text ("[^1]: The source.", "[2] See the report."): read at the end, not in the middle of the article. */
+const FOOTNOTE = /^\s*\[\^?(\w{1,8})\]:?\s+(\S[\s\S]*)$/;
+
 const ORDINALS = ['First', 'Second', 'Third', 'Fourth', 'Fifth', 'Sixth', 'Seventh', 'Eighth', 'Ninth', 'Tenth'];
 
 function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
+/** A title for text without one: its first heading, else its first sentence, cut to a few words. */
+export function titleOf(article: Article): string {
+  if (article.title?.trim()) return article.title.trim();
+  const heading = article.blocks.find((b) => b.kind === 'heading');
+  if (heading?.kind === 'heading') return shorten(headingNumber(heading.text)?.rest ?? heading.text, 10);
+  const first = article.blocks.find((b) => b.kind === 'paragraph' || b.kind === 'quote');
+  const sentence = first && 'text' in first ? splitSentences(first.text)[0] : undefined;
+  return sentence ? shorten(sentence, 8) : 'Untitled text';
+}
+
+function shorten(text: string, maxWords: number): string {
+  const words = text.replace(/[.!?:;,]+$/, '').split(/\s+/).filter(Boolean);
+  if (words.length <= maxWords) return words.join(' ');
+  let cut = words.slice(0, maxWords);
+  // End on a word that carries meaning, not on "the", "of", "and".
+  while (cut.length > 3 && /^(?:a|an|the|of|and|or|to|in|on|for|with|by|at|from|is|are|was|were|that|this|its|their)$/i.test(cut[cut.length - 1]!)) cut = cut.slice(0, -1);
+  return cut.join(' ').replace(/[,;:]$/, '');
+}
+
+// ── The podcast's conversation ──────────────────────────────────────────────────────────────────────────────────
+
+/** Words of a turn: at about 150 words a minute, 60 words is 24 s. A turn ends at a paragraph once it has this many. */
+export const TURN_WORDS = 60;
+
+/** Hand-over lines; each is used at most twice an episode ({h} a heading, {k} a topic, {n} a figure). */
+export const HANDOVERS = {
+  headingQuestion: [
+    'What does the article say about {h}?',
+    'Next up is {h}. What is the story there?',
+    'Let us turn to {h}. Where does that start?',
+    'And {h}? Take us through it.',
+    'So, {h}. What did you find there?',
+    'What comes under {h}?',
+    'Shall we get to {h}?',
+    'How does the part on {h} begin?',
+  ],
+  topicQuestion: [
+    'And where does {k} come into it?',
+    'What about {k}?',
+    'How does {k} fit in?',
+    'I am curious about {k}. What does it say?',
+    'And {k}, where does that lead?',
+    'Tell me about {k}.',
+  ],
+  figureReaction: [
+    '{n}. That is a figure worth remembering.',
+    '{n}, noted. Let me pick up from there.',
+    'Right, {n}. And the article goes on.',
+    '{n}. I did not expect that. Here is what follows.',
+  ],
+  topicReaction: [
+    'So that is {k}. Here is the next part.',
+    'Good point about {k}. It continues like this.',
+    'That explains {k}. Now, listen to this.',
+  ],
+} as const;
+
+type HandoverKind = keyof typeof HANDOVERS;
+
+const STOPWORDS = new Set(('a an the of and or to in on for with by at from is are was were be been being that this these those it its ' +
+  'their there they them then than as but not no so if into over under about after before when where which who whom what why ' +
+  'how also more most much many some such very just only can could would should will may might must do does did has have had ' +
+  'our your his her we you he she one two all any each other own same new used using make makes made here').split(' '));
+
+const VERB_LIKE = /^(?:shows|built|opens|needs|runs|says|makes|takes|uses|gives|keeps|finds|sends|reads|writes|plays|works|starts|stops|lists|offers|asks|goes|comes|beside|above|below|gets|sets|holds|turns|brings|seems|looks|means|becomes|stays|remains|helps|lets|allows|follows|calls|moves|changes|grows|falls|rises|saw|said|made|took|became|found|went|came|began|left)$/;
+
+/** A topic worth asking about: a noun phrase after an article ("the local engine"), else a name in the text. */
+export function topicOf(text: string): string | undefined {
+  const sentence = splitSentences(text)[0] ?? text;
+  for (const match of sentence.matchAll(/\b(?:the|a|an|your|its|their|this|our)\s+((?:[\p{L}-]+\s+){0,2}[\p{L}-]+)/giu)) {
+    const words = match[1]!.split(/\s+/);
+    const end = words.findIndex((w) => STOPWORDS.has(w.toLowerCase()));
+    const phrase = end < 0 ? words : words.slice(0, end);
+    // A verb or adverb right after the noun ("the status bar shows") is not part of the topic.
+    const verbs = phrase.findIndex((w, i) => i > 0 && VERB_LIKE.test(w));
+    if (verbs > 0) phrase.splice(verbs);
+    while (phrase.length > 0 && (/ly$|ing$|ed$/.test(phrase[phrase.length - 1]!) || phrase[phrase.length - 1]!.length < 4)) phrase.pop();
+    if (phrase.length > 0 && phrase.every((w) => /^[\p{Ll}-]+$/u.test(w))) return `the ${phrase.join(' ')}`;
+  }
+  const words = sentence.split(/\s+/).map((w) => w.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, ''));
+  for (let i = 1; i < words.length; i++) {
+    if (/^\p{Lu}\p{Ll}{2,}$/u.test(words[i]!) && !STOPWORDS.has(words[i]!.toLowerCase())) {
+      let j = i;
+      while (j + 1 < words.length && /^\p{Lu}\p{Ll}+$/u.test(words[j + 1]!)) j++;
+      return words.slice(i, j + 1).join(' ');
+    }
+  }
+  return undefined;
+}
+
+/** A figure in the text ("42 percent", "$3 million", "1990"), as written; not a version or an address. */
+export function figureOf(text: string): string | undefined {
+  for (const match of text.matchAll(/(?<![\w.])(?:[$€£]\s?)?\d[\d,.]*(?:%|\s(?:percent|per cent|million|billion|thousand|km|kg|years?|days?|hours?|minutes?|people|times)\b)?/gi)) {
+    const figure = match[0].replace(/[.,]+$/, '');
+    if ((figure.match(/\./g) ?? []).length > 1 || /^\d{1,2}$/.test(figure)) continue;
+    // A lone small number ("2", "one of 3") is not a figure anyone remembers.
+    return figure;
+  }
+  return undefined;
+}
+
+class Handovers {
+  private readonly used = new Map<string, number>();
+  private readonly next: Record<HandoverKind, number> = { headingQuestion: 0, topicQuestion: 0, figureReaction: 0, topicReaction: 0 };
+
+  /** The next unused-enough line of this kind with its blank filled, or undefined when all were used twice. */
+  take(kind: HandoverKind, fill: Record<string, string>): { text: string; template: string } | undefined {
+    const list = HANDOVERS[kind];
+    for (let tries = 0; tries < list.length; tries++) {
+      const template = list[this.next[kind] % list.length]!;
+      this.next[kind]++;
+      if ((this.used.get(template) ?? 0) >= 2) continue;
+      this.used.set(template, (this.used.get(template) ?? 0) + 1);
+      return { text: template.replace(/\{(\w)\}/g, (_m, key: string) => fill[key] ?? ''), template };
+    }
+    return undefined;
+  }
+}
+
+function blockWords(block: Block): number {
+  if (block.kind === 'paragraph' || block.kind === 'quote' || block.kind === 'heading') return countWords(block.text);
+  if (block.kind === 'list') return block.items.reduce((n, item) => n + countWords(item), 0);
+  if (block.kind === 'table') return (block.body?.length ?? 1) * 12;
+  return 15;
+}
+
+/** The blocks of a section cut into turns of a paragraph or two; a long paragraph is cut at sentences. */
+function turnsOf(blocks: Block[]): Block[][] {
+  const turns: Block[][] = [];
+  let turn: Block[] = [];
+  let words = 0;
+  const flush = () => {
+    if (turn.length > 0) turns.push(turn);
+    turn = [];
+    words = 0;
+  };
+  for (const block of blocks) {
+    if (block.kind === 'paragraph' && countWords(block.text) > TURN_WORDS * 1.5) {
+      flush();
+      let piece: string[] = [];
+      let pieceWords = 0;
+      for (const sentence of splitSentences(block.text)) {
+        piece.push(sentence);
+        pieceWords += countWords(sentence);
+        if (pieceWords >= TURN_WORDS) {
+          turns.push([{ kind: 'paragraph', text: piece.join(' ') }]);
+          piece = [];
+          pieceWords = 0;
+        }
+      }
+      if (piece.length > 0) turns.push([{ kind: 'paragraph', text: piece.join(' ') }]);
+      continue;
+    }
+    if (turn.length > 0 && words + blockWords(block) > TURN_WORDS * 1.2) flush();
+    turn.push(block);
+    words += blockWords(block);
+    if (words >= TURN_WORDS) flush();
+  }
+  flush();
+  return turns;
+}
+
+function firstText(blocks: Block[]): string {
+  for (const block of blocks) {
+    if (block.kind === 'paragraph' || block.kind === 'quote') return block.text;
+    if (block.kind === 'list' && block.items[0]) return block.items[0];
+  }
+  return '';
+}
+
+function allText(blocks: Block[]): string {
+  return blocks.map((b) => (b.kind === 'paragraph' || b.kind === 'quote' ? b.text : b.kind === 'list' ? b.items.join(' ') : '')).join(' ');
+}
+
 /** Builds the whole script of a job. Cheap: text only; the audio is made line by line later. */
 export function buildScript(article: Article, modelId: EngineModelId): { profile: ModelProfile; lines: ScriptLine[]; sections: number } {
   const profile = MODEL_PROFILES[modelId];
   const lines: ScriptLine[] = [];
+  // Set by a block reader so that the block's first line starts a paragraph in the transcript.
+  let paragraphNext = false;
   const say = (written: string, voice: number, pauseAfter: number, extra: Partial<ScriptLine> = {}, spoken = toSpoken(written)) => {
     if (!spoken.replace(/[^\p{L}\p{N}]/gu, '')) return;
-    lines.push({ written, spoken, voice, pauseBefore: 0, pauseAfter, ...extra });
+    lines.push({ written, spoken, voice, pauseBefore: 0, pauseAfter, ...extra, ...(paragraphNext ? { paragraph: true } : {}) });
+    paragraphNext = false;
   };
   const sentences = (text: string, voice: number, lastPause: number, first: Partial<ScriptLine> = {}) => {
     const parts = splitSentences(text);
     parts.forEach((sentence, i) => say(sentence, voice, i === parts.length - 1 ? lastPause : profile.sentencePause, i === 0 ? first : {}));
   };
-  const generated = (text: string, voice: number, pauseAfter: number, extra: Partial<ScriptLine> = {}) => say(text, voice, pauseAfter, extra);
+  const generated = (text: string, voice: number, pauseAfter: number, extra: Partial<ScriptLine> = {}) => {
+    paragraphNext = true;
+    say(text, voice, pauseAfter, extra);
+  };
 
   const readBlock = (block: Block, voice: number) => {
+    paragraphNext = true;
     switch (block.kind) {
       case 'heading':
-        say(block.text, voice, profile.headingPauseAfter, { pauseBefore: profile.headingPauseBefore, chapter: { title: block.text, level: block.level } }, `${toSpoken(block.text)}.`);
+        say(block.text, voice, profile.headingPauseAfter, { pauseBefore: profile.headingPauseBefore, chapter: { title: block.text, level: block.level } }, headingSpoken(block.text));
         break;
       case 'paragraph':
         sentences(block.text, voice, profile.paragraphPause);
         break;
       case 'quote':
-        generated('Quote:', voice, 0.2);
+        say('Quote:', voice, 0.2);
         sentences(block.text, voice, 0.3);
-        generated('End of quote.', voice, profile.paragraphPause);
+        say('End of quote.', voice, profile.paragraphPause);
         break;
       case 'list':
-        if (block.items.length >= 3) generated(`A list of ${block.items.length} items.`, voice, 0.3);
+        if (block.items.length >= 3) say(`A list of ${block.items.length} items.`, voice, 0.3);
         block.items.forEach((item, i) => {
+          paragraphNext = true;
           const last = i === block.items.length - 1;
           const pause = last ? profile.paragraphPause : profile.listItemPause;
           if (block.ordered) {
@@ -175,58 +398,146 @@ export function buildScript(article: Article, modelId: EngineModelId): { profile
         break;
       case 'code': {
         const language = languageName(block.language);
-        generated(`Here the article shows a code example${language ? ` in ${language}` : ''}, ${plural(block.lineCount, 'line')} long, which is not read aloud.`, voice, profile.paragraphPause);
+        say(`Here the article shows a code example${language ? ` in ${language}` : ''}, ${plural(block.lineCount, 'line')} long, which is not read aloud.`, voice, profile.paragraphPause);
         break;
       }
-      case 'table':
-        generated(`Here the article has a table of ${plural(block.rows, 'row')} and ${plural(block.columns, 'column')}; see the text for its details.`, voice, profile.paragraphPause);
+      case 'table': {
+        const rows = tableRows(block);
+        if (!rows) {
+          say(`Here the article has a table of ${plural(block.rows, 'row')} and ${plural(block.columns, 'column')}; see the text for its details.`, voice, profile.paragraphPause);
+          break;
+        }
+        say(`A table of ${plural(rows.length, 'row')}${block.header ? `: ${joinWords(block.header.filter(Boolean))}` : ''}.`, voice, 0.3);
+        rows.forEach((row, i) => {
+          paragraphNext = true;
+          say(row, voice, i === rows.length - 1 ? profile.paragraphPause : profile.listItemPause);
+        });
         break;
+      }
     }
   };
 
-  const title = article.title ?? 'your article';
-  const sections = sectionsOf(article, profile.podcast);
-  const [a, b] = [0, profile.voices.length > 1 ? 1 : 0];
-  const hostA = profile.voices[a]!.name;
-  const hostB = profile.voices[b]!.name;
+  // Footnotes are read after the article, not where their definitions happen to stand in the text.
+  const footnotes: string[] = [];
+  const body: Article = {
+    ...article,
+    blocks: article.blocks.filter((block) => {
+      const note = block.kind === 'paragraph' ? FOOTNOTE.exec(block.text) : null;
+      if (note) footnotes.push(note[2]!);
+      return !note;
+    }),
+  };
+  const title = titleOf(article);
+  const sections = sectionsOf(body);
 
   if (profile.podcast) {
-    generated(`Hello, and welcome to Article Audio. I'm ${hostA}.`, a, 0.35, { chapter: { title: 'Introduction', level: 1 } });
-    const from = article.byline ? `, by ${article.byline}` : article.sourceLabel ? `, from ${article.sourceLabel}` : '';
-    generated(`And I'm ${hostB}. Today we're reading “${title}”${from}.`, b, 0.35);
-    generated(`Let's get into it.`, a, 0.6);
+    podcastScript(body, title, sections, profile, generated, readBlock, lines);
   } else {
-    if (article.title) say(article.title, 0, profile.headingPauseAfter + 0.2, { chapter: { title: article.title, level: 1 } }, `${toSpoken(article.title)}.`);
-    if (article.byline) say(`By ${article.byline}.`, 0, profile.paragraphPause);
-  }
-
-  let sectionNumber = 0;
-  sections.forEach((section, index) => {
-    const voice = profile.podcast ? index % 2 : 0;
-    const start = lines.length;
-    if (profile.podcast && index > 0) {
-      const previous = (index - 1) % 2;
-      const name = profile.voices[voice]!.name;
-      if (section.heading) generated(`${name}, will you take us through the next part: ${section.heading.text}?`, previous, 0.35);
-      else generated(`${name}, over to you.`, previous, 0.35);
-      generated(index % 4 === 1 ? 'Gladly.' : 'Sure.', voice, 0.3);
+    if (article.title) say(article.title, 0, profile.headingPauseAfter + 0.2, { chapter: { title: article.title, level: 1 }, paragraph: true }, `${toSpoken(article.title)}.`);
+    if (article.byline) generated(`By ${article.byline}.`, 0, profile.paragraphPause);
+    let sectionNumber = 0;
+    sections.forEach((section, index) => {
+      const start = lines.length;
+      if (section.heading) {
+        sectionNumber++;
+        paragraphNext = true;
+        const spoken = headingSpoken(section.heading.text, profile.numberSections ? sectionNumber : undefined);
+        say(section.heading.text, 0, profile.headingPauseAfter, { pauseBefore: profile.headingPauseBefore, chapter: { title: section.heading.text, level: section.heading.level } }, spoken);
+      }
+      for (const block of section.blocks) readBlock(block, 0);
+      if (lines.length > start) lines[start]!.section = index + 1;
+    });
+    if (footnotes.length > 0) {
+      paragraphNext = true;
+      say('Notes', 0, profile.headingPauseAfter, { pauseBefore: profile.headingPauseBefore, chapter: { title: 'Notes', level: 2 } }, 'Notes.');
+      footnotes.forEach((note) => readBlock({ kind: 'paragraph', text: note }, 0));
     }
-    if (section.heading) {
-      sectionNumber++;
-      const spoken = profile.numberSections ? `Section ${sectionNumber}: ${toSpoken(section.heading.text)}.` : `${toSpoken(section.heading.text)}.`;
-      say(section.heading.text, voice, profile.headingPauseAfter, { pauseBefore: profile.headingPauseBefore, chapter: { title: section.heading.text, level: section.heading.level } }, spoken);
-    }
-    for (const block of section.blocks) readBlock(block, voice);
-    if (lines.length > start) lines[start]!.section = index + 1;
-  });
-
-  if (profile.podcast) {
-    const last = (sections.length - 1 + 2) % 2;
-    const other = 1 - last;
-    generated(`And that's the end of “${title}”.`, last, 0.35);
-    generated(`Thanks for listening to Article Audio. Until next time, goodbye!`, other, 0.2);
   }
   const first = lines[0];
   if (first && !lines.some((l) => l.chapter)) first.chapter = { title, level: 1 };
   return { profile, lines, sections: sections.length };
+}
+
+/**
+ * The two-host show: a greeting with the title, the article in short turns (a paragraph or two), hand-overs that
+ * carry the article's own headings, topics and figures (a question is answered by the next host's turn), and a
+ * recap of the sections before the sign-off.
+ */
+function podcastScript(
+  article: Article,
+  title: string,
+  sections: Section[],
+  profile: ModelProfile,
+  generated: (text: string, voice: number, pauseAfter: number, extra?: Partial<ScriptLine>) => void,
+  readBlock: (block: Block, voice: number) => void,
+  lines: ScriptLine[],
+): void {
+  const [hostA, hostB] = [profile.voices[0]!.name, profile.voices[1]?.name ?? profile.voices[0]!.name];
+  const handovers = new Handovers();
+  const line = (text: string, voice: number, template: string, pause = 0.35, extra: Partial<ScriptLine> = {}) =>
+    generated(text, voice, pause, { template, ...extra });
+
+  line(`Hello, and welcome to Article Audio. I'm ${hostA}.`, 0, 'greeting', 0.35, { chapter: { title: 'Introduction', level: 1 } });
+  const from = article.byline ? `, by ${article.byline}` : article.sourceLabel ? `, from ${article.sourceLabel}` : '';
+  line(`And I'm ${hostB}. Today: “${title}”${from}.`, 1, 'introduction', 0.5);
+
+  // The first host opens the article; after that the hosts alternate turns.
+  let voice = 0;
+  let previousTurn = '';
+  sections.forEach((section, index) => {
+    const start = lines.length;
+    const turns = turnsOf(section.blocks);
+    if (section.heading) {
+      const heading = headingNumber(section.heading.text)?.rest ?? section.heading.text;
+      const chapter = { title: section.heading.text, level: section.heading.level };
+      const asker = index === 0 && lines.length <= 2 ? 1 : voice;
+      const ask = handovers.take('headingQuestion', { h: heading });
+      if (ask) {
+        line(ask.text, asker, ask.template, 0.4, { chapter });
+        voice = 1 - asker;
+      } else {
+        // Every question used twice: the next host names the part itself.
+        voice = 1 - voice;
+        generated(`${heading}.`, voice, profile.headingPauseAfter, { chapter, pauseBefore: profile.headingPauseBefore });
+      }
+    } else if (index > 0) {
+      voice = 1 - voice;
+    }
+    turns.forEach((turn, t) => {
+      if (t > 0) {
+        // Hand over within a section: the listener reacts to a figure or topic just heard, or asks about what comes.
+        const listener = 1 - voice;
+        const figure = figureOf(previousTurn);
+        const topicNext = topicOf(firstText(turn));
+        const reaction = figure ? handovers.take('figureReaction', { n: figure }) : undefined;
+        if (reaction) {
+          line(reaction.text, listener, reaction.template, 0.3);
+        } else {
+          const ask = topicNext ? handovers.take('topicQuestion', { k: topicNext }) : undefined;
+          if (ask) {
+            line(ask.text, voice, ask.template, 0.35);
+          } else {
+            const topicBefore = topicOf(previousTurn);
+            const react = topicBefore ? handovers.take('topicReaction', { k: topicBefore }) : undefined;
+            if (react) line(react.text, listener, react.template, 0.3);
+          }
+        }
+        voice = listener;
+      }
+      for (const block of turn) readBlock(block, voice);
+      previousTurn = allText(turn);
+    });
+    if (lines.length > start) lines[start]!.section = index + 1;
+  });
+
+  const headings = sections.flatMap((s) => (s.heading ? [headingNumber(s.heading.text)?.rest ?? s.heading.text] : []));
+  const recapper = 1 - voice;
+  if (headings.length >= 2) {
+    const named = headings.length > 6 ? [...headings.slice(0, 5), `${headings.length - 5} more parts`] : headings;
+    line(`That was “${title}”. We covered ${joinWords(named)}.`, recapper, 'recap', 0.4, { chapter: { title: 'Recap', level: 1 } });
+  } else {
+    const opening = shorten(firstText(sections.flatMap((s) => s.blocks)), 8);
+    line(`That was “${title}”${opening && opening !== title ? `, which began: ${opening}` : ''}.`, recapper, 'recap', 0.4, { chapter: { title: 'Recap', level: 1 } });
+  }
+  line('Thanks for listening to Article Audio. Until next time, goodbye!', 1 - recapper, 'goodbye', 0.2);
 }

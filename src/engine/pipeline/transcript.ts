@@ -6,6 +6,8 @@ export interface Cue {
   text: string;
   /** The speaker, for shows with more than one voice. */
   voice?: string;
+  /** The cue starts a paragraph of the text as written. */
+  paragraph?: boolean;
 }
 
 export interface Chapter {
@@ -28,11 +30,18 @@ function escapeCueText(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\s*\n\s*/g, ' ');
 }
 
+/**
+ * A `NOTE paragraph` block before a cue says that it starts a paragraph of the text, so a player lays the transcript
+ * out as the text was written whatever the pauses of the voice (WebVTT players ignore NOTE blocks).
+ */
+export const PARAGRAPH_NOTE = 'NOTE paragraph';
+
 export function toWebVtt(cues: Cue[], title?: string): string {
   const header = title ? `WEBVTT - ${title.replace(/\s+/g, ' ').replace(/-->/g, '→')}` : 'WEBVTT';
   const blocks = cues.map((cue, i) => {
     const voice = cue.voice ? `<v ${cue.voice.replace(/[<>&]/g, '')}>` : '';
-    return `${i + 1}\n${timestamp(cue.start)} --> ${timestamp(cue.end)}\n${voice}${escapeCueText(cue.text)}`;
+    const cueBlock = `${i + 1}\n${timestamp(cue.start)} --> ${timestamp(cue.end)}\n${voice}${escapeCueText(cue.text)}`;
+    return cue.paragraph ? `${PARAGRAPH_NOTE}\n\n${cueBlock}` : cueBlock;
   });
   return `${[header, ...blocks].join('\n\n')}\n`;
 }

@@ -135,7 +135,7 @@ function seconds(stamp: string): number {
 export function parseVtt(vtt: string): { header: string; cues: VttCue[] } {
   const blocks = vtt.replace(/\r\n/g, '\n').trim().split(/\n{2,}/);
   const header = blocks.shift() ?? '';
-  const cues = blocks.map((block) => {
+  const cues = blocks.filter((block) => !block.startsWith('NOTE')).map((block) => {
     const lines = block.split('\n');
     const timing = lines.findIndex((line) => line.includes('-->'));
     const match = /^([\d:.]+)\s+-->\s+([\d:.]+)/.exec(lines[timing] ?? '');

@@ -93,7 +93,7 @@ describe('pipeline: normalization for speech', () => {
     ['Dr. Smith met Mr. Jones at St. Paul.', 'Doctor Smith met Mister Jones at Saint Paul.'],
     ['Use e.g. a fork, i.e. cutlery etc.', 'Use for example, a fork, that is, cutlery et cetera.'],
     ['Cats vs. dogs.', 'Cats versus dogs.'],
-    ['The API speaks HTTP and JSON to NASA.', 'The A P I speaks H T T P and JSON to NASA.'],
+    ['The API speaks HTTP and JSON to NASA.', 'The A P I speaks H T T P and jay son to nasa.'],
     ['C++ and C# are languages.', 'C plus plus and C sharp are languages.'],
     ['Rock & roll, A -> B.', 'Rock and roll, A to B.'],
     // addresses
@@ -165,8 +165,8 @@ describe('pipeline: the script of each model', () => {
   it('pro: sections are numbered when announced, with longer pauses than mini', () => {
     const pro = script(ARTICLE, 'article-audio-1-pro');
     const mini = script(ARTICLE);
-    assert.equal(pro.find((l) => l.written === 'Setup steps')!.spoken, 'Section 1: Setup steps.');
-    assert.equal(pro.find((l) => l.written === 'Results')!.spoken, 'Section 2: Results.');
+    assert.equal(pro.find((l) => l.written === 'Setup steps')!.spoken, 'Section one: Setup steps.');
+    assert.equal(pro.find((l) => l.written === 'Results')!.spoken, 'Section two: Results.');
     const pause = (lines: ScriptLine[]) => lines.find((l) => l.written === 'Results')!.pauseBefore;
     assert.ok(pause(pro) > pause(mini), `${pause(pro)} vs ${pause(mini)}`);
   });
@@ -189,12 +189,14 @@ describe('pipeline: the script of each model', () => {
     assert.ok(!lines.some((l) => l.written === 'A list of 2 items.'));
   });
 
-  it('code blocks and tables are summarized, not spelled out', () => {
+  it('code blocks are summarized, not spelled out; a small table is read row by row', () => {
     const lines = script(ARTICLE);
     const spoken = lines.map((l) => l.spoken).join(' ');
-    assert.match(spoken, /Here the article shows a code example in JavaScript, two lines long, which is not read aloud\./);
-    assert.match(spoken, /Here the article has a table of three rows and two columns; see the text for its details\./);
-    assert.doesNotMatch(spoken, /answer|console|forty-two|name|size/);
+    assert.match(spoken, /Here the article shows a code example in java ?script, two lines long, which is not read aloud\./i);
+    assert.doesNotMatch(spoken, /answer|console|forty-two/);
+    const at = lines.findIndex((l) => l.written === 'A table of 3 rows: name and size.');
+    assert.ok(at > 0, lines.map((l) => l.written).join('\n'));
+    assert.deepEqual(lines.slice(at + 1, at + 4).map((l) => l.written), ['a: size, 1.', 'b: size, 2.', 'c: size, 3.']);
   });
 
   it('quotes are marked as quotes', () => {
@@ -210,19 +212,17 @@ describe('pipeline: the script of each model', () => {
 
   it('podcast: two hosts greet with the title, share the sections with hand-overs, and sign off', () => {
     const { lines, profile } = buildScript(parseMarkdown(ARTICLE), 'article-podcast-1-pro');
-    assert.deepEqual(profile.voices.map((v) => [v.name, v.flite]), [['Alex', 'rms'], ['Sam', 'slt']]);
+    assert.deepEqual(profile.voices.map((v) => v.name), ['Alex', 'Sam']);
     assert.match(lines[0]!.written, /^Hello, and welcome to Article Audio\. I'm Alex\.$/);
     assert.equal(lines[0]!.voice, 0);
-    assert.match(lines[1]!.written, /^And I'm Sam\. Today we're reading “Field notes”\.$/);
+    assert.match(lines[1]!.written, /^And I'm Sam\. Today: “Field notes”\.$/);
     assert.equal(lines[1]!.voice, 1);
-    const handOver = lines.findIndex((l) => l.written === 'Sam, will you take us through the next part: Setup steps?');
+    const handOver = lines.findIndex((l) => l.chapter?.title === 'Setup steps');
     assert.ok(handOver > 0);
-    assert.equal(lines[handOver]!.voice, 0);
-    assert.equal(lines[handOver + 1]!.voice, 1, 'Sam answers and reads the section');
-    assert.equal(lines.find((l) => l.written === 'Setup steps')!.voice, 1);
-    assert.equal(lines.find((l) => l.written === 'Results')!.voice, 0, 'the hosts take turns');
+    assert.match(lines[handOver]!.written, /Setup steps/);
+    assert.notEqual(lines[handOver + 1]!.voice, lines[handOver]!.voice, 'the other host answers and reads the section');
     const last = lines.slice(-2);
-    assert.match(last[0]!.written, /^And that's the end of “Field notes”\.$/);
+    assert.match(last[0]!.written, /^That was “Field notes”\. We covered Setup steps and Results\.$/);
     assert.match(last[1]!.written, /goodbye!$/);
     assert.notEqual(last[0]!.voice, last[1]!.voice);
     // Both hosts speak a fair share.
@@ -230,12 +230,14 @@ describe('pipeline: the script of each model', () => {
     assert.ok(share > 0.3 && share < 0.7, String(share));
   });
 
-  it('podcast without headings: hosts still take turns every few paragraphs', () => {
-    const text = Array.from({ length: 9 }, (_, i) => `Paragraph ${i + 1} says something worth hearing about the topic.`).join('\n\n');
+  it('podcast without headings: hosts still take turns every paragraph or two', () => {
+    const text = Array.from({ length: 9 }, (_, i) => `Paragraph ${i + 1} says something worth hearing about the topic, and then it says a little more so that it is a real paragraph of some length.`).join('\n\n');
     const lines = buildScript(parseMarkdown(text), 'article-podcast-1-pro').lines;
     const body = lines.filter((l) => l.written.startsWith('Paragraph'));
     assert.deepEqual([...new Set(body.map((l) => l.voice))].sort(), [0, 1]);
-    assert.ok(lines.some((l) => /over to you\.$/.test(l.written)));
+    let switches = 0;
+    for (let i = 1; i < body.length; i++) if (body[i]!.voice !== body[i - 1]!.voice) switches++;
+    assert.ok(switches >= 3, String(switches));
   });
 });
 

@@ -22,6 +22,20 @@ describe('player: WebVTT transcript', () => {
     ]);
   });
 
+  it('carries the paragraphs of the text: the engine marks the cues that start one, the player reads the marks', () => {
+    const written = [
+      { start: 0, end: 1, text: 'First paragraph, first sentence.', paragraph: true },
+      { start: 1.1, end: 2, text: 'First paragraph, second sentence.' },
+      { start: 2.1, end: 3, text: 'Second paragraph, after a short pause.', paragraph: true },
+      { start: 3.1, end: 4, text: 'Still the second.' },
+    ];
+    const vtt = toWebVtt(written);
+    assert.equal(vtt.match(/^NOTE paragraph$/gm)?.length, 2);
+    assert.deepEqual(parseWebVtt(vtt).map((cue) => cue.paragraph === true), [true, false, true, false]);
+    // A NOTE that says something else marks nothing.
+    assert.deepEqual(parseWebVtt('WEBVTT\n\nNOTE paragraphs are nice\n\n00:00.000 --> 00:01.000\nHi.\n').map((cue) => cue.paragraph), [undefined]);
+  });
+
   it('accepts CRLF, a BOM, cue settings, NOTE blocks, short timestamps and inline tags; skips broken blocks', () => {
     const source = [
       '\uFEFFWEBVTT',
