@@ -161,7 +161,7 @@ describe('speech pipeline: audio against transcript', () => {
       assertSpeechWhereTranscribed(out);
       const vtt = readFileSync(path.join(run.dir, 'transcript.vtt'), 'utf8');
       assert.match(vtt, /\n<v Alex>Hello, and welcome to Article Audio\. I'm Alex\.\n/);
-      assert.match(vtt, /\n<v Sam>And I'm Sam\. Today we're reading “Tides and mills”\.\n/);
+      assert.match(vtt, /\n<v Sam>And I'm Sam\. Today: “Tides and mills”\.\n/);
       const by = (voice: string) => out.cues.filter((c) => c.voice === voice);
       assert.ok(by('Alex').length >= 4 && by('Sam').length >= 4, `Alex ${by('Alex').length} cues, Sam ${by('Sam').length}`);
       assert.equal(by('Alex').length + by('Sam').length, out.cues.length, 'every cue names its speaker');

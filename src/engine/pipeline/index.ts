@@ -240,7 +240,7 @@ class SpeechPipeline implements ArticlePipeline {
     const request = () => {
       const line = lines[next++]!;
       const voice = voices[line.voice]!;
-      const utterance = this.pool.synthesize(line.spoken, voice.flite, { durationStretch: voice.durationStretch, signal });
+      const utterance = this.pool.synthesize(line.spoken, voice.flite, { durationStretch: voice.durationStretch, pitchSpread: voice.pitchSpread, signal });
       utterance.catch(() => {}); // observed when its turn comes; never an unhandled rejection meanwhile
       pending.push(utterance);
     };

@@ -44,11 +44,11 @@ export class SynthesisPool {
     this.size = size;
   }
 
-  synthesize(text: string, voice: FliteVoice, options: { durationStretch?: number; pitchMean?: number; signal?: AbortSignal } = {}): Promise<Utterance> {
+  synthesize(text: string, voice: FliteVoice, options: { durationStretch?: number; pitchMean?: number; pitchSpread?: number; signal?: AbortSignal } = {}): Promise<Utterance> {
     if (this.closed) return Promise.reject(new Error('The synthesis pool is closed'));
     options.signal?.throwIfAborted();
     return new Promise<Utterance>((resolve, reject) => {
-      const request: SynthesisRequest = { id: this.nextId++, text, voice, durationStretch: options.durationStretch, pitchMean: options.pitchMean };
+      const request: SynthesisRequest = { id: this.nextId++, text, voice, durationStretch: options.durationStretch, pitchMean: options.pitchMean, pitchSpread: options.pitchSpread };
       const { signal } = options;
       const onAbort = () => {
         const index = this.queue.indexOf(task);

@@ -10,6 +10,8 @@ export interface SynthesisRequest {
   durationStretch?: number;
   /** Mean pitch in Hz, to tell voices further apart. */
   pitchMean?: number;
+  /** Spread of the pitch in Hz (Flite's int_f0_target_stddev): more makes a livelier, less monotone voice. */
+  pitchSpread?: number;
 }
 
 export type SynthesisResponse =

@@ -64,6 +64,7 @@ async function synthesize(request: SynthesisRequest): Promise<{ samples: Int16Ar
   const args = ['flite', '-voice', request.voice, '-f', '/work/in.txt', '-o', '/work/out.wav'];
   if (request.durationStretch && request.durationStretch !== 1) args.push('--setf', `duration_stretch=${request.durationStretch}`);
   if (request.pitchMean) args.push('--setf', `int_f0_target_mean=${request.pitchMean}`);
+  if (request.pitchSpread) args.push('--setf', `int_f0_target_stddev=${request.pitchSpread}`);
   const wasi = new WASI({ version: 'preview1', args, env: {}, preopens: { '/work': scratch }, returnOnExit: true });
   const instance = await WebAssembly.instantiate(module, { ...(wasi.getImportObject() as WebAssembly.Imports), env: { memory } });
   const code = wasi.start(instance);

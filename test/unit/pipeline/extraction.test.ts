@@ -123,6 +123,9 @@ describe('pipeline: article extraction from saved pages', () => {
   it('docs: code blocks and the table are summarized with their language and size, admonitions kept', () => {
     const article = extract('docs');
     const summaries = article.blocks.flatMap((b): object[] => (b.kind === 'code' ? [{ kind: b.kind, language: b.language, lineCount: b.lineCount }] : b.kind === 'table' ? [{ kind: b.kind, rows: b.rows, columns: b.columns }] : []));
+    // The small table keeps its cells, to be read aloud row by row.
+    const table = article.blocks.find((b) => b.kind === 'table');
+    assert.deepEqual(table?.kind === 'table' ? [table.cells?.[0], table.cells?.[2]] : [], [['Setting', 'Default', 'Meaning'], ['ttl_seconds', '300', 'How long an entry stays valid.']]);
     assert.deepEqual(summaries, [
       { kind: 'code', language: 'toml', lineCount: 4 },
       { kind: 'table', rows: 4, columns: 3 },
@@ -299,8 +302,9 @@ describe('pipeline: pages fetched by URL', () => {
       assert.match(vtt, /^WEBVTT - Configuring the cache\n/);
       assert.match(vtt, /Here the article shows a code example in TOML, 4 lines long, which is not read aloud\./);
       assert.match(vtt, /Here the article shows a code example in Python, 1 line long/);
-      assert.match(vtt, /Here the article has a table of 4 rows and 3 columns/);
-      assert.doesNotMatch(vtt, /ttl_seconds|SELECT|¶|Edit this page/);
+      assert.match(vtt, /A table of 3 rows: Setting, Default and Meaning\./);
+      assert.match(vtt, /ttl_seconds: Default, 300; Meaning, How long an entry stays valid\./);
+      assert.doesNotMatch(vtt, /SELECT|¶|Edit this page/);
       const chapters = JSON.parse(readFileSync(path.join(run.dir, 'chapters.json'), 'utf8')) as { chapters: { title: string }[] };
       assert.deepEqual(chapters.chapters.map((c) => c.title), ['Configuring the cache', 'How entries expire', 'Bypassing the cache', 'Clearing the cache']);
     } finally {
