@@ -198,8 +198,8 @@ function shorten(text: string, maxWords: number): string {
 
 // ── The podcast's conversation ──────────────────────────────────────────────────────────────────────────────────
 
-/** Words of a turn: at about 150 words a minute, 60 words is 24 s. A turn ends at a paragraph once it has this many. */
-export const TURN_WORDS = 60;
+/** Words of a turn: at about 150 words a minute, 42 words is 17 s. A turn ends at a paragraph once it has this many. */
+export const TURN_WORDS = 42;
 
 /** Hand-over lines; each is used at most twice an episode ({h} a heading, {k} a topic, {n} a figure). */
 export const HANDOVERS = {
@@ -303,7 +303,10 @@ function blockWords(block: Block): number {
   return 15;
 }
 
-/** The blocks of a section cut into turns of a paragraph or two; a long paragraph is cut at sentences. */
+/** A long list cut between turns: where its part starts in the whole list, and how long the whole list is. */
+const listParts = new WeakMap<Block, { first: number; total: number }>();
+
+/** The blocks of a section cut into turns of a paragraph or two; a long paragraph is cut at sentences, a long list between items. */
 function turnsOf(blocks: Block[]): Block[][] {
   const turns: Block[][] = [];
   let turn: Block[] = [];
@@ -328,6 +331,27 @@ function turnsOf(blocks: Block[]): Block[][] {
         }
       }
       if (piece.length > 0) turns.push([{ kind: 'paragraph', text: piece.join(' ') }]);
+      continue;
+    }
+    if (block.kind === 'list' && blockWords(block) > TURN_WORDS * 1.5) {
+      flush();
+      let first = 0;
+      let items: string[] = [];
+      let itemWords = 0;
+      const part = () => {
+        const piece: Block = { kind: 'list', ordered: block.ordered, items };
+        listParts.set(piece, { first, total: block.items.length });
+        turns.push([piece]);
+        first += items.length;
+        items = [];
+        itemWords = 0;
+      };
+      for (const item of block.items) {
+        if (items.length > 0 && itemWords + countWords(item) > TURN_WORDS * 1.2) part();
+        items.push(item);
+        itemWords += countWords(item);
+      }
+      if (items.length > 0) part();
       continue;
     }
     if (turn.length > 0 && words + blockWords(block) > TURN_WORDS * 1.2) flush();
@@ -385,11 +409,13 @@ export function buildScript(article: Article, modelId: EngineModelId): { profile
         sentences(block.text, voice, 0.3);
         say('End of quote.', voice, profile.paragraphPause);
         break;
-      case 'list':
-        if (block.items.length >= 3) say(`A list of ${block.items.length} items.`, voice, 0.3);
-        block.items.forEach((item, i) => {
+      case 'list': {
+        const part = listParts.get(block) ?? { first: 0, total: block.items.length };
+        if (part.first === 0 && part.total >= 3) say(`A list of ${part.total} items.`, voice, 0.3);
+        block.items.forEach((item, k) => {
+          const i = part.first + k;
           paragraphNext = true;
-          const last = i === block.items.length - 1;
+          const last = k === block.items.length - 1;
           const pause = last ? profile.paragraphPause : profile.listItemPause;
           if (block.ordered) {
             const lead = i < ORDINALS.length ? `${ORDINALS[i]}, ` : `Number ${i + 1}, `;
@@ -400,6 +426,7 @@ export function buildScript(article: Article, modelId: EngineModelId): { profile
           }
         });
         break;
+      }
       case 'code': {
         const language = languageName(block.language);
         say(`Here the article shows a code example${language ? ` in ${language}` : ''}, ${plural(block.lineCount, 'line')} long, which is not read aloud.`, voice, profile.paragraphPause);
