@@ -305,6 +305,26 @@ function blockWords(block: Block): number {
 
 /** A long list cut between turns: where its part starts in the whole list, and how long the whole list is. */
 const listParts = new WeakMap<Block, { first: number; total: number }>();
+/** A small table read across turns: the rows (of tableRows) this part reads. */
+const tableParts = new WeakMap<Block, { first: number; end: number }>();
+
+/** Sentences cut into pieces of about a turn's words. */
+function piecesOf(text: string): string[] {
+  const pieces: string[] = [];
+  let piece: string[] = [];
+  let pieceWords = 0;
+  for (const sentence of splitSentences(text)) {
+    piece.push(sentence);
+    pieceWords += countWords(sentence);
+    if (pieceWords >= TURN_WORDS) {
+      pieces.push(piece.join(' '));
+      piece = [];
+      pieceWords = 0;
+    }
+  }
+  if (piece.length > 0) pieces.push(piece.join(' '));
+  return pieces;
+}
 
 /** The blocks of a section cut into turns of a paragraph or two; a long paragraph is cut at sentences, a long list between items. */
 function turnsOf(blocks: Block[]): Block[][] {
@@ -319,18 +339,24 @@ function turnsOf(blocks: Block[]): Block[][] {
   for (const block of blocks) {
     if (block.kind === 'paragraph' && countWords(block.text) > TURN_WORDS * 1.5) {
       flush();
-      let piece: string[] = [];
-      let pieceWords = 0;
-      for (const sentence of splitSentences(block.text)) {
-        piece.push(sentence);
-        pieceWords += countWords(sentence);
-        if (pieceWords >= TURN_WORDS) {
-          turns.push([{ kind: 'paragraph', text: piece.join(' ') }]);
-          piece = [];
-          pieceWords = 0;
+      for (const piece of piecesOf(block.text)) turns.push([{ kind: 'paragraph', text: piece }]);
+      continue;
+    }
+    const rows = block.kind === 'table' ? tableRows(block) : undefined;
+    if (rows && rows.reduce((n, row) => n + countWords(row), 0) > TURN_WORDS * 1.5) {
+      flush();
+      let first = 0;
+      let rowWords = 0;
+      rows.forEach((row, i) => {
+        rowWords += countWords(row);
+        if (rowWords >= TURN_WORDS || i === rows.length - 1) {
+          const piece: Block = { ...block };
+          tableParts.set(piece, { first, end: i + 1 });
+          turns.push([piece]);
+          first = i + 1;
+          rowWords = 0;
         }
-      }
-      if (piece.length > 0) turns.push([{ kind: 'paragraph', text: piece.join(' ') }]);
+      });
       continue;
     }
     if (block.kind === 'list' && blockWords(block) > TURN_WORDS * 1.5) {
@@ -348,6 +374,14 @@ function turnsOf(blocks: Block[]): Block[][] {
       };
       for (const item of block.items) {
         if (items.length > 0 && itemWords + countWords(item) > TURN_WORDS * 1.2) part();
+        if (countWords(item) > TURN_WORDS * 1.5) {
+          // A long item: its first piece is read as the item, the rest as paragraphs in the next turns.
+          const [head = item, ...rest] = piecesOf(item);
+          items.push(head);
+          part();
+          for (const piece of rest) turns.push([{ kind: 'paragraph', text: piece }]);
+          continue;
+        }
         items.push(item);
         itemWords += countWords(item);
       }
@@ -433,12 +467,14 @@ export function buildScript(article: Article, modelId: EngineModelId): { profile
         break;
       }
       case 'table': {
-        const rows = tableRows(block);
+        const all = tableRows(block);
+        const part = tableParts.get(block);
+        const rows = all && part ? all.slice(part.first, part.end) : all;
         if (!rows) {
           say(`Here the article has a table of ${plural(block.rows, 'row')} and ${plural(block.columns, 'column')}; see the text for its details.`, voice, profile.paragraphPause);
           break;
         }
-        say(`A table of ${plural(rows.length, 'row')}${block.header ? `: ${joinWords(block.header.filter(Boolean))}` : ''}.`, voice, 0.3);
+        if (!part || part.first === 0) say(`A table of ${plural(all!.length, 'row')}${block.header ? `: ${joinWords(block.header.filter(Boolean))}` : ''}.`, voice, 0.3);
         rows.forEach((row, i) => {
           paragraphNext = true;
           say(row, voice, i === rows.length - 1 ? profile.paragraphPause : profile.listItemPause);
