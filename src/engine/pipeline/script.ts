@@ -136,16 +136,18 @@ function joinWords(items: string[]): string {
 }
 
 /**
- * A small table as sentences, one per row: the first cell names the row, the others are said with their column
+ * A small table as sentences, one per row (the first row of cells is taken as the header, as in Markdown and in
+ * most pages): the first cell names the row, the others are said with their column
  * ("enabled: Default, true; Meaning, whether results are cached."). Undefined for a table too big to follow by ear.
  */
 export function tableRows(table: Extract<Block, { kind: 'table' }>): string[] | undefined {
-  const body = table.body?.filter((row) => row.some((cell) => cell.trim()));
+  const [header, ...rest] = table.cells ?? [];
+  const body = rest.filter((row) => row.some((cell) => cell.trim()));
   if (!body || body.length === 0 || body.length > READ_TABLE_LIMIT.rows || table.columns > READ_TABLE_LIMIT.columns) return undefined;
   return body.map((row, r) => {
     const label = row[0]?.trim() || `Row ${r + 1}`;
     const rest = row.slice(1).map((cell, c) => {
-      const name = table.header?.[c + 1]?.trim();
+      const name = header?.[c + 1]?.trim();
       const value = cell.trim() || 'empty';
       return name ? `${name}, ${value}` : value;
     });
@@ -299,7 +301,7 @@ class Handovers {
 function blockWords(block: Block): number {
   if (block.kind === 'paragraph' || block.kind === 'quote' || block.kind === 'heading') return countWords(block.text);
   if (block.kind === 'list') return block.items.reduce((n, item) => n + countWords(item), 0);
-  if (block.kind === 'table') return (block.body?.length ?? 1) * 12;
+  if (block.kind === 'table') return (block.cells?.length ?? 1) * 12;
   return 15;
 }
 
@@ -474,7 +476,7 @@ export function buildScript(article: Article, modelId: EngineModelId): { profile
           say(`Here the article has a table of ${plural(block.rows, 'row')} and ${plural(block.columns, 'column')}; see the text for its details.`, voice, profile.paragraphPause);
           break;
         }
-        if (!part || part.first === 0) say(`A table of ${plural(all!.length, 'row')}${block.header ? `: ${joinWords(block.header.filter(Boolean))}` : ''}.`, voice, 0.3);
+        if (!part || part.first === 0) say(`A table of ${plural(all!.length, 'row')}${block.cells?.[0] ? `: ${joinWords(block.cells[0].filter(Boolean))}` : ''}.`, voice, 0.3);
         rows.forEach((row, i) => {
           paragraphNext = true;
           say(row, voice, i === rows.length - 1 ? profile.paragraphPause : profile.listItemPause);
