@@ -1,5 +1,5 @@
 // Checks that package.json and src/command-ids.ts name the same commands, and that every command the code
-// table names is registered somewhere in src/ (registerCommand(Commands.x, ...)). Exit 1 with the differences.
+// table names is registered somewhere in src/ (registerCommand(Commands.x, ...), or the table in src/commands/index.ts). Exit 1 with the differences.
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,9 +18,10 @@ function sources(dir) {
     return statSync(full).isDirectory() ? sources(full) : full.endsWith('.ts') ? [full] : [];
   });
 }
-const code = sources(path.join(root, 'src')).map((f) => readFileSync(f, 'utf8')).join('\n');
+const code = sources(path.join(root, 'src')).map((f) => readFileSync(f, 'utf8').replace(/^\s*\/\/.*$/gm, '')).join('\n');
 const registered = new Set(
-  entries.filter((e) => new RegExp(`registerCommand\\(\\s*Commands\\.${e.key}\\b`).test(code)).map((e) => e.id),
+  // Registered by hand (registerCommand(Commands.x, …)) or in the table of src/commands/index.ts ([Commands.x]: factory).
+  entries.filter((e) => new RegExp(`registerCommand\\(\\s*Commands\\.${e.key}\\b|\\[Commands\\.${e.key}\\]\\s*:\\s*\\w`).test(code)).map((e) => e.id),
 );
 
 const problems = [];

@@ -12,11 +12,12 @@ import {
   ValidationError,
 } from './api/index';
 import { Commands } from './command-ids';
-import { KeyringUnavailableError } from './service/api-key';
-import { MissingApiKeyError, OtherServiceError } from './service/connection';
-import { EngineStartError } from './service/local-engine';
-import type { Logger } from './service/log';
+import { KeyringUnavailableError } from './connection/api-key';
+import { MissingApiKeyError, OtherServiceError } from './connection/connection';
+import { EngineStartError } from './connection/local-engine';
+import type { Logger } from './connection/log';
 import type { Redactor } from './api/index';
+import type { JobRecord } from './jobs/types';
 import { plainMessage } from './views/safe-text';
 
 export interface Fix {
@@ -27,6 +28,8 @@ export interface Fix {
 export interface ShownError {
   message: string;
   actions: string[];
+  /** The buttons, in order (tests press them as a user would). */
+  fixes?: Fix[];
 }
 
 /**
@@ -49,13 +52,15 @@ export class Notifier {
    * for the user to close a notification (it would never finish while the notification stays open).
    */
   error(context: string, error: unknown, extra: Fix[] = []): void {
-    const { message, fixes } = describe(error, this.readme);
+    const { message, fixes, passing } = describe(error, this.readme);
     const text = this.safe(`${context}: ${message}`);
     this.log.error(text);
-    const actions = [...extra, ...fixes, showLog];
+    // Trying the same again is the main button only where it may pass (the network, a busy service); for a refused
+    // key, a wrong address or a bad request, the fix that fits comes first and Retry last.
+    const actions = passing ? [...extra, ...fixes, showLog] : [...fixes, ...extra.filter((fix) => fix.title !== 'Retry'), showLog, ...extra.filter((fix) => fix.title === 'Retry')];
     const seen = new Set<string>();
     const unique = actions.filter((fix) => !seen.has(fix.title) && seen.add(fix.title));
-    this.remember({ message: text, actions: unique.map((fix) => fix.title) });
+    this.remember({ message: text, actions: unique.map((fix) => fix.title), fixes: unique });
     this.offer(vscode.window.showErrorMessage(text, ...unique.map((fix) => fix.title)), unique);
   }
 
@@ -63,7 +68,7 @@ export class Notifier {
   warn(text: string, fixes: Fix[] = []): void {
     const safe = this.safe(text);
     this.log.warn(safe);
-    this.remember({ message: safe, actions: fixes.map((fix) => fix.title) });
+    this.remember({ message: safe, actions: fixes.map((fix) => fix.title), fixes });
     this.offer(vscode.window.showWarningMessage(safe, ...fixes.map((fix) => fix.title)), fixes);
   }
 
@@ -71,14 +76,25 @@ export class Notifier {
   info(text: string, actions: Fix[] = []): void {
     const safe = this.safe(text);
     this.log.info(safe);
-    this.remember({ message: safe, actions: actions.map((fix) => fix.title) });
+    this.remember({ message: safe, actions: actions.map((fix) => fix.title), fixes: actions });
     this.offer(vscode.window.showInformationMessage(safe, ...actions.map((fix) => fix.title)), actions);
   }
+
+  /**
+   * The answer the next confirm() gets without showing its dialog: for the integration tests, which run in the
+   * extension host and cannot press a modal dialog's button (the UI tests do that in the page).
+   */
+  answerNextConfirm: string | undefined;
 
   /** A modal question: resolves with the title of the button picked, or undefined when dismissed. */
   async confirm(text: string, detail: string | undefined, ...choices: string[]): Promise<string | undefined> {
     const safe = this.safe(text);
-    this.remember({ message: safe, actions: choices });
+    this.remember({ message: detail ? `${safe} ${this.safe(detail)}` : safe, actions: choices });
+    const answer = this.answerNextConfirm;
+    if (answer !== undefined) {
+      this.answerNextConfirm = undefined;
+      return choices.includes(answer) ? answer : undefined;
+    }
     return vscode.window.showWarningMessage(safe, { modal: true, ...(detail ? { detail: this.safe(detail) } : {}) }, ...choices);
   }
 
@@ -110,27 +126,65 @@ export const Fixes = {
   useLocal,
   useRemote: { title: 'Use Remote Service…', run: run(Commands.useRemoteService) } satisfies Fix,
   retryJob: (jobId: string): Fix => ({ title: 'Retry', run: run(Commands.retryJob, jobId) }),
+  saveAs: (jobId: string): Fix => ({ title: 'Save Audio As…', run: run(Commands.saveAudioAs, jobId) }),
+  openPlayer: (jobId: string): Fix => ({ title: 'Play', run: run(Commands.openPlayer, jobId) }),
 };
+
+/**
+ * The buttons for a failed job, chosen by its error code: Retry first only where trying again may pass (a network
+ * hiccup, a crash, an interrupted run); a page that is not there, not an article or of the wrong type wants another
+ * address, and a refused key wants Set API Key.
+ */
+export function jobErrorFixes(job: JobRecord): Fix[] {
+  const code = job.error?.code ?? '';
+  const message = job.error?.message ?? '';
+  const retry = Fixes.retryJob(job.id);
+  const url = job.source.url;
+  const openPage: Fix[] = url ? [{ title: 'Open in Browser', run: () => vscode.env.openExternal(vscode.Uri.parse(url)) }] : [];
+  const otherUrl: Fix = { title: 'Convert Another URL…', run: run(Commands.convertUrl, url ?? '') };
+  if (code === 'unauthorized' || /\b(401|403)\b/.test(message)) return [setKey, retry, showLog];
+  if (code === 'not_an_article' || code === 'too_short') return url ? [otherUrl, ...openPage, showLog] : [showLog];
+  if (code === 'too_long') return [{ title: 'Convert a Selection', run: run(Commands.convertSelection) }, showLog];
+  if (code === 'fetch_failed') {
+    // The page is missing or of a type that cannot be read: the same address will fail the same way.
+    const permanent = /\banswered 4\d\d\b|\bnot a web page\b|\bredirected to\b|\blarger than\b|\bis \d+ KB\b/.test(message);
+    return permanent ? [otherUrl, ...openPage, showLog] : [retry, ...openPage, showLog];
+  }
+  if (code === 'not_found') return [{ ...retry, title: 'Convert Again' }, showLog];
+  if (code === 'intro_unusable' || code === 'outro_unusable') {
+    return [{ title: 'Open Settings', run: () => vscode.commands.executeCommand('workbench.action.openSettings', 'articleAudio.introAudioUrl') }, retry, showLog];
+  }
+  return [retry, showLog];
+}
 function troubleshooting(readme: vscode.Uri): Fix {
   return { title: 'Open Troubleshooting', run: () => vscode.commands.executeCommand('markdown.showPreview', readme) };
 }
 
-function describe(error: unknown, readme: vscode.Uri): { message: string; fixes: Fix[] } {
-  if (error instanceof MissingApiKeyError) return { message: error.message, fixes: [setKey, useLocal] };
+/**
+ * What to say about an error and which fixes fit it. src/api states facts ("rejected the API key … (HTTP 401)");
+ * the advice is added here, once. `passing`: trying the same again may work.
+ */
+function describe(error: unknown, readme: vscode.Uri): { message: string; fixes: Fix[]; passing: boolean } {
+  const sentence = (text: string) => text.replace(/\.?$/, '.');
+  if (error instanceof MissingApiKeyError) return { message: error.message, fixes: [setKey, useLocal], passing: false };
   if (error instanceof AuthenticationError) {
-    return { message: `${error.message.replace(/\.?$/, '.')} Check the key with "Set API Key…".`, fixes: [setKey] };
+    const advice = /Set (the|an) API key/i.test(error.message) ? '' : ' Set the right key with "Set API Key".';
+    return { message: `${sentence(error.message)}${advice}`, fixes: [setKey], passing: false };
   }
-  if (error instanceof KeyringUnavailableError) return { message: error.message, fixes: [troubleshooting(readme)] };
+  if (error instanceof KeyringUnavailableError) return { message: error.message, fixes: [troubleshooting(readme)], passing: false };
   if (error instanceof RateLimitError) {
     const wait = error.retryAfterMs !== undefined ? ` Try again in ${Math.ceil(error.retryAfterMs / 1000)} s.` : '';
-    return { message: `${error.message}${wait && !error.message.includes('again in') ? wait : ''}`, fixes: [] };
+    return { message: `${error.message}${wait && !error.message.includes('again in') ? wait : ''}`, fixes: [], passing: true };
   }
-  if (error instanceof ConnectionError || error instanceof TimeoutError) return { message: error.message, fixes: [useLocal] };
-  if (error instanceof EngineStartError) return { message: `${error.message} See the log for the engine's own words.`, fixes: [] };
-  if (error instanceof ValidationError || error instanceof NotFoundError || error instanceof ServerError || error instanceof JobFailedError) {
-    return { message: error.message, fixes: [] };
+  if (error instanceof ConnectionError || error instanceof TimeoutError) return { message: error.message, fixes: [useLocal], passing: true };
+  if (error instanceof EngineStartError) return { message: `${error.message} See the log for the engine's own words.`, fixes: [], passing: true };
+  if (error instanceof NotFoundError) {
+    // At submission a 404 means the address is not a job service (or not its root); trying again will not help.
+    return { message: `${sentence(error.message)} Check the service address.`, fixes: [Fixes.useRemote, useLocal], passing: false };
   }
-  if (error instanceof OtherServiceError) return { message: error.message, fixes: [] };
-  if (error instanceof ArticleAudioError || error instanceof Error) return { message: error.message, fixes: [] };
-  return { message: String(error), fixes: [] };
+  if (error instanceof ServerError) return { message: error.message, fixes: [], passing: true };
+  if (error instanceof ValidationError || error instanceof JobFailedError) return { message: error.message, fixes: [], passing: false };
+  if (error instanceof OtherServiceError) return { message: error.message, fixes: [], passing: false };
+  if (error instanceof ArticleAudioError || error instanceof Error) return { message: error.message, fixes: [], passing: true };
+  return { message: String(error), fixes: [], passing: true };
 }

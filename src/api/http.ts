@@ -328,13 +328,13 @@ export class HttpClient {
 
     if (status === 401) {
       return new AuthenticationError(
-        redact(`The job service rejected the API key ${where} (HTTP 401${detail}). Check that the key is right and still valid, then set it again.`),
+        redact(`The job service rejected the API key ${where} (HTTP 401${detail}).`),
         details,
       );
     }
     if (status === 403) {
       return new AuthenticationError(
-        redact(`The job service refused access ${where} (HTTP 403${detail}). The API key may not be allowed to do this; check the key or use another one.`),
+        redact(`The job service refused access ${where} (HTTP 403${detail}).`),
         details,
       );
     }
@@ -356,7 +356,7 @@ export class HttpClient {
     if (status === 404) {
       const message = spec.jobId
         ? `The job service does not know job ${spec.jobId} (HTTP 404${detail}). It may have expired or belong to another API key; submit the article again.`
-        : `The job service has nothing at ${describeUrl(spec.url)} (HTTP 404${detail}). Check that the service address is right.`;
+        : `The job service has nothing at ${describeUrl(spec.url)} (HTTP 404${detail}).`;
       return new NotFoundError(redact(message), details);
     }
     if (status === 408) {

@@ -3,16 +3,27 @@
 
 const MASK = '[redacted]';
 
+/**
+ * Whether the value after "token:" or "Bearer" looks like a credential rather than a word of a sentence ("send",
+ * "authentication") or a placeholder ("<token>"): real keys carry digits or symbols, or are long.
+ */
+function credentialShaped(value: string): boolean {
+  if (/^<[^>]*>?$/.test(value)) return false;
+  return !(/^[A-Za-z][a-z]*[.!?:]?$/.test(value) && value.length < 24);
+}
+
+const mask = (all: string, name: string, separator: string, value: string) => (credentialShaped(value) ? `${name}${separator}${MASK}` : all);
+
 /** Credentials that travel in well-known shapes, whoever's they are. */
-const PATTERNS: [RegExp, string][] = [
+const PATTERNS: [RegExp, string | typeof mask][] = [
   // `Bearer abc…` (RFC 6750 token characters, at least 8 so that "bearer of bad news" stays; a sentence's closing
   // period or bracket is not part of the token) and `Basic dXNlcjpw…`.
-  [/\b(bearer)(\s+)(?=[A-Za-z0-9\-._~+/]{8})[A-Za-z0-9\-._~+/]*[A-Za-z0-9\-_~+/]=*/gi, `$1$2${MASK}`],
-  [/\b(Basic)(\s+)[A-Za-z0-9+/]{8,}={0,2}/g, `$1$2${MASK}`],
-  // `authorization: abc`, `"Authorization":"abc"`, `api_key=abc`, `x-api-key: abc`, `token=abc`.
+  [/\b(bearer)(\s+)((?=[A-Za-z0-9\-._~+/]{8})[A-Za-z0-9\-._~+/]*[A-Za-z0-9\-_~+/]=*)/gi, mask],
+  [/\b(Basic)(\s+)([A-Za-z0-9+/]{8,}={0,2})/g, mask],
+  // `authorization: abc`, `"Authorization":"abc"`, `api_key=abc`, `x-api-key: abc`, `token=abc`; not `token: send`.
   [
-    /\b(authorization|proxy-authorization|x-api-key|api[_-]?key|access[_-]?token|token)(["']?\s*[:=]\s*["']?)(?!\[redacted\])(?!bearer\b|basic\b)[^\s"',;&)\]}>]+/gi,
-    `$1$2${MASK}`,
+    /\b(authorization|proxy-authorization|x-api-key|api[_-]?key|access[_-]?token|token)(["']?\s*[:=]\s*["']?)(?!\[redacted\])(?!bearer\b|basic\b)([^\s"',;&)\]}>]+)/gi,
+    mask,
   ],
   // User information in URLs: `https://user:password@host`.
   [/(\b[a-z][a-z0-9+.-]*:\/\/)[^/\s@"']+@/gi, `$1${MASK}@`],
@@ -69,6 +80,8 @@ export function redact(text: string, secrets: readonly string[] = []): string {
   for (const secret of secrets) {
     if (secret) out = out.split(secret).join(MASK);
   }
-  for (const [pattern, replacement] of PATTERNS) out = out.replace(pattern, replacement);
+  for (const [pattern, replacement] of PATTERNS) {
+    out = typeof replacement === 'string' ? out.replace(pattern, replacement) : out.replace(pattern, replacement);
+  }
   return out;
 }

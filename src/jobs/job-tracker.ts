@@ -17,8 +17,8 @@ import {
   TimeoutError,
   isTerminalStatus,
 } from '../api/index';
-import { OtherServiceError, type ServiceConnection, type ServiceId } from '../service/connection';
-import type { Level, Logger } from '../service/log';
+import { OtherServiceError, type ServiceConnection, type ServiceId } from '../connection/connection';
+import type { Level, Logger } from '../connection/log';
 import type { AudioCache } from './audio-cache';
 import type { CachedJobFiles, JobRecord, JobSource, PlayableJobs } from './types';
 
@@ -133,6 +133,8 @@ export class JobTracker implements PlayableJobs, vscode.Disposable {
       progress: 0,
       createdAt: now,
       updatedAt: now,
+      // Kept with the record, so that a job resumed after a reload still ends with its notification and player.
+      startedHere: true,
     };
     this.log.info(`job ${record.id} submitted to ${this.connection.describe(service)}: "${record.title}" (${record.modelId})`);
     if (input.text !== undefined) {
@@ -322,7 +324,7 @@ export class JobTracker implements PlayableJobs, vscode.Disposable {
     if (files.article) job.title = (await titleFromArticle(files.article)) ?? job.title;
     this.log.info(`job ${job.id} finished: ${files.audio}`);
     this.changedJob(job, true);
-    this.finished.fire({ job, startedHere: this.startedHere.has(job.id) });
+    this.finished.fire({ job, startedHere: this.startedHere.has(job.id) || job.startedHere === true });
   }
 
   private async download(job: JobRecord, results: OutputFile[], client: JobServiceClient, signal: AbortSignal): Promise<CachedJobFiles> {
@@ -358,7 +360,7 @@ export class JobTracker implements PlayableJobs, vscode.Disposable {
     job.finishedAt = new Date().toISOString();
     this.log.error(`job ${job.id} failed${error.code ? ` (${error.code})` : ''}: ${error.message}`);
     this.changedJob(job, true);
-    this.finished.fire({ job, startedHere: this.startedHere.has(job.id) });
+    this.finished.fire({ job, startedHere: this.startedHere.has(job.id) || job.startedHere === true });
   }
 
   private changedJob(job: JobRecord, saveSoon: boolean): void {

@@ -38,6 +38,8 @@ export interface JobRecord {
   error?: { code?: string; message?: string };
   durationS?: number;
   files?: CachedJobFiles;
+  /** Submitted from this VS Code (not only seen in the list): its end is announced, even after a reload. */
+  startedHere?: boolean;
   /** The last log message, for tooltips. */
   lastMessage?: string;
 }

@@ -2,20 +2,22 @@
 // package.json; a click plays a finished job or shows why one failed.
 import * as vscode from 'vscode';
 import { Commands } from '../command-ids';
+import { Disposable } from '../disposable';
 import type { JobTracker } from '../jobs/job-tracker';
 import type { JobRecord } from '../jobs/types';
-import { age, contextValue, duration, modelLabel, stateIcon, statusLabel } from './labels';
+import { age, contextValue, duration, modelLabel, startedAt, stateIcon, statusLabel } from './labels';
 import { escapeMarkdown } from './safe-text';
 
-export class JobsTreeProvider implements vscode.TreeDataProvider<JobRecord>, vscode.Disposable {
-  private readonly changed = new vscode.EventEmitter<JobRecord | undefined>();
+export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvider<JobRecord> {
+  private readonly changed = this.register(new vscode.EventEmitter<JobRecord | undefined>());
   readonly onDidChangeTreeData = this.changed.event;
-  private readonly subscriptions: vscode.Disposable[];
-  /** Ages ("3 min ago") change with time alone. */
-  private readonly clock = setInterval(() => this.changed.fire(undefined), 60_000);
 
   constructor(private readonly jobs: JobTracker) {
-    this.subscriptions = [jobs.onDidChange(() => this.changed.fire(undefined)), this.changed];
+    super();
+    this.register(jobs.onDidChange(() => this.changed.fire(undefined)));
+    // Ages ("3 min ago") change with time alone.
+    const clock = setInterval(() => this.changed.fire(undefined), 60_000);
+    this.register({ dispose: () => clearInterval(clock) });
   }
 
   getChildren(element?: JobRecord): JobRecord[] {
@@ -34,20 +36,17 @@ export class JobsTreeProvider implements vscode.TreeDataProvider<JobRecord>, vsc
     const parts = [modelLabel(job.modelId), statusLabel(job)];
     if (job.status === 'succeeded' && job.durationS !== undefined) parts[1] = duration(job.durationS);
     parts.push(age(job.createdAt));
+    // Jobs of the same title (the same page converted twice, with another voice) are told apart by model and time.
+    if (this.jobs.all().some((other) => other.id !== job.id && other.title === job.title)) parts.push(startedAt(job.createdAt));
     item.description = parts.join(' · ');
     item.tooltip = tooltip(job);
     item.accessibilityInformation = { label: `${job.title}, ${modelLabel(job.modelId)}, ${statusLabel(job)}, ${age(job.createdAt)}` };
     if (job.status === 'succeeded' && job.files) {
       item.command = { command: Commands.openPlayer, title: 'Open Player', arguments: [job] };
-    } else if (job.status === 'failed') {
-      item.command = { command: Commands.showLog, title: 'Show Log' };
+    } else if (job.status === 'failed' && job.error?.code !== 'cancelled') {
+      item.command = { command: Commands.showJobError, title: 'Show Why the Job Failed', arguments: [job] };
     }
     return item;
-  }
-
-  dispose(): void {
-    clearInterval(this.clock);
-    for (const subscription of this.subscriptions) subscription.dispose();
   }
 }
 

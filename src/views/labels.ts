@@ -1,6 +1,7 @@
 // Words and icons for jobs, shared by the tree and the status bar.
 import * as vscode from 'vscode';
 import type { JobRecord } from '../jobs/types';
+import { plainLabel } from './safe-text';
 
 export { modelLabel } from '../protocol';
 
@@ -17,6 +18,11 @@ export function statusLabel(job: JobRecord): string {
     default:
       return `Unknown state "${job.status}"`;
   }
+}
+
+/** Ended: succeeded with its files downloaded, or failed (cancelled included). */
+export function isFinished(job: JobRecord): boolean {
+  return (job.status === 'succeeded' && job.files !== undefined) || job.status === 'failed';
 }
 
 export function stateIcon(job: JobRecord): vscode.ThemeIcon {
@@ -61,4 +67,17 @@ export function duration(seconds: number): string {
   const m = Math.floor((total % 3600) / 60);
   const s = total % 60;
   return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${String(s).padStart(2, '0')}` : `${m}:${String(s).padStart(2, '0')}`;
+}
+
+/** When a job was started, short: "14:05" today, "Nov 21, 14:05" before (tells apart jobs with the same title). */
+export function startedAt(iso: string, now = new Date()): string {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return '';
+  const time = date.toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit' });
+  return date.toDateString() === now.toDateString() ? time : `${date.toLocaleDateString('en-US', { month: 'short', day: 'numeric' })}, ${time}`;
+}
+
+/** A job as a quick pick item: its title, then model, state and start time, so that same titles are told apart. */
+export function jobLabel(job: JobRecord): { label: string; description: string } {
+  return { label: plainLabel(job.title), description: `${modelLabel(job.modelId)} · ${statusLabel(job)} · ${startedAt(job.createdAt)}` };
 }

@@ -2,6 +2,7 @@
 // run; an error colour after a failure until the user looks (clicks) or starts another job. Click: the Jobs view.
 import * as vscode from 'vscode';
 import { Commands } from '../command-ids';
+import { Disposable } from '../disposable';
 import type { JobTracker } from '../jobs/job-tracker';
 import type { JobRecord } from '../jobs/types';
 import { modelLabel, percent, statusLabel } from './labels';
@@ -9,25 +10,37 @@ import { commandLink, escapeMarkdown, plainLabel } from './safe-text';
 
 const MAX_TITLE = 30;
 
-export class JobStatusBar implements vscode.Disposable {
-  private readonly item = vscode.window.createStatusBarItem('articleAudio.status', vscode.StatusBarAlignment.Left, 50);
-  private readonly subscriptions: vscode.Disposable[];
+/** Which engine new jobs go to (ServiceConnection). */
+export interface EngineInUse {
+  engineDescription(): string;
+  readonly onDidChange: vscode.Event<unknown>;
+}
+
+export class JobStatusBar extends Disposable {
+  private readonly item = this.register(vscode.window.createStatusBarItem('articleAudio.status', vscode.StatusBarAlignment.Left, 50));
   private failure: JobRecord | undefined;
   private ready: JobRecord | undefined;
   private readyTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly jobs: JobTracker) {
+  constructor(
+    private readonly jobs: JobTracker,
+    private readonly engine: EngineInUse,
+  ) {
+    super();
     this.item.name = 'Article Audio';
     this.item.command = Commands.showJobs;
-    this.subscriptions = [
-      this.item,
+    for (const subscription of [
+      engine.onDidChange(() => this.render()),
       jobs.onDidChange(() => this.render()),
       jobs.onDidFinish(({ job }) => {
         if (job.status === 'failed' && job.error?.code !== 'cancelled') this.failure = job;
         else if (job.status === 'succeeded') this.showReady(job);
         this.render();
       }),
-    ];
+      { dispose: () => this.readyTimer && clearTimeout(this.readyTimer) },
+    ]) {
+      this.register(subscription);
+    }
     this.render();
   }
 
@@ -96,6 +109,8 @@ export class JobStatusBar implements vscode.Disposable {
   }
 
   private show(tooltip: vscode.MarkdownString): void {
+    // The remote address is outside text (a setting a workspace can set): escaped like any other.
+    tooltip.appendMarkdown(`\n\n---\n\nUsing the ${escapeMarkdown(this.engine.engineDescription())}`);
     this.item.tooltip = tooltip;
     this.item.show();
     this.visible = true;
@@ -108,11 +123,6 @@ export class JobStatusBar implements vscode.Disposable {
       this.ready = undefined;
       this.render();
     }, 60_000);
-  }
-
-  dispose(): void {
-    if (this.readyTimer) clearTimeout(this.readyTimer);
-    for (const subscription of this.subscriptions) subscription.dispose();
   }
 }
 

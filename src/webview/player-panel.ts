@@ -3,24 +3,21 @@
 // media/player/main.ts; messages are typed and checked on both sides (./protocol).
 import { randomBytes } from 'node:crypto';
 import { access, readFile } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import * as vscode from 'vscode';
 import { Commands, Views } from '../command-ids';
 import type { JobRecord, PlayableJobs } from '../jobs/types';
+import { modelLabel, startedAt } from '../views/labels';
 import { plainLabel } from '../views/safe-text';
 import { ListeningMemory } from './listening-memory';
 import { renderPlayerHtml } from './player-html';
 import { type HostMessage, type LoadMessage, type PageAction, type PageMessage, type UnavailableMessage, isPageMessage, isPlayerPageState } from './protocol';
 import { ReadAlong } from './read-along';
-import { fileNameFor, transcriptPathFor } from './save-names';
 import { formatTime, parseChapters, parseWebVtt, type ChapterMark, type TranscriptCue } from './transcript';
 
 export interface PlayerController extends vscode.Disposable {
   /** Opens (or reveals and switches) the one player panel on this job; with no id, asks with a quick pick among jobs.playable(). */
   open(jobId?: string, options?: { preserveFocus?: boolean }): Promise<void>;
-  /** Copies the job's MP3 (and its transcript .vtt beside it) where the user chooses. */
-  saveAs(jobId: string): Promise<void>;
 }
 
 /**
@@ -133,40 +130,6 @@ class Player implements PlayerController {
       this.adopt(panel);
     }
     await this.show(id);
-  }
-
-  async saveAs(jobId: string): Promise<void> {
-    const job = this.jobs.get(jobId);
-    if (!job?.files) {
-      this.notices.warn(job ? `"${job.title}" has no audio yet.` : 'That job is no longer in the list.');
-      return;
-    }
-    if (!(await exists(job.files.audio))) {
-      this.notices.warn(`The audio of "${job.title}" is no longer in Article Audio's storage, so there is nothing to save. Convert it again to get it back.`, [
-        { title: 'Convert Again', run: () => vscode.commands.executeCommand(Commands.retryJob, job.id) },
-      ]);
-      return;
-    }
-    const target = await vscode.window.showSaveDialog({
-      defaultUri: vscode.Uri.joinPath(saveFolder(), `${fileNameFor(job.title)}.mp3`),
-      filters: { 'MP3 audio': ['mp3'] },
-      saveLabel: 'Save Audio',
-      title: `Save "${job.title}" as MP3`,
-    });
-    if (!target) return;
-    try {
-      await vscode.workspace.fs.copy(vscode.Uri.file(job.files.audio), target, { overwrite: true });
-      let transcriptNote = '';
-      if (job.files.transcript && (await exists(job.files.transcript))) {
-        const transcriptTarget = target.with({ path: transcriptPathFor(target.path) });
-        await vscode.workspace.fs.copy(vscode.Uri.file(job.files.transcript), transcriptTarget, { overwrite: true });
-        transcriptNote = `, with its transcript ${path.posix.basename(transcriptTarget.path)} beside it`;
-      }
-      this.log.info(`player: saved the audio of ${job.id} to ${target.toString(true)}`);
-      this.notices.info(`Saved "${job.title}" to ${target.scheme === 'file' ? target.fsPath : target.toString(true)}${transcriptNote}.`);
-    } catch (error) {
-      this.notices.error(`Could not save "${job.title}"`, error);
-    }
   }
 
   dispose(): void {
@@ -345,7 +308,8 @@ class Player implements PlayerController {
   private async runAction(action: PageAction, jobId: string): Promise<void> {
     switch (action) {
       case 'saveAs':
-        return this.saveAs(jobId);
+        await vscode.commands.executeCommand(Commands.saveAudioAs, jobId);
+        return;
       case 'openSource':
         return this.openSource(jobId);
       case 'pickJob':
@@ -411,7 +375,8 @@ class Player implements PlayerController {
     const picked = await vscode.window.showQuickPick(
       playable.map((job) => ({
         label: plainLabel(job.title),
-        description: [job.durationS !== undefined ? formatTime(job.durationS) : undefined, job.modelId].filter(Boolean).join(' · '),
+        // Model and start time tell apart jobs of the same title (a page converted twice).
+        description: [job.durationS !== undefined ? formatTime(job.durationS) : undefined, modelLabel(job.modelId), startedAt(job.createdAt)].filter(Boolean).join(' · '),
         detail: plainLabel(sourceLabel(job) ?? ''),
         id: job.id,
       })),
@@ -450,14 +415,3 @@ function sourceLabel(job: JobRecord): string | undefined {
   return undefined;
 }
 
-/** Where Save As opens: the setting, else the first workspace folder, else the home folder. */
-function saveFolder(): vscode.Uri {
-  const setting = vscode.workspace.getConfiguration('articleAudio').get<string>('saveDirectory')?.trim();
-  const workspace = vscode.workspace.workspaceFolders?.[0]?.uri;
-  if (setting) {
-    const expanded = setting === '~' || setting.startsWith('~/') ? path.join(os.homedir(), setting.slice(1)) : setting;
-    if (path.isAbsolute(expanded)) return vscode.Uri.file(expanded);
-    if (workspace) return vscode.Uri.joinPath(workspace, expanded);
-  }
-  return workspace ?? vscode.Uri.file(os.homedir());
-}

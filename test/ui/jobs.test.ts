@@ -94,6 +94,11 @@ describe('Jobs view and status bar (UI)', () => {
       if (hover) throw new Error(`${(error as Error).message}: the status bar says "${status}": ${hover} (${shot})`);
       throw new Error(`${(error as Error).message}: the job shows "${label}", the status bar "${status}" (${shot})`);
     });
+    // Submitted before the reload, so it ends like any job started here: with its "ready" notification (the player
+    // does not open by itself here: openPlayerWhenDone is off).
+    await page.locator('.notification-toast', { hasText: `"${TITLE}" is ready to play.` }).first().waitFor({ timeout: 30_000 }).catch(async (error: unknown) => {
+      throw new Error(`The resumed job ended without its notification (${await vscode.screenshot('jobs-no-ready-toast')})`, { cause: error });
+    });
     assert.equal(await page.locator('.part.sidebar .monaco-list-row[aria-label*=", Pro, "]').count(), 1, 'one job, not a second submission');
     // Ready: the status bar offers to play it, and clicking the job opens the player on it.
     await waitFor('the status bar to say the audio is ready', async () => !/%/.test(await statusItem().innerText().catch(() => '%')), 10_000);

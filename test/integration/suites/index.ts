@@ -2,3 +2,4 @@
 import './activation.test';
 import './jobs.test';
 import './remote.test';
+import './ux.test';

@@ -126,20 +126,36 @@ describe('A remote service', function () {
     assert.equal(proxy.tunnels.length, 0, 'a request was sent without a key');
   });
 
-  it('with a wrong key: says the key was rejected and offers to set it again', async () => {
-    assert.equal(await vscode.commands.executeCommand(Commands.setApiKey, 'wrong-key-1234567890'), true);
-    const shown = api.notifier.shown.length;
+  it('a wrong key: Set API Key checks it with the service and refuses it; a wrong key kept anyway gets Set API Key first on the 401', async () => {
+    const service = `http://${HOST}:${remote.port}`;
+    let shown = api.notifier.shown.length;
+    assert.equal(await vscode.commands.executeCommand(Commands.setApiKey, 'wrong-key-1234567890'), false);
+    const refusal = api.notifier.shown.slice(shown).at(-1);
+    assert.ok(refusal, 'Set API Key said nothing');
+    assert.match(refusal.message, new RegExp(`${HOST.replace(/\./g, '\\.')}:${remote.port} refused this key; it was not saved`));
+    assert.equal(await api.keys.get(service), undefined, 'the refused key was saved');
+
+    // A key that the service stops taking later (revoked): kept in SecretStorage, refused at the next request.
+    await api.keys.set(service, 'wrong-key-1234567890');
+    shown = api.notifier.shown.length;
     const job = await convert('Wrong Key');
     assert.equal(job, undefined);
     const [error] = api.notifier.shown.slice(shown);
     assert.ok(error);
-    assert.match(error.message, /key/i);
-    assert.ok(error.actions.includes('Set API Key'), `actions: ${error.actions.join(', ')}`);
+    assert.equal(error.actions[0], 'Set API Key', `actions: ${error.actions.join(', ')}`);
+    assert.notEqual(error.actions[0], 'Retry');
+    // The service's own words stay readable (the redactor once took "send" for a credential), the advice comes once.
+    assert.match(error.message, /Missing or wrong API token: send `Authorization: Bearer <token>`/);
+    assert.doesNotMatch(error.message, /\[redacted\]/);
+    assert.equal((error.message.match(/Set (the right|the|an) (API )?key|Check (that )?the key/gi) ?? []).length, 1, `advice given more than once: ${error.message}`);
     assert.doesNotMatch(error.message, /wrong-key-1234567890/);
+    await api.keys.clear(service);
   });
 
   it('with the key: the job runs through the proxy, and the key is only in SecretStorage', async () => {
+    const shown = api.notifier.shown.length;
     assert.equal(await vscode.commands.executeCommand(Commands.setApiKey, KEY), true);
+    assert.match(api.notifier.shown.slice(shown).map((n) => n.message).join('\n'), /Key accepted by /);
     const job = await convert('Through the Proxy');
     assert.ok(job, `no job: ${JSON.stringify(api.notifier.shown.at(-1))}`);
     assert.equal(job.service, `http://${HOST}:${remote.port}`);

@@ -106,3 +106,24 @@ describe('the API key stays secret', () => {
     assert.equal(log.message, 'working for token Bearer [redacted] (key [redacted])');
   });
 });
+
+describe('redact() keeps ordinary words (issue 16)', () => {
+  it('leaves the words of real service messages alone', () => {
+    for (const message of [
+      'Missing or wrong API token: send `Authorization: Bearer <token>`',
+      'The job service rejected the API key while reading job 42 (HTTP 401: unauthorized: Missing or wrong API token: send `Authorization: Bearer <token>`).',
+      'Bearer authentication is required; the token: expired.',
+      'Set the token: paste it into the box.',
+      'api_key: missing',
+    ]) {
+      assert.equal(redact(message), message);
+    }
+  });
+
+  it('still masks what looks like a credential after the same words', () => {
+    assert.equal(redact('token: 9f8e7d6c5b4a'), 'token: [redacted]');
+    assert.equal(redact('token=abcdefghijklmnopqrstuvwxyz'), 'token=[redacted]');
+    assert.equal(redact('Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.e30.x'), 'Authorization: Bearer [redacted]');
+    assert.equal(redact('send `Authorization: Bearer sk-live-12345678`'), 'send `Authorization: Bearer [redacted]`');
+  });
+});

@@ -2,7 +2,8 @@
 // remote service with the key from SecretStorage, through VS Code's proxy settings. One code path either way: the
 // extension always speaks the API over HTTP (DESIGN.md).
 import * as vscode from 'vscode';
-import { AuthenticationError, JobServiceClient } from '../api/index';
+import { randomUUID } from 'node:crypto';
+import { AuthenticationError, JobServiceClient, NotFoundError } from '../api/index';
 import { ContextKeys } from '../command-ids';
 import { affectsService, readSettings } from '../config';
 import type { ApiKeyStore } from './api-key';
@@ -94,6 +95,38 @@ export class ServiceConnection implements vscode.Disposable {
         ...(dispatcher ? { dispatcher } : {}),
       });
     });
+  }
+
+  /**
+   * Asks the remote service whether it takes `key`, with one cheap request: the status of a job id nobody has.
+   * 404 means the key got past authentication (accepted), 401/403 that the service refused it. Anything else (the
+   * service unreachable, a 5xx) is thrown: the key could not be checked.
+   */
+  async checkKey(service: string, key: string): Promise<'accepted' | 'refused'> {
+    const proxy = readProxySettings();
+    const dispatcher = dispatcherFor(service, proxy);
+    const client = new JobServiceClient({
+      baseUrl: service,
+      apiKey: key,
+      userAgent: USER_AGENT,
+      log: this.clientLog(),
+      maxRetries: 1,
+      ...(dispatcher ? { dispatcher } : {}),
+    });
+    try {
+      await client.getJob(`key-check-${randomUUID()}`, { deadline: Date.now() + 20_000 });
+      return 'accepted';
+    } catch (error) {
+      if (error instanceof NotFoundError) return 'accepted';
+      if (error instanceof AuthenticationError) return 'refused';
+      throw error;
+    }
+  }
+
+  /** The engine in use, in words for the status bar and the Jobs view: "local engine" or the remote address. */
+  engineDescription(): string {
+    const service = this.current();
+    return service === 'local' ? 'local engine' : `remote service ${this.describe(service)}`;
   }
 
   /** Forgets the cached client (after the engine restarted on another port). */

@@ -1,0 +1,234 @@
+// Convert Selection, Convert Document (also several files chosen in the Explorer) and Convert URL: each checks its
+// input before any request, asks for the voice, and submits one job per article.
+import path from 'node:path';
+import * as vscode from 'vscode';
+import { countCharacters, MODEL_IDS, modelById, type ModelId, TEXT_MAX_LENGTH, TEXT_MIN_LENGTH, textProblem } from '../protocol';
+import { Commands } from '../command-ids';
+import { isHttpUrl, readSettings } from '../config';
+import type { NewJob } from '../jobs/job-tracker';
+import type { JobRecord } from '../jobs/types';
+import { Fixes } from '../notify';
+import { modelLabel } from '../views/labels';
+import type { CommandContext } from './context';
+
+const LAST_MODEL_KEY = 'articleAudio.lastModel';
+
+type Article = Omit<NewJob, 'modelId' | 'introAudioUrl' | 'outroAudioUrl'>;
+
+export const convertSelection = (ctx: CommandContext) => async (): Promise<JobRecord | undefined> => {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor) {
+    ctx.notifier.warn('Select the text to convert in an editor first.');
+    return undefined;
+  }
+  const selections = editor.selections.filter((s) => !s.isEmpty);
+  if (selections.length === 0) {
+    ctx.notifier.warn('Nothing is selected. Select the text to convert, or convert the whole document.', [
+      { title: 'Convert Document', run: () => vscode.commands.executeCommand(Commands.convertDocument) },
+    ]);
+    return undefined;
+  }
+  const text = selections.map((s) => editor.document.getText(s)).join('\n\n');
+  if (!checkLength(ctx, text, 'The selection')) return undefined;
+  const first = selections[0] ?? editor.selection;
+  const modelId = await pickModel(ctx.extension);
+  if (!modelId) return undefined;
+  return submit(ctx, modelId, {
+    title: titleOf(text, `Selection from ${path.basename(editor.document.uri.path) || 'editor'}`),
+    text,
+    source: {
+      kind: 'selection',
+      documentUri: editor.document.uri.toString(),
+      range: { startLine: first.start.line, startCharacter: first.start.character, endLine: first.end.line, endCharacter: first.end.character },
+    },
+  });
+};
+
+/**
+ * From the Explorer, VS Code passes the clicked file and every selected one: each becomes its own job (one voice
+ * choice for all). Returns the first job (the one clicked), for callers that convert one document.
+ */
+export const convertDocument = (ctx: CommandContext) => async (uri?: vscode.Uri, selected?: vscode.Uri[]): Promise<JobRecord | undefined> => {
+  const uris = Array.isArray(selected) && selected.length > 1 ? selected.filter((u) => u instanceof vscode.Uri) : uri instanceof vscode.Uri ? [uri] : [];
+  const articles: Article[] = [];
+  const refused: string[] = [];
+  if (uris.length === 0) {
+    const document = vscode.window.activeTextEditor?.document;
+    if (!document) {
+      ctx.notifier.warn('Open the document to convert in an editor first (Markdown or plain text).');
+      return undefined;
+    }
+    const article = documentArticle(ctx, document, true);
+    if (!article) return undefined;
+    articles.push(article);
+  }
+  for (const file of uris) {
+    const name = path.basename(file.path);
+    let document: vscode.TextDocument;
+    try {
+      document = await vscode.workspace.openTextDocument(file);
+    } catch (error) {
+      if (uris.length === 1) ctx.notifier.error(`Could not open ${name}`, error);
+      else refused.push(`${name} (${error instanceof Error ? error.message : String(error)})`);
+      continue;
+    }
+    const article = documentArticle(ctx, document, uris.length === 1);
+    if (article) articles.push(article);
+    else if (uris.length > 1) refused.push(`${name} (${lengthProblem(document.getText(), `"${name}"`) ?? 'not text'})`);
+  }
+  if (refused.length > 0) ctx.notifier.warn(`Not converted: ${refused.join('; ')}.`);
+  if (articles.length === 0) return undefined;
+  const modelId = await pickModel(ctx.extension);
+  if (!modelId) return undefined;
+  let first: JobRecord | undefined;
+  for (const article of articles) {
+    const job = await submit(ctx, modelId, article);
+    first ??= job;
+  }
+  return first;
+};
+
+export const convertUrl = (ctx: CommandContext) => async (given?: string): Promise<JobRecord | undefined> => {
+  const typed = typeof given === 'string' ? withScheme(given) : undefined;
+  const url = typed && isHttpUrl(typed) ? typed : await askForUrl(typeof given === 'string' ? given : await suggestedUrl());
+  if (!url) return undefined;
+  const modelId = await pickModel(ctx.extension);
+  if (!modelId) return undefined;
+  return submit(ctx, modelId, { title: titleOfUrl(url), url, source: { kind: 'url', url } });
+};
+
+function documentArticle(ctx: CommandContext, document: vscode.TextDocument, warn: boolean): Article | undefined {
+  const text = document.getText();
+  const name = path.basename(document.uri.path) || 'Untitled';
+  const problem = lengthProblem(text, `"${name}"`);
+  if (problem) {
+    if (warn) ctx.notifier.warn(problem);
+    return undefined;
+  }
+  return { title: titleOf(text, name, document.languageId === 'markdown'), text, source: { kind: 'document', documentUri: document.uri.toString() } };
+}
+
+/** Submits one article; on failure says why with the fixes that fit, and Use Local Engine re-sends it there. */
+export async function submit(ctx: CommandContext, modelId: ModelId, article: Article): Promise<JobRecord | undefined> {
+  const settings = readSettings();
+  const request: NewJob = {
+    ...article,
+    modelId,
+    ...(settings.introAudioUrl ? { introAudioUrl: settings.introAudioUrl } : {}),
+    ...(settings.outroAudioUrl ? { outroAudioUrl: settings.outroAudioUrl } : {}),
+  };
+  const remote = ctx.connection.current() !== 'local';
+  const starting = remote ? `Sending to ${ctx.connection.describe()}…` : 'Starting the local engine…';
+  try {
+    return await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: `Article Audio: ${starting}` }, () => ctx.jobs.submit(request));
+  } catch (error) {
+    const resend = { title: 'Retry', run: () => submit(ctx, modelId, article) };
+    const onLocal = {
+      title: Fixes.useLocal.title,
+      run: async () => {
+        await Fixes.useLocal.run();
+        return submit(ctx, modelId, article);
+      },
+    };
+    ctx.notifier.error(`Could not convert "${article.title}"`, error, remote ? [onLocal, resend] : [resend]);
+    return undefined;
+  }
+}
+
+export async function pickModel(extension: vscode.ExtensionContext): Promise<ModelId | undefined> {
+  const fixed = readSettings().model;
+  if (fixed !== 'ask') return fixed;
+  const last = extension.globalState.get<string>(LAST_MODEL_KEY);
+  const order = [...MODEL_IDS].sort((a, b) => (a === last ? -1 : b === last ? 1 : 0));
+  const picked = await vscode.window.showQuickPick(
+    order.map((id) => ({ label: modelLabel(id), description: id, detail: modelById(id).description, id })),
+    { title: 'Article Audio: Voice', placeHolder: 'Choose how the article should sound (set articleAudio.model to skip this)', matchOnDescription: true, matchOnDetail: true },
+  );
+  if (!picked) return undefined;
+  await extension.globalState.update(LAST_MODEL_KEY, picked.id);
+  return picked.id;
+}
+
+function checkLength(ctx: CommandContext, text: string, what: string): boolean {
+  const problem = lengthProblem(text, what);
+  if (problem) ctx.notifier.warn(problem);
+  return problem === undefined;
+}
+
+function lengthProblem(text: string, what: string): string | undefined {
+  const length = countCharacters(text);
+  if (length < TEXT_MIN_LENGTH) return `${what} has ${length} characters; an article needs at least ${TEXT_MIN_LENGTH}. Select more text.`;
+  if (length > TEXT_MAX_LENGTH) {
+    return `${what} has ${length.toLocaleString('en-US')} characters; the service takes at most ${TEXT_MAX_LENGTH.toLocaleString('en-US')}. Select a part of it and convert that.`;
+  }
+  const problem = textProblem(text);
+  return problem ? `${what} ${problem}. Select text with words in it.` : undefined;
+}
+
+/** The first Markdown heading, else the first line, else the fallback. */
+export function titleOf(text: string, fallback: string, preferHeading = true): string {
+  const heading = preferHeading ? /^\s{0,3}#{1,3}\s+(.+?)\s*#*\s*$/m.exec(text.slice(0, 5000))?.[1] : undefined;
+  const firstLine = text.split('\n').map((line) => line.trim()).find((line) => line.length > 0);
+  const raw = heading ?? (firstLine && firstLine.length <= 80 ? firstLine : undefined) ?? fallback;
+  const clean = raw.replace(/[*_`[\]]/g, '').replace(/\s+/g, ' ').trim();
+  return clean.length > 80 ? `${clean.slice(0, 79)}…` : clean || fallback;
+}
+
+function titleOfUrl(url: string): string {
+  const parsed = new URL(url);
+  const last = parsed.pathname.split('/').filter(Boolean).at(-1);
+  let name = last ?? '';
+  try {
+    name = decodeURIComponent(name);
+  } catch {
+    // A malformed escape: the name as it is.
+  }
+  return last ? `${parsed.hostname.replace(/^www\./, '')}: ${name.replace(/[-_]+/g, ' ').replace(/\.\w+$/, '')}` : parsed.hostname;
+}
+
+/** `example.com/page` as people type it: https:// is added when no scheme is given. */
+export function withScheme(input: string): string {
+  const trimmed = input.trim();
+  if (!trimmed || /^[a-z][a-z0-9+.-]*:\/\//i.test(trimmed)) return trimmed;
+  if (/^[a-z][a-z0-9+.-]*:/i.test(trimmed) && !/^[^:/]+:\d+(\/|$)/.test(trimmed)) return trimmed;
+  return `https://${trimmed.replace(/^\/+/, '')}`;
+}
+
+async function askForUrl(value: string | undefined): Promise<string | undefined> {
+  const answer = await vscode.window.showInputBox({
+    title: 'Article Audio: Convert URL',
+    prompt: 'Address of the article (a web page, or a Markdown or text file); https:// is added if you leave it out',
+    value: value ?? '',
+    placeHolder: 'https://example.com/blog/post',
+    ignoreFocusOut: true,
+    validateInput: (input) => {
+      const url = withScheme(input);
+      if (!url) return 'Enter the address of the article.';
+      if (!/^https?:\/\//i.test(url)) return 'The address must be a web address (http:// or https://).';
+      return isHttpUrl(url) && new URL(url).hostname.includes('.') !== false ? undefined : 'This is not a valid web address.';
+    },
+  });
+  const url = answer === undefined ? undefined : withScheme(answer);
+  return url && isHttpUrl(url) ? url : undefined;
+}
+
+/** A link under the cursor (Markdown link or bare address), else an address on the clipboard. */
+async function suggestedUrl(): Promise<string | undefined> {
+  const editor = vscode.window.activeTextEditor;
+  if (editor) {
+    const position = editor.selection.active;
+    const line = editor.document.lineAt(position.line).text;
+    for (const match of line.matchAll(/https?:\/\/[^\s<>"')\]]+/g)) {
+      const start = match.index;
+      const end = start + match[0].length;
+      if (position.character >= start - 1 && position.character <= end + 1 && isHttpUrl(match[0])) return match[0];
+    }
+    const selected = editor.document.getText(editor.selection).trim();
+    if (isHttpUrl(selected)) return selected;
+  }
+  // In a browser, reading the clipboard waits on a permission prompt (and shows an error when refused): no
+  // suggestion is worth that before the box even opens.
+  if (vscode.env.uiKind === vscode.UIKind.Web) return undefined;
+  const clipboard = (await vscode.env.clipboard.readText()).trim();
+  return isHttpUrl(clipboard) && !/\s/.test(clipboard) ? clipboard : undefined;
+}
