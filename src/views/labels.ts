@@ -1,9 +1,10 @@
 // Words and icons for jobs, shared by the tree and the status bar.
 import * as vscode from 'vscode';
 import type { JobRecord } from '../jobs/types';
+import { modelLabel } from '../protocol';
 import { plainLabel } from './safe-text';
 
-export { modelLabel } from '../protocol';
+export { modelLabel };
 
 export function statusLabel(job: JobRecord): string {
   switch (job.status) {
