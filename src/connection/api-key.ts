@@ -4,6 +4,7 @@
 import * as vscode from 'vscode';
 import type { Redactor } from '../api/index';
 import { ContextKeys } from '../command-ids';
+import { Disposable } from '../disposable';
 
 const KEY_PREFIX = 'articleAudio.apiKey:';
 
@@ -19,11 +20,10 @@ export class KeyringUnavailableError extends Error {
   }
 }
 
-export class ApiKeyStore implements vscode.Disposable {
-  private readonly changed = new vscode.EventEmitter<void>();
+export class ApiKeyStore extends Disposable {
+  private readonly changed = this.register(new vscode.EventEmitter<void>());
   /** Fires when the key changes, in this window or in another. */
   readonly onDidChange = this.changed.event;
-  private readonly subscription: vscode.Disposable;
 
   /** `current` is the remote service's base URL in use, undefined with the local engine (for the context key). */
   constructor(
@@ -31,11 +31,14 @@ export class ApiKeyStore implements vscode.Disposable {
     private readonly redactor: Redactor,
     private readonly current: () => string | undefined,
   ) {
-    this.subscription = secrets.onDidChange((event) => {
-      if (!event.key.startsWith(KEY_PREFIX)) return;
-      void this.refreshContext();
-      this.changed.fire();
-    });
+    super();
+    this.register(
+      secrets.onDidChange((event) => {
+        if (!event.key.startsWith(KEY_PREFIX)) return;
+        void this.refreshContext();
+        this.changed.fire();
+      }),
+    );
     void this.refreshContext();
   }
 
@@ -68,11 +71,6 @@ export class ApiKeyStore implements vscode.Disposable {
       throw keyringError('delete', error);
     }
     await this.refreshContext();
-  }
-
-  dispose(): void {
-    this.subscription.dispose();
-    this.changed.dispose();
   }
 
   /** Sets the context key `articleAudio.hasApiKey` for the service in use (call after the base URL changes). */

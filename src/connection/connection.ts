@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { AuthenticationError, JobServiceClient, NotFoundError } from '../api/index';
 import { ContextKeys } from '../command-ids';
 import { affectsService, readSettings } from '../config';
+import { Disposable } from '../disposable';
 import type { ApiKeyStore } from './api-key';
 import type { LocalEngine } from './local-engine';
 import type { Logger } from './log';
@@ -30,11 +31,10 @@ export class OtherServiceError extends Error {
   }
 }
 
-export class ServiceConnection implements vscode.Disposable {
-  private readonly changed = new vscode.EventEmitter<ServiceId>();
+export class ServiceConnection extends Disposable {
+  private readonly changed = this.register(new vscode.EventEmitter<ServiceId>());
   /** Fires when the settings switch to another service, or its key or proxy changed. */
   readonly onDidChange = this.changed.event;
-  private readonly disposables: vscode.Disposable[] = [];
   private cached: { key: string; client: JobServiceClient } | undefined;
 
   constructor(
@@ -43,8 +43,8 @@ export class ServiceConnection implements vscode.Disposable {
     private readonly log: Logger,
     private readonly engineToken: () => Promise<string>,
   ) {
-    this.disposables.push(
-      this.changed,
+    super();
+    this.register(
       vscode.workspace.onDidChangeConfiguration((event) => {
         if (!affectsService(event)) return;
         this.cached = undefined;
@@ -52,6 +52,8 @@ export class ServiceConnection implements vscode.Disposable {
         void this.keys.refreshContext();
         this.changed.fire(this.current());
       }),
+    );
+    this.register(
       keys.onDidChange(() => {
         this.cached = undefined;
         this.changed.fire(this.current());
@@ -132,10 +134,6 @@ export class ServiceConnection implements vscode.Disposable {
   /** Forgets the cached client (after the engine restarted on another port). */
   reset(): void {
     this.cached = undefined;
-  }
-
-  dispose(): void {
-    for (const disposable of this.disposables) disposable.dispose();
   }
 
   private reuse(key: string, create: () => JobServiceClient): JobServiceClient {
