@@ -31,13 +31,19 @@ interface DomDocument {
 const ELEMENT = 1;
 const TEXT = 3;
 
-/** Never part of an article. */
-const NOISE_SELECTORS = [
+/** Never part of an article (when small beside it). */
+const NOISE_TAGS = new Set([
   'script', 'style', 'noscript', 'template', 'iframe', 'object', 'embed', 'svg', 'canvas', 'form', 'button', 'input',
   'select', 'textarea', 'nav', 'footer', 'aside', 'dialog', 'figcaption',
-  '[role="navigation"]', '[role="contentinfo"]', '[role="complementary"]', '[role="search"]', '[role="dialog"]',
-  '[role="alertdialog"]', '[hidden]', '[aria-hidden="true"]',
-].join(',');
+]);
+const NOISE_ROLES = new Set(['navigation', 'contentinfo', 'complementary', 'search', 'dialog', 'alertdialog']);
+
+function isNoise(element: DomElement, tag: string): boolean {
+  if (NOISE_TAGS.has(tag)) return true;
+  const role = element.getAttribute('role');
+  if (role && NOISE_ROLES.has(role)) return true;
+  return element.getAttribute('hidden') !== null || element.getAttribute('aria-hidden') === 'true';
+}
 
 /** Class or id words of page furniture: menus, ads, sharing, comments, newsletter and cookie boxes. */
 const NOISE_NAME = /(?:^|[\s_-])(cookies?|consent|gdpr|newsletter|subscribe|subscription|signup|sign-up|promo|advert|advertisement|ads?|adslot|sponsor(?:ed)?|share|sharing|social|related|recommended|recirc|more-stories|comments?|comment-list|comment-form|disqus|respond|sidebar|signature|postprofile|post-meta|online-list|author-box|more-from|breadcrumbs?|site-header|site-footer|masthead|popup|modal|paywall|author-bio|byline|dateline|caption|credit|tags|tag-list|toc|table-of-contents|skip-link|visually-hidden|sr-only)(?:$|[\s_-])/i;
@@ -155,7 +161,7 @@ function collectBlocks(node: DomNode, blocks: Block[]): void {
 
 export interface HtmlArticleResult {
   article: Article;
-  /** Readability's verdict before extraction: false for link lists, home pages, search results. */
+  /** Readability's verdict, asked only of doubtful pages (mostly links, or no prose); true when not asked. */
   readerable: boolean;
 }
 
@@ -184,13 +190,6 @@ function hasProse(blocks: Block[], minWords = 8): boolean {
   return blocks.some((b) => ((b.kind === 'paragraph' || b.kind === 'quote') && long(b.text)) || (b.kind === 'list' && b.items.some(long)));
 }
 
-/** The page's own headings, without the anchors documentation generators append ("Configuring the cache¶"). */
-function headingTexts(document: DomDocument, selector: string): string[] {
-  return Array.from(document.querySelectorAll(selector))
-    .slice(0, 8)
-    .map((h) => textOf(h).replace(/\s*[¶#§🔗]$/u, ''))
-    .filter((text) => text.length > 0);
-}
 
 /** Readability's article container, or undefined when it finds none. Readability changes the document it reads. */
 function readArticle(document: DomDocument): { content: DomElement; title?: string; byline?: string } | undefined {
@@ -262,54 +261,81 @@ function namesOf(element: DomElement): string {
   return `${typeof element.className === 'string' ? element.className : ''} ${element.id ?? ''}`;
 }
 
-interface FurnitureTexts {
-  /** Of elements whose class or id names furniture (share, tags, caption...): removed when small. */
+interface PageScan {
+  /** Texts of elements whose class or id names furniture (share, tags, caption...): removed when small. */
   named: Set<string>;
-  /** Of site footers, cookie and consent notices and their paragraphs: never part of an article. */
+  /** Texts of site footers, cookie and consent notices and their paragraphs: never part of an article. */
   notices: Set<string>;
+  h1: string[];
+  h2: string[];
+  /** A byline marked as such (`rel="author"`, `itemprop="author"`, class `byline` or `author`). */
+  marked?: string;
 }
 
+const MARKED_AUTHOR = /(?:^|\s)(?:byline|author)(?:\s|$)/;
+
 /**
- * The texts of the page's furniture, found by tag, class or id before Readability runs: Readability rebuilds many
- * small blocks (a signature `div` becomes a new `p`) and drops their class, so inside its result they are known by
- * their text.
+ * What the page says before Readability changes it, in one walk over its elements (a selector query per kind costs
+ * more than the whole walk on linkedom): headings, a marked byline, and the texts of its furniture. Readability
+ * rebuilds many small blocks (a signature `div` becomes a new `p`) and drops their class, so inside its result
+ * furniture is known by its text.
  */
-function furnitureTexts(document: DomDocument): FurnitureTexts {
-  const named = new Set<string>();
-  const notices = new Set<string>();
+function scanPage(document: DomDocument): PageScan {
+  const scan: PageScan = { named: new Set(), notices: new Set(), h1: [], h2: [] };
   const add = (into: Set<string>, element: DomElement) => {
     const text = element.textContent ?? '';
     if (text.length > 0 && text.length <= 3000) into.add(cleanText(text));
   };
   const addNotice = (element: DomElement) => {
     if (element.querySelectorAll('article,main,h1').length > 0) return;
-    add(notices, element);
+    add(scan.notices, element);
     // Readability may keep a footer's paragraphs (address, opening hours, copyright) without the footer around them.
-    for (const part of Array.from(element.querySelectorAll('p,li,div,address'))) add(notices, part);
+    for (const part of Array.from(element.querySelectorAll('p,li,div,address'))) add(scan.notices, part);
   };
-  for (const element of Array.from(document.querySelectorAll('[class],[id]'))) {
+  const mark = (element: DomElement) => {
+    const text = textOf(element);
+    if (text && text.length < 120) scan.marked = text;
+  };
+  for (const element of Array.from(document.querySelectorAll('*'))) {
     const tag = element.tagName.toLowerCase();
-    if (tag === 'article' || tag === 'main' || tag === 'body' || tag === 'html' || tag === 'pre' || tag === 'code') continue;
+    if (tag === 'h1' || tag === 'h2') {
+      const list = tag === 'h1' ? scan.h1 : scan.h2;
+      // Without the anchors documentation generators append ("Configuring the cache¶").
+      const text = list.length < 8 ? textOf(element).replace(/\s*[¶#§🔗]$/u, '') : '';
+      if (text) list.push(text);
+    } else if (tag === 'footer' || tag === 'dialog') {
+      addNotice(element);
+      continue;
+    } else if (tag === 'a' && !scan.marked && element.getAttribute('rel') === 'author') {
+      mark(element);
+    }
     const names = namesOf(element);
+    if (names.length <= 1) continue;
+    const role = element.getAttribute('role');
+    if (role === 'contentinfo' || role === 'dialog' || element.getAttribute('aria-modal') === 'true') {
+      addNotice(element);
+      continue;
+    }
+    if (!scan.marked && (MARKED_AUTHOR.test(names) || element.getAttribute('itemprop') === 'author')) mark(element);
+    if (tag === 'article' || tag === 'main' || tag === 'body' || tag === 'html' || tag === 'pre' || tag === 'code') continue;
     if (FURNITURE_NAME.test(names)) addNotice(element);
-    else if (NOISE_NAME.test(names)) add(named, element);
+    else if (NOISE_NAME.test(names)) add(scan.named, element);
   }
-  for (const footer of Array.from(document.querySelectorAll('footer,[role="contentinfo"],[role="dialog"],[aria-modal="true"]'))) addNotice(footer);
-  return { named, notices };
+  return scan;
 }
 
 /** Notices inside Readability's result, known by their text. */
 function removeNotices(content: DomElement, notices: Set<string>): void {
   if (notices.size === 0) return;
-  for (const element of Array.from(content.querySelectorAll(BLOCKISH))) {
-    if (!element.parentNode) continue;
+  for (const element of Array.from(content.querySelectorAll('*'))) {
+    if (!BLOCKISH.has(element.tagName.toLowerCase()) || !attached(element, content)) continue;
     const text = element.textContent ?? '';
     if (text.length <= 3000 && notices.has(cleanText(text))) element.remove();
   }
 }
 
 /** Block-level containers that may be furniture when their text is known furniture. */
-const BLOCKISH = 'p,div,section,ul,ol,dl,table,header,figure,span,h2,h3,h4,h5,h6';
+const BLOCKISH = new Set(['p', 'div', 'section', 'ul', 'ol', 'dl', 'table', 'header', 'figure', 'span', 'h2', 'h3', 'h4', 'h5', 'h6']);
 
 /**
  * Page furniture inside the article Readability found: menus, share and tag rows, captions, bylines, comment and
@@ -319,41 +345,49 @@ const BLOCKISH = 'p,div,section,ul,ol,dl,table,header,figure,span,h2,h3,h4,h5,h6
 function cleanInside(content: DomElement, furniture: Set<string>): void {
   const total = textLength(content);
   const small = (element: DomElement) => textLength(element) < total * 0.5;
-  for (const element of Array.from(content.querySelectorAll(NOISE_SELECTORS))) {
-    if (element.parentNode && small(element)) element.remove();
-  }
-  for (const anchor of Array.from(content.querySelectorAll('a'))) {
-    if (ANCHOR_TEXT.test(textOf(anchor))) anchor.remove();
-  }
-  for (const element of Array.from(content.querySelectorAll('[class],[id]'))) {
+  // One pass over a snapshot: an element inside one already removed is skipped (it has left the article).
+  for (const element of Array.from(content.querySelectorAll('*'))) {
+    if (!attached(element, content)) continue;
     const tag = element.tagName.toLowerCase();
-    if (tag === 'article' || tag === 'main' || tag === 'pre' || tag === 'code' || !element.parentNode) continue;
-    if (NOISE_NAME.test(namesOf(element)) && small(element)) element.remove();
+    if (tag === 'a') {
+      if (ANCHOR_TEXT.test(textOf(element))) element.remove();
+      continue;
+    }
+    if (isNoise(element, tag)) {
+      if (small(element)) element.remove();
+      continue;
+    }
+    if (tag === 'article' || tag === 'main' || tag === 'pre' || tag === 'code') continue;
+    const names = namesOf(element);
+    if (names.length > 1 && NOISE_NAME.test(names) && small(element)) {
+      element.remove();
+      continue;
+    }
+    if (furniture.size > 0 && BLOCKISH.has(tag)) {
+      const text = element.textContent ?? '';
+      if (text.length <= 3000 && furniture.has(cleanText(text)) && small(element)) element.remove();
+    }
   }
-  if (furniture.size === 0) return;
-  for (const element of Array.from(content.querySelectorAll(BLOCKISH))) {
-    if (!element.parentNode) continue;
-    const text = element.textContent ?? '';
-    if (text.length > 3000 || !furniture.has(cleanText(text))) continue;
-    if (small(element)) element.remove();
-  }
+}
+
+/** Whether an element is still inside the container (not removed with an ancestor). */
+function attached(element: DomElement, container: DomElement): boolean {
+  for (let node = element.parentNode; node; node = node.parentNode) if (node === container) return true;
+  return false;
 }
 
 /** Extracts the article of an HTML page; returns undefined when the page holds no article. */
 export function extractHtmlArticle(html: string, pageUrl?: string): HtmlArticleResult | undefined {
   const { document } = parseHTML(html) as unknown as { document: DomDocument };
-  const readerable = isProbablyReaderable(document, { minContentLength: 100, minScore: 20 });
   const pageTitle = cleanText(document.title ?? '');
-  const firstHeading = headingTexts(document, 'h1')[0];
-  const headings = [...headingTexts(document, 'h1'), ...headingTexts(document, 'h2')];
-  // Taken before Readability drops byline boxes; used when Readability finds no byline of its own.
-  const marked = Array.from(document.querySelectorAll('[rel="author"],[itemprop="author"],.byline,.author'))
-    .map(textOf)
-    .find((text) => text.length > 0 && text.length < 120);
+  // Taken before Readability changes the page: headings for the title, a byline box it may drop, furniture texts.
+  const furniture = scanPage(document);
+  const firstHeading = furniture.h1[0];
+  const headings = [...furniture.h1, ...furniture.h2];
+  const marked = furniture.marked;
 
   // Readability over the untouched page: cleaning the page before it can remove the article's own wrapper (a class
   // that mentions "share", a form around the whole page) and leave a cookie notice or a footer as the biggest block.
-  const furniture = furnitureTexts(document);
   let found = readArticle(document);
   let untouched: Block[] = [];
   if (found) {
@@ -381,7 +415,12 @@ export function extractHtmlArticle(html: string, pageUrl?: string): HtmlArticleR
   if (proseWordsOf(blocks) < proseWordsOf(untouched) * 0.6) blocks = untouched;
   // A page Readability itself doubts, whose "article" is mostly links or holds no sentence of prose, is a link list,
   // a home page or an app shell: better told apart from an article that is merely short.
-  if (!readerable && (linkDensity(found.content) > 0.5 || !hasProse(blocks))) return undefined;
+  // Readability's own verdict needs the untouched page: asked (on a fresh parse) only of pages that look doubtful.
+  let readerable = true;
+  if (linkDensity(found.content) > 0.5 || !hasProse(blocks)) {
+    readerable = isProbablyReaderable((parseHTML(html) as unknown as { document: DomDocument }).document, { minContentLength: 100, minScore: 20 });
+    if (!readerable) return undefined;
+  }
   // "<heading> | Site name", "<topic> - <forum section>": the page's own heading is the better title when the page
   // title contains it (the longest such h1 or h2: a forum's h1 is often the site's name).
   let title = cleanText(found.title ?? '') || pageTitle || undefined;
