@@ -5,6 +5,15 @@ import { Readability, isProbablyReaderable } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 import { type Article, type Block, cleanText, countWords } from './article';
 
+/** Chinese, Japanese and Korean script: written without spaces, so a paragraph is one "word" to a space split. */
+const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/gu;
+
+/** Words of a text, counting two CJK characters as one word. */
+function wordsIn(text: string): number {
+  const cjk = text.match(CJK)?.length ?? 0;
+  return cjk === 0 ? countWords(text) : countWords(text.replace(CJK, ' ')) + Math.ceil(cjk / 2);
+}
+
 /** The part of the DOM this module uses (linkedom's nodes have it; the project does not load DOM typings). */
 interface DomNode {
   nodeType: number;
@@ -65,8 +74,29 @@ function textOf(node: DomNode): string {
   return cleanText(node.textContent ?? '');
 }
 
+/** A date line: "PUBLISHED: 10:48, Tue, Nov 19, 2019", "| UPDATED: ...", "Updated 11:21 pm CST, Tuesday, November 19, 2019". */
+const DATELINE = /^\|?\s*(?:published|updated|last updated|posted|modified)(?:\s+on)?\s*:?\s*(?:\d|(?:mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b)[^.!?]{0,60}\b(?:1[89]|20)\d\d\b/i;
+
 function isBoilerplate(text: string): boolean {
-  return (text.length < 160 && (BOILERPLATE.test(text) || POST_META.test(text))) || isGlued(text);
+  if (text.length < 160 && (BOILERPLATE.test(text) || POST_META.test(text))) return true;
+  if (text.length < 90 && DATELINE.test(text)) return true;
+  // A bare address: nothing a listener can use.
+  if (/^https?:\/\/\S+$/.test(text)) return true;
+  return isGlued(text);
+}
+
+/**
+ * A row of links with no sentence in it ("Whatsapp Facebook Pinterest", "Home › News › Politics"): at least three
+ * links, their text nearly all of the row.
+ */
+function isLinkRow(text: string, links: number, linkedChars: number): boolean {
+  if (links < 3 || text.length > 200 || /[.!?…](?:\s|$)/.test(text)) return false;
+  return linkedChars >= text.replace(/\s+/g, '').length * 0.8;
+}
+
+function linkStats(element: DomElement): { links: number; chars: number } {
+  const anchors = Array.from(element.querySelectorAll('a'));
+  return { links: anchors.length, chars: anchors.reduce((sum, a) => sum + (a.textContent ?? '').replace(/\s+/g, '').length, 0) };
 }
 
 /** Where two words meet without a space: "BankBanks", "476.98EUR", "CryptocurrenciesDeutsche". */
@@ -106,10 +136,15 @@ function codeLanguage(pre: DomElement): string | undefined {
 /** Inline content of a block element gathered into one paragraph; block children become their own blocks. */
 function collectBlocks(node: DomNode, blocks: Block[]): void {
   let inline = '';
+  let links = 0;
+  let linkedChars = 0;
   const flush = () => {
     const text = cleanText(inline);
+    const row = isLinkRow(text, links, linkedChars);
     inline = '';
-    if (text && /[\p{L}\p{N}]/u.test(text) && !isBoilerplate(text)) blocks.push({ kind: 'paragraph', text });
+    links = 0;
+    linkedChars = 0;
+    if (text && /[\p{L}\p{N}]/u.test(text) && !isBoilerplate(text) && !row) blocks.push({ kind: 'paragraph', text });
   };
   for (const child of Array.from(node.childNodes)) {
     if (child.nodeType === TEXT) {
@@ -126,7 +161,9 @@ function collectBlocks(node: DomNode, blocks: Block[]): void {
     } else if (tag === 'p') {
       flush();
       const text = textOf(child);
-      if (text && /[\p{L}\p{N}]/u.test(text) && !isBoilerplate(text)) blocks.push({ kind: 'paragraph', text });
+      if (!text || !/[\p{L}\p{N}]/u.test(text) || isBoilerplate(text)) continue;
+      const stats = text.length <= 200 ? linkStats(child) : { links: 0, chars: 0 };
+      if (!isLinkRow(text, stats.links, stats.chars)) blocks.push({ kind: 'paragraph', text });
     } else if (tag === 'ul' || tag === 'ol') {
       flush();
       const items = Array.from(child.childNodes)
@@ -153,6 +190,14 @@ function collectBlocks(node: DomNode, blocks: Block[]): void {
       flush();
       collectBlocks(child, blocks);
     } else {
+      if (tag === 'a') {
+        links++;
+        linkedChars += (child.textContent ?? '').replace(/\s+/g, '').length;
+      } else if (inline.length < 400) {
+        const stats = linkStats(child);
+        links += stats.links;
+        linkedChars += stats.chars;
+      }
       inline += ` ${child.textContent ?? ''} `.replace(/^ | $/g, (m) => (/(?:a|span|em|strong|b|i|code|abbr|cite|q|small|sub|sup|time|mark|u|s|kbd|var)$/.test(tag) ? '' : m));
     }
   }
@@ -186,7 +231,7 @@ function linkDensity(content: DomElement): number {
 
 /** Text in running prose: a paragraph, quote or list item of at least eight words (or minWords). */
 function hasProse(blocks: Block[], minWords = 8): boolean {
-  const long = (text: string) => countWords(text) >= minWords;
+  const long = (text: string) => wordsIn(text) >= minWords;
   return blocks.some((b) => ((b.kind === 'paragraph' || b.kind === 'quote') && long(b.text)) || (b.kind === 'list' && b.items.some(long)));
 }
 
@@ -223,7 +268,7 @@ function inFurniture(element: DomElement): boolean {
 /** A cookie notice, a footer or an address block: short text of a kind no article is made of. */
 function isFurniture(blocks: Block[]): boolean {
   const text = blocks.map((b) => ('text' in b ? b.text : b.kind === 'list' ? b.items.join(' ') : '')).join(' ');
-  const words = countWords(text);
+  const words = wordsIn(text);
   if (words < 300 && COOKIE_TEXT.test(text) && COOKIE_ACTION.test(text)) return true;
   if (words < 150 && (COPYRIGHT_TEXT.test(text) || ADDRESS_TEXT.test(text)) && !hasProse(blocks, 3)) return true;
   return false;
@@ -436,6 +481,12 @@ export function extractHtmlArticle(html: string, pageUrl?: string): HtmlArticleR
   while (blocks[0]?.kind === 'paragraph' && blocks[0].text.length < 80 && (/^by\s/i.test(blocks[0].text) || (byline && blocks[0].text.includes(byline)) || /\bmin(?:ute)? read\b/i.test(blocks[0].text))) {
     blocks.shift();
   }
+  // A site's address or copyright line at the very end, kept by Readability with the last paragraphs.
+  for (let tail = 0; tail < 3; tail++) {
+    const last = blocks.at(-1);
+    if (last?.kind !== 'paragraph' || wordsIn(last.text) > 60 || !(COPYRIGHT_TEXT.test(last.text) || /\b(?:tel|phone|fax)\b/i.test(last.text))) break;
+    blocks.pop();
+  }
   let sourceLabel: string | undefined;
   try {
     sourceLabel = pageUrl ? new URL(pageUrl).hostname.replace(/^www\./, '') : undefined;
@@ -446,7 +497,12 @@ export function extractHtmlArticle(html: string, pageUrl?: string): HtmlArticleR
 }
 
 function proseWordsOf(blocks: Block[]): number {
-  return proseWords({ blocks });
+  let words = 0;
+  for (const block of blocks) {
+    if (block.kind === 'paragraph' || block.kind === 'quote') words += wordsIn(block.text);
+    else if (block.kind === 'list') words += block.items.reduce((sum, item) => sum + wordsIn(item), 0);
+  }
+  return words;
 }
 
 /** Words of running text (paragraphs, quotes and list items), to tell an article from a list of links. */

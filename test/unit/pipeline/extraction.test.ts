@@ -252,6 +252,22 @@ describe('pipeline: extraction failure classes of real pages', () => {
     for (const paragraph of kept) assert.ok(text.includes(paragraph), `dropped: ${paragraph}`);
   });
 
+  it('drops rows of links, date lines, bare addresses and a closing copyright line; keeps a sentence made of links', () => {
+    const filler = 'The harbour has been rebuilt many times, and each time the town argued about the cost before agreeing to pay it.';
+    const linked = 'Read the <a href="/a">council minutes</a>, the <a href="/b">engineers report</a> and the <a href="/c">budget</a>.';
+    const html = `<html><head><title>Harbour notes</title></head><body><article><h1>Harbour notes</h1>
+      <p>PUBLISHED: 10:48, Tue, Nov 19, 2019</p>
+      <p><a href="/w">Whatsapp</a> <a href="/f">Facebook</a> <a href="/p">Pinterest</a> <a href="/d">Download</a></p>
+      <p>${filler} ${filler}</p><p>${linked}</p><p>${filler}</p>
+      <p>https://example.org/news/harbour-notes-2019</p>
+      <p>Harbour Gazette, 1 Quay Street, Porthbay. Tel 01234 567890</p>
+      <p>The contents of this site are ©2019 Harbour Gazette Ltd.</p></article></body></html>`;
+    const text = articleText(extractHtmlArticle(html)!.article);
+    assert.ok(text.includes('Read the council minutes, the engineers report and the budget.'), text);
+    assert.doesNotMatch(text, /PUBLISHED|Whatsapp|Pinterest|https:|Quay Street|©/);
+    assert.equal(text.split('\n').length, 4, text); // the title and three paragraphs
+  });
+
   it('a saved page read as a file gives the article read by URL: the same extractor, sent as Markdown read back alike', async () => {
     const pages = [...CASES.map((c) => c.name), ...FAILURES.map((f) => f.name)];
     const dir = mkdtempSync(path.join(os.tmpdir(), 'aa-extraction-'));
