@@ -10,6 +10,12 @@ export class JobNotices extends Disposable {
   constructor(jobs: JobTracker, notifier: Notifier, player: PlayerController) {
     super();
     this.register(
+      // Listening starts with the first part, while the rest is converted.
+      jobs.onDidGetFirstPart(({ job, startedHere }) => {
+        if (startedHere && readSettings().openPlayerWhenDone) void player.open(job.id, { preserveFocus: true });
+      }),
+    );
+    this.register(
       jobs.onDidFinish(({ job, startedHere }) => {
         if (job.status === 'succeeded') {
           if (!startedHere) return;

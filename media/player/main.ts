@@ -3,6 +3,7 @@
 // from the extension is checked with the protocol's guards; job text is only ever set with textContent.
 import {
   type HostMessage,
+  type LivePart,
   type LoadMessage,
   type PageAction,
   type PageMessage,
@@ -74,6 +75,27 @@ interface Loaded {
 }
 
 let loaded: Loaded | undefined;
+
+/**
+ * A running job played from its parts: they are slices of the final MP3's stream, appended in order to one
+ * SourceBuffer in `sequence` mode, so they play as one stream with no gap at the boundaries. Seeking works within
+ * what has arrived (the media element's duration grows with each part).
+ */
+interface Live {
+  jobId: string;
+  source: MediaSource;
+  url: string;
+  buffer?: SourceBuffer;
+  queue: Uint8Array[];
+  nextIndex: number;
+  /** Parts that came ahead of a missing one. */
+  ahead: Map<number, LivePart>;
+  complete: boolean;
+}
+
+let live: Live | undefined;
+/** Set when the finished file replaces the parts while playing: play on once it is loaded. */
+let resumeAfterLoad = false;
 /** Until this time (ms) the transcript does not follow the audio, because the reader scrolled it by hand. */
 let followPausedUntil = 0;
 const reducedMotion = window.matchMedia('(prefers-reduced-motion: reduce)');
@@ -103,8 +125,78 @@ function rateLabel(rate: number): string {
 
 // ---- showing a job -------------------------------------------------------------------------------------------------
 
+function stopLive(): void {
+  if (!live) return;
+  URL.revokeObjectURL(live.url);
+  live = undefined;
+}
+
+function startLive(jobId: string, parts: LivePart[]): string {
+  const source = new MediaSource();
+  const url = URL.createObjectURL(source);
+  const current: Live = { jobId, source, url, queue: [], nextIndex: 0, ahead: new Map(), complete: false };
+  live = current;
+  source.addEventListener(
+    'sourceopen',
+    () => {
+      if (live !== current) return;
+      const buffer = source.addSourceBuffer('audio/mpeg');
+      buffer.mode = 'sequence';
+      buffer.addEventListener('updateend', () => pumpLive(current));
+      current.buffer = buffer;
+      pumpLive(current);
+    },
+    { once: true },
+  );
+  for (const part of parts) acceptPart(current, part, false);
+  return url;
+}
+
+function acceptPart(target: Live, part: LivePart, render: boolean): void {
+  if (part.index < target.nextIndex || target.ahead.has(part.index)) return;
+  target.ahead.set(part.index, part);
+  const added: TranscriptCue[] = [];
+  for (let next = target.ahead.get(target.nextIndex); next; next = target.ahead.get(target.nextIndex)) {
+    target.ahead.delete(target.nextIndex);
+    target.nextIndex++;
+    target.queue.push(next.bytes);
+    added.push(...next.cues);
+    if (next.final) target.complete = true;
+  }
+  if (render && added.length > 0 && loaded) {
+    loaded.message = { ...loaded.message, cues: [...loaded.message.cues, ...added] };
+    const scroll = ui.transcript.scrollTop;
+    renderTranscript(loaded.message.cues, loaded.message.chapters);
+    ui.transcript.scrollTop = scroll;
+    loaded.cue = -1;
+    highlight(indexAt(loaded.message.cues, currentTime()), false);
+  }
+  pumpLive(target);
+}
+
+function pumpLive(target: Live): void {
+  const { buffer, source } = target;
+  if (!buffer || buffer.updating || source.readyState !== 'open') return;
+  const next = target.queue.shift();
+  if (next) {
+    try {
+      buffer.appendBuffer(next as Uint8Array<ArrayBuffer>);
+    } catch (error) {
+      showPlaybackError(error instanceof Error ? error.message : String(error));
+    }
+    return;
+  }
+  if (target.complete) source.endOfStream();
+}
+
 function showJob(message: LoadMessage): void {
+  // The finished file of the job playing from its parts: go on from the same place, playing if it was.
+  const switching = live !== undefined && live.jobId === message.job.id && !message.live && loaded?.message.job.id === message.job.id;
+  const position = switching ? ui.audio.currentTime : message.position;
+  resumeAfterLoad = switching && !ui.audio.paused;
   ui.audio.pause();
+  stopLive();
+  message = { ...message, position };
   loaded = {
     message,
     cueElements: [],
@@ -134,7 +226,7 @@ function showJob(message: LoadMessage): void {
   ui.audio.defaultPlaybackRate = message.rate;
   ui.audio.volume = message.volume;
   ui.audio.muted = message.muted;
-  ui.audio.src = message.audioUrl;
+  ui.audio.src = message.live ? startLive(message.job.id, message.live.parts) : message.audioUrl;
   ui.audio.playbackRate = message.rate;
   ui.audio.load();
   showRate(message.rate);
@@ -233,6 +325,7 @@ function sameText(a: string, b: string): boolean {
 
 function showUnavailable(message: Extract<HostMessage, { type: 'unavailable' }>): void {
   ui.audio.pause();
+  stopLive();
   ui.audio.removeAttribute('src');
   ui.audio.load();
   loaded = undefined;
@@ -427,6 +520,10 @@ ui.audio.addEventListener('loadedmetadata', () => {
     loaded.pendingSeek = undefined;
   }
   updateTime(ui.audio.currentTime, duration());
+  if (resumeAfterLoad) {
+    resumeAfterLoad = false;
+    void play();
+  }
 });
 ui.audio.addEventListener('timeupdate', () => {
   if (!loaded?.ready) return;
@@ -569,6 +666,9 @@ window.addEventListener('message', (event: MessageEvent<unknown>) => {
       return;
     case 'unavailable':
       showUnavailable(message);
+      return;
+    case 'part':
+      if (live && live.jobId === message.jobId) acceptPart(live, message.part, true);
       return;
   }
 });

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import { ArticleAudioError, InvalidResponseError, JobFailedError, NotFoundError, ValidationError } from './errors';
 import { downloadOutput } from './download';
-import { DEFAULT_STREAM, followJob, type FollowDependencies } from './follow';
+import { DEFAULT_STREAM, followJob, partsOf, type FollowDependencies } from './follow';
 import { HttpClient, type JsonAnswer } from './http';
 import { Redactor } from './redact';
 import { readAccepted, readJob } from './schemas';
@@ -21,6 +21,7 @@ import {
   type Job,
   type JobAccepted,
   type JobEvent,
+  type JobPart,
   type LogFunction,
   type PollingOptions,
   type StreamOptions,
@@ -219,6 +220,14 @@ export class JobServiceClient {
    */
   followJob(id: string, options: FollowOptions = {}): AsyncIterable<JobEvent> {
     return followJob(this.follow, id, options);
+  }
+
+  /**
+   * The parts of the job's audio as the service announces them while the job runs, each once and in order, across
+   * reconnects; ends when the job does. A service that does not make parts yields none.
+   */
+  followParts(id: string, options: FollowOptions = {}): AsyncIterable<JobPart> {
+    return partsOf(this.followJob(id, options));
   }
 
   /** Follows the job and resolves with it when it succeeded; rejects with JobFailedError when it failed. */

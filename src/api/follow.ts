@@ -20,6 +20,7 @@ import {
   type FollowOptions,
   type Job,
   type JobEvent,
+  type JobPart,
   type JobStatus,
   type LogFunction,
   type PollingOptions,
@@ -52,6 +53,42 @@ const MAX_REMEMBERED_EVENTS = 50_000;
 const MAX_RECONNECT_BACKOFF_MS = 30_000;
 /** How long the stream is read on after a terminal status, for the result and `end` that should follow it. */
 const TERMINAL_GRACE_MS = 2000;
+
+/**
+ * Puts announced parts in order, each once: a part seen before (a replayed stream, a reconnect that started over) is
+ * dropped, and one that arrives ahead of a missing one waits for it.
+ */
+export class PartSequence {
+  private readonly waiting = new Map<number, JobPart>();
+
+  /** `next`: the index expected first (the parts before it were delivered earlier, say before a reload). */
+  constructor(private next = 0) {}
+
+  /** The parts that are now next in order (none, this one, or this one and those that waited for it). */
+  accept(part: JobPart): JobPart[] {
+    if (part.index < this.next || this.waiting.has(part.index)) return [];
+    this.waiting.set(part.index, part);
+    const ready: JobPart[] = [];
+    for (let found = this.waiting.get(this.next); found; found = this.waiting.get(this.next)) {
+      this.waiting.delete(this.next);
+      ready.push(found);
+      this.next++;
+    }
+    return ready;
+  }
+
+  /** How many parts have been delivered in order. */
+  get delivered(): number {
+    return this.next;
+  }
+}
+
+/** The parts of a job's audio from its events, each once and in order; ends when the events end. */
+export async function* partsOf(events: AsyncIterable<JobEvent>, sequence = new PartSequence()): AsyncGenerator<JobPart> {
+  for await (const event of events) {
+    if (event.type === 'result' && event.part) yield* sequence.accept(event.part);
+  }
+}
 
 /** Failures that may pass by themselves: the follower waits and tries again instead of giving up. */
 function isTransient(error: unknown): boolean {

@@ -15,7 +15,7 @@ export {
   type ErrorDetails,
   type TimeoutKind,
 } from './errors';
-export { DEFAULT_STREAM, EventHistory } from './follow';
+export { DEFAULT_STREAM, EventHistory, PartSequence, partsOf } from './follow';
 export { Redactor, redact } from './redact';
 export { describeUrl } from './service-url';
 export { DEFAULT_POLLING, PollingSchedule, parseRetryAfter } from './timing';

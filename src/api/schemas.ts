@@ -2,7 +2,7 @@
 // may be missing or of the wrong type (then they are dropped), and only what the client cannot work without (a job's
 // status, an accepted job's id) makes an answer invalid. zod/mini keeps the extension bundle small.
 import * as z from 'zod/mini';
-import type { FieldIssue, Job, JobErrorDetails, OutputFile } from './types';
+import type { FieldIssue, Job, JobErrorDetails, JobPart, OutputFile } from './types';
 
 const optionalString = z.catch(z.optional(z.string()), undefined);
 const optionalNumber = z.catch(z.optional(z.number()), undefined);
@@ -31,7 +31,17 @@ const statusEventSchema = z.looseObject({ status: z.string(), progress: optional
 
 const logEventSchema = z.looseObject({ level: optionalString, message: z.string(), created_at: optionalString });
 
+const partSchema = z.looseObject({
+  index: z.number().check(z.int(), z.nonnegative()),
+  start_s: z.number().check(z.nonnegative()),
+  duration_s: z.number().check(z.nonnegative()),
+  url: z.string(),
+  transcript_url: optionalString,
+  final: z.catch(z.optional(z.boolean()), undefined),
+});
+
 const resultEventSchema = z.looseObject({
+  part: z.catch(z.optional(partSchema), undefined),
   images: optionalArray,
   results: optionalArray,
   request_duration_s: optionalNumber,
@@ -150,13 +160,26 @@ export function readLogEvent(data: unknown): { level: string; message: string; c
 export function readResultEvent(
   data: unknown,
   resolve: UrlResolver,
-): { results: OutputFile[]; images: unknown[]; modelId?: string; styleId?: number; requestDurationS?: number } | undefined {
+): { part?: JobPart; results: OutputFile[]; images: unknown[]; modelId?: string; styleId?: number; requestDurationS?: number } | undefined {
   const parsed = resultEventSchema.safeParse(data);
   if (!parsed.success) return undefined;
-  const event: { results: OutputFile[]; images: unknown[]; modelId?: string; styleId?: number; requestDurationS?: number } = {
+  const event: { part?: JobPart; results: OutputFile[]; images: unknown[]; modelId?: string; styleId?: number; requestDurationS?: number } = {
     results: readOutputFiles(parsed.data.results, resolve),
     images: parsed.data.images ?? [],
   };
+  const part = parsed.data.part;
+  const resolved = (reference: string | undefined) => {
+    try {
+      return reference ? resolve(reference) : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const partUrl = resolved(part?.url);
+  if (part && partUrl) {
+    const transcriptUrl = resolved(part.transcript_url);
+    event.part = { index: part.index, startS: part.start_s, durationS: part.duration_s, url: partUrl, final: part.final === true, ...(transcriptUrl ? { transcriptUrl } : {}) };
+  }
   if (parsed.data.model_id !== undefined) event.modelId = parsed.data.model_id;
   if (parsed.data.style_id !== undefined) event.styleId = parsed.data.style_id;
   if (parsed.data.request_duration_s !== undefined) event.requestDurationS = parsed.data.request_duration_s;

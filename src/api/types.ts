@@ -64,6 +64,8 @@ export type JobEvent =
   | { type: 'log'; level: LogLevel; message: string; createdAt?: string; eventId?: string }
   | {
       type: 'result';
+      /** Set when the result is a part of the audio announced while the job runs (an engine extension). */
+      part?: JobPart;
       results: OutputFile[];
       images: unknown[];
       raw: unknown;
@@ -76,6 +78,25 @@ export type JobEvent =
   | { type: 'transport'; mode: 'stream' | 'poll'; reason?: string }
   /** Always the last event: the final job as the status endpoint reports it. */
   | { type: 'end'; job: Job };
+
+/**
+ * A part of a job's audio, announced while the job runs (our engine; see the README's "Audio in parts"): a standalone
+ * MP3 of whole frames and its WebVTT cues (times relative to the part). Parts are consecutive slices of the final
+ * audio, so played one after another they are the final audio.
+ */
+export interface JobPart {
+  /** From 0, in order. */
+  index: number;
+  /** Where the part starts in the final audio, seconds. */
+  startS: number;
+  durationS: number;
+  /** Absolute address of the part's MP3. */
+  url: string;
+  /** Absolute address of its transcript, when there is one. */
+  transcriptUrl?: string;
+  /** The last part. */
+  final: boolean;
+}
 
 /** Polling schedule (spec 4.2): first interval 2-3 s, doubled after each check, capped at 30-60 s. */
 export interface PollingOptions {

@@ -8,7 +8,7 @@ import { fileNameFor, transcriptPathFor } from '../webview/save-names';
 import { type CommandContext, type JobTarget, resolveJob } from './context';
 
 export const openPlayer = (ctx: CommandContext) => async (target?: JobTarget): Promise<void> => {
-  const job = await resolveJob(ctx, target, (j) => j.status === 'succeeded' && j.files !== undefined, 'No finished job to play yet. Convert a selection, a document or a URL first.');
+  const job = await resolveJob(ctx, target, (j) => (j.status === 'succeeded' && j.files !== undefined) || (j.parts?.length ?? 0) > 0, 'No finished job to play yet. Convert a selection, a document or a URL first.');
   if (job) await ctx.player.open(job.id);
 };
 

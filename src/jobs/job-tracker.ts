@@ -1,7 +1,8 @@
 // The extension's record of every job: submits new ones, follows each unfinished job (stream, else polling) until it
 // ends, downloads the outputs of finished ones into the audio cache, and keeps the list in extension storage so that
 // after a reload or a restart unfinished jobs are followed again and finished ones stay playable.
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
 import * as vscode from 'vscode';
 import {
   ArticleAudioError,
@@ -9,10 +10,12 @@ import {
   InvalidResponseError,
   type Job,
   type JobEvent,
+  type JobPart,
   type JobServiceClient,
   type ModelId,
   NotFoundError,
   type OutputFile,
+  PartSequence,
   ServerError,
   TimeoutError,
   isTerminalStatus,
@@ -56,6 +59,9 @@ export class JobTracker implements PlayableJobs, vscode.Disposable {
   private readonly followers = new Map<string, AbortController>();
   private readonly startedHere = new Set<string>();
   private readonly lastEventIds = new Map<string, string>();
+  /** Per running job: which parts came in (in order, each once) and the chain of their downloads. */
+  private readonly partSequences = new Map<string, PartSequence>();
+  private readonly partDownloads = new Map<string, Promise<void>>();
   private readonly changed = new vscode.EventEmitter<JobRecord | undefined>();
   private readonly finished = new vscode.EventEmitter<FinishedJob>();
   private readonly trackingProblems = new vscode.EventEmitter<TrackingProblem>();
@@ -66,6 +72,9 @@ export class JobTracker implements PlayableJobs, vscode.Disposable {
   readonly onDidChange = this.changed.event;
   /** A job reached succeeded (with its files cached) or failed. */
   readonly onDidFinish = this.finished.event;
+  private readonly firstPart = new vscode.EventEmitter<FinishedJob>();
+  /** A running job's first part is here: it can be played while it is converted. */
+  readonly onDidGetFirstPart = this.firstPart.event;
   readonly onDidLoseTrack = this.trackingProblems.event;
 
   constructor(
@@ -75,7 +84,7 @@ export class JobTracker implements PlayableJobs, vscode.Disposable {
     private readonly log: Logger,
   ) {
     for (const record of memento.get<JobRecord[]>(STORAGE_KEY, [])) {
-      if (isRecord(record)) this.jobs.set(record.id, record);
+      if (isRecord(record)) this.jobs.set(record.id, { ...record, playingWhileConverting: undefined });
     }
   }
 
@@ -89,7 +98,14 @@ export class JobTracker implements PlayableJobs, vscode.Disposable {
   }
 
   playable(): JobRecord[] {
-    return this.all().filter((job) => job.status === 'succeeded' && job.files !== undefined);
+    return this.all().filter((job) => (job.status === 'succeeded' && job.files !== undefined) || (!isTerminalStatus(job.status) && (job.parts?.length ?? 0) > 0));
+  }
+
+  setPlayingWhileConverting(id: string, playing: boolean): void {
+    const job = this.jobs.get(id);
+    if (!job || (job.playingWhileConverting ?? false) === playing) return;
+    job.playingWhileConverting = playing || undefined;
+    this.changedJob(job, false);
   }
 
   /** Jobs that have not ended, newest first. */
@@ -203,6 +219,7 @@ export class JobTracker implements PlayableJobs, vscode.Disposable {
     }
     this.changed.dispose();
     this.finished.dispose();
+    this.firstPart.dispose();
     this.trackingProblems.dispose();
   }
 
@@ -235,6 +252,7 @@ export class JobTracker implements PlayableJobs, vscode.Disposable {
           const lastEventId = this.lastEventIds.get(id);
           for await (const event of client.followJob(id, { signal, ...(lastEventId ? { lastEventId } : {}) })) {
             if (event.type === 'end') final = event.job;
+            else if (event.type === 'result' && event.part) this.receivePart(job, event.part, client, signal);
             else this.onEvent(job, event);
           }
         }
@@ -269,6 +287,45 @@ export class JobTracker implements PlayableJobs, vscode.Disposable {
     }
   }
 
+  /** Downloads announced parts in order, each once (a replayed stream repeats them), while the job runs. */
+  private receivePart(job: JobRecord, part: JobPart, client: JobServiceClient, signal: AbortSignal): void {
+    let sequence = this.partSequences.get(job.id);
+    if (!sequence) {
+      sequence = new PartSequence(job.parts?.length ?? 0);
+      this.partSequences.set(job.id, sequence);
+    }
+    for (const ready of sequence.accept(part)) {
+      const previous = this.partDownloads.get(job.id) ?? Promise.resolve();
+      this.partDownloads.set(job.id, previous.then(() => this.downloadPart(job, ready, client, signal)));
+    }
+  }
+
+  private async downloadPart(job: JobRecord, part: JobPart, client: JobServiceClient, signal: AbortSignal): Promise<void> {
+    if (signal.aborted || job.files) return;
+    const dir = path.join(this.cache.dir(job.id), 'parts');
+    const name = `part-${String(part.index).padStart(4, '0')}`;
+    try {
+      await mkdir(dir, { recursive: true });
+      const audio = path.join(dir, `${name}.mp3`);
+      await client.downloadOutput(part.url, audio, { signal });
+      let transcript: string | undefined;
+      if (part.transcriptUrl) {
+        transcript = path.join(dir, `${name}.vtt`);
+        await client.downloadOutput(part.transcriptUrl, transcript, { signal }).catch((error: unknown) => {
+          this.log.warn(`job ${job.id}: could not download the transcript of part ${part.index}: ${messageOf(error)}`);
+          transcript = undefined;
+        });
+      }
+      if (job.files || (job.parts?.length ?? 0) !== part.index) return;
+      job.parts = [...(job.parts ?? []), { index: part.index, startS: part.startS, durationS: part.durationS, final: part.final, audio, ...(transcript ? { transcript } : {}) }];
+      this.changedJob(job, false);
+      if (part.index === 0) this.firstPart.fire({ job, startedHere: this.startedHere.has(job.id) || job.startedHere === true });
+    } catch (error) {
+      // Parts only let listening start early; the finished job's files are what counts.
+      if (!signal.aborted) this.log.warn(`job ${job.id}: could not download part ${part.index}: ${messageOf(error)}`);
+    }
+  }
+
   private onEvent(job: JobRecord, event: Exclude<JobEvent, { type: 'end' }>): void {
     if ('eventId' in event && event.eventId) this.lastEventIds.set(job.id, event.eventId);
     switch (event.type) {
@@ -298,6 +355,8 @@ export class JobTracker implements PlayableJobs, vscode.Disposable {
   }
 
   private async finish(job: JobRecord, final: Job, client: JobServiceClient, signal: AbortSignal): Promise<void> {
+    this.partSequences.delete(job.id);
+    this.partDownloads.delete(job.id);
     if (final.status === 'failed') {
       this.fail(job, { ...(final.error?.code ? { code: final.error.code } : {}), message: final.error?.message ?? 'The service gave no reason.' });
       return;

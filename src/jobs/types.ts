@@ -21,6 +21,17 @@ export interface CachedJobFiles {
   article?: string;
 }
 
+/** A part of a running job's audio, downloaded into the job's cache folder (absolute paths). */
+export interface CachedPart {
+  index: number;
+  /** Where the part starts in the final audio, seconds. */
+  startS: number;
+  durationS: number;
+  final: boolean;
+  audio: string;
+  transcript?: string;
+}
+
 export interface JobRecord {
   /** The service's job id. */
   id: string;
@@ -40,6 +51,10 @@ export interface JobRecord {
   files?: CachedJobFiles;
   /** Submitted from this VS Code (not only seen in the list): its end is announced, even after a reload. */
   startedHere?: boolean;
+  /** Parts of the audio downloaded while the job runs, in order from index 0 without gaps. */
+  parts?: CachedPart[];
+  /** The player is playing this job's parts while the service still converts it (not persisted). */
+  playingWhileConverting?: boolean;
   /** The last log message, for tooltips. */
   lastMessage?: string;
 }
@@ -47,7 +62,9 @@ export interface JobRecord {
 /** What the player needs from the jobs model. */
 export interface PlayableJobs {
   get(id: string): JobRecord | undefined;
-  /** Finished jobs whose audio is in the cache, newest first. */
+  /** Jobs whose audio is in the cache (finished, or running with parts already here), newest first. */
   playable(): JobRecord[];
+  /** The player says whether it is playing a running job's parts (the views say "playing while converting"). */
+  setPlayingWhileConverting(id: string, playing: boolean): void;
   readonly onDidChange: (listener: (job: JobRecord | undefined) => unknown) => { dispose(): unknown };
 }

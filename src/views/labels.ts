@@ -10,8 +10,10 @@ export function statusLabel(job: JobRecord): string {
   switch (job.status) {
     case 'queued':
       return 'Queued';
-    case 'processing':
-      return job.progress !== undefined ? `${percent(job.progress)}` : 'Processing';
+    case 'processing': {
+      const done = job.progress !== undefined ? `${percent(job.progress)}` : 'Processing';
+      return job.playingWhileConverting ? `${done}, playing while converting` : done;
+    }
     case 'succeeded':
       return job.files ? 'Ready' : 'Downloading';
     case 'failed':
@@ -44,7 +46,9 @@ export function stateIcon(job: JobRecord): vscode.ThemeIcon {
 /** `job.<state>` for `when` clauses of menus (`viewItem =~ /^job\.succeeded/`); unknown states are `job.unknown`. */
 export function contextValue(job: JobRecord): string {
   const known = ['queued', 'processing', 'succeeded', 'failed'].includes(job.status) ? job.status : 'unknown';
-  return job.status === 'succeeded' && !job.files ? 'job.downloading' : `job.${known}`;
+  if (job.status === 'succeeded' && !job.files) return 'job.downloading';
+  // A running job with parts here can be played already (menus match `.playable`).
+  return known === 'processing' && (job.parts?.length ?? 0) > 0 ? 'job.processing.playable' : `job.${known}`;
 }
 
 export function percent(progress: number): string {

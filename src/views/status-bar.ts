@@ -73,7 +73,8 @@ export class JobStatusBar extends Disposable {
       this.failure = undefined;
       const [first] = running.sort((a, b) => (b.progress ?? 0) - (a.progress ?? 0));
       if (!first) return;
-      const progress = first.status === 'processing' && first.progress !== undefined ? ` ${percent(first.progress)}` : first.status === 'queued' ? ' queued' : '';
+      const playing = first.playingWhileConverting ? ' $(unmute) playing while converting' : '';
+      const progress = (first.status === 'processing' && first.progress !== undefined ? ` ${percent(first.progress)}` : first.status === 'queued' ? ' queued' : '') + playing;
       const more = running.length > 1 ? ` (+${running.length - 1})` : '';
       this.item.text = `$(sync~spin)${progress} ${shorten(first.title)}${more}`;
       this.item.backgroundColor = undefined;

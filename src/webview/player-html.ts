@@ -16,7 +16,8 @@ export function contentSecurityPolicy(cspSource: string, nonce: string): string 
   return [
     "default-src 'none'",
     `img-src ${cspSource}`,
-    `media-src ${cspSource}`,
+    // blob: for the MediaSource that plays a running job's parts (bytes from the extension, never the network).
+    `media-src ${cspSource} blob:`,
     `style-src ${cspSource}`,
     `script-src 'nonce-${nonce}'`,
     `font-src ${cspSource}`,

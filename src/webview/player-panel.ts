@@ -6,12 +6,12 @@ import { access, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import * as vscode from 'vscode';
 import { Commands, Views } from '../command-ids';
-import type { JobRecord, PlayableJobs } from '../jobs/types';
+import type { CachedPart, JobRecord, PlayableJobs } from '../jobs/types';
 import { modelLabel, startedAt } from '../views/labels';
 import { plainLabel } from '../views/safe-text';
 import { ListeningMemory } from './listening-memory';
 import { renderPlayerHtml } from './player-html';
-import { type HostMessage, type LoadMessage, type PageAction, type PageMessage, type UnavailableMessage, isPageMessage, isPlayerPageState } from './protocol';
+import { type HostMessage, type LivePart, type LoadMessage, type PageAction, type PageMessage, type UnavailableMessage, isPageMessage, isPlayerPageState } from './protocol';
 import { ReadAlong } from './read-along';
 import { formatTime, parseChapters, parseWebVtt, type ChapterMark, type TranscriptCue } from './transcript';
 
@@ -45,8 +45,8 @@ class PagePort {
   constructor(private readonly webview: vscode.Webview) {}
 
   post(message: HostMessage): void {
-    // Every message shows a job, so a newer one replaces any still waiting.
-    if (!this.ready) this.queue = [];
+    // A load shows a job, so it replaces whatever still waits; parts belong to the load before them.
+    if (!this.ready && message.type !== 'part') this.queue = [];
     if (this.ready) void this.webview.postMessage(message);
     else this.queue.push(message);
   }
@@ -69,6 +69,8 @@ interface Playing {
   lastSaved: number;
   /** Whether the page last reported the audio as playing. */
   sounding: boolean;
+  /** While the job runs: how many of its parts the page has (it plays them until the finished file is here). */
+  liveParts?: number;
 }
 
 class Player implements PlayerController {
@@ -79,6 +81,7 @@ class Player implements PlayerController {
   private panelDisposables: vscode.Disposable[] = [];
   private port: PagePort | undefined;
   private playing: Playing | undefined;
+  private partSending: Promise<void> = Promise.resolve();
   /** Counts calls of show(), so that a slow one does not overwrite a later one. */
   private showCount = 0;
   private readonly audioRoot: vscode.Uri;
@@ -172,6 +175,7 @@ class Player implements PlayerController {
       webview.onDidReceiveMessage((message: unknown) => void this.onPageMessage(message)),
       panel.onDidDispose(() => {
         this.rememberPosition();
+        if (this.playing?.liveParts !== undefined) this.jobs.setPlayingWhileConverting(this.playing.job.id, false);
         void this.memory.flush();
         this.readAlong.follow(undefined, []);
         for (const disposable of this.panelDisposables) disposable.dispose();
@@ -203,7 +207,17 @@ class Player implements PlayerController {
       this.port.post(message);
       return;
     }
-    this.playing = { job, filesKey: filesKey(job), durationS: message.durationS, time: message.position, lastSaved: Date.now(), sounding: false };
+    if (this.playing?.liveParts !== undefined && this.playing.job.id !== job.id) this.jobs.setPlayingWhileConverting(this.playing.job.id, false);
+    this.playing = {
+      job,
+      filesKey: filesKey(job),
+      durationS: message.durationS,
+      time: message.position,
+      lastSaved: Date.now(),
+      sounding: false,
+      ...(message.live ? { liveParts: message.live.parts.length } : {}),
+    };
+    if (!message.live) this.jobs.setPlayingWhileConverting(job.id, false);
     this.readAlong.follow(job, message.cues.map((cue) => cue.text));
     this.panel.title = job.title;
     this.port.post(message);
@@ -217,6 +231,7 @@ class Player implements PlayerController {
   }
 
   private async loadMessage(job: JobRecord): Promise<LoadMessage | UnavailableMessage> {
+    if (!job.files && job.parts && job.parts.length > 0) return this.liveLoadMessage(job, job.parts);
     const files = job.files;
     if (!files || !(await exists(files.audio))) {
       const reason = files
@@ -265,6 +280,43 @@ class Player implements PlayerController {
     return message;
   }
 
+  /** A running job: its parts so far, played one after another while the rest is converted. */
+  private async liveLoadMessage(job: JobRecord, parts: CachedPart[]): Promise<LoadMessage | UnavailableMessage> {
+    let live: LivePart[];
+    try {
+      live = await Promise.all(parts.map((part) => livePart(part)));
+    } catch (error) {
+      this.log.warn(`player: ${job.id}: cannot read its parts: ${(error as Error).message}`);
+      return { type: 'unavailable', job: { id: job.id, title: job.title }, reason: 'The parts of this job that were downloaded so far are no longer on disk.', actions: ['pickJob', 'showJobs'] };
+    }
+    return {
+      type: 'load',
+      job: { id: job.id, title: job.title, model: job.modelId, sourceLabel: sourceLabel(job), hasSourceDocument: job.source.documentUri !== undefined },
+      audioUrl: '',
+      live: { parts: live },
+      cues: live.flatMap((part) => part.cues),
+      chapters: [],
+      position: 0,
+      ...this.memory.preferences(),
+      transcriptNote: 'Still converting: the transcript grows as the audio arrives.',
+    };
+  }
+
+  /** Sends the parts the page does not have yet. */
+  private async sendNewParts(playing: Playing, job: JobRecord): Promise<void> {
+    const parts = this.jobs.get(job.id)?.parts ?? job.parts ?? [];
+    while (playing.liveParts !== undefined && playing.liveParts < parts.length && this.playing === playing && this.port) {
+      const part = parts[playing.liveParts]!;
+      playing.liveParts++;
+      try {
+        this.port.post({ type: 'part', jobId: job.id, part: await livePart(part) });
+      } catch (error) {
+        this.log.warn(`player: ${job.id}: cannot read part ${part.index}: ${(error as Error).message}`);
+        return;
+      }
+    }
+  }
+
   private async onPageMessage(message: unknown): Promise<void> {
     if (!isPageMessage(message)) {
       this.log.warn('player: ignored a message from the page that does not follow the protocol');
@@ -285,6 +337,7 @@ class Player implements PlayerController {
         if (!playing || playing.job.id !== message.jobId) return;
         playing.time = message.time;
         playing.sounding = message.playing && !message.ended;
+        if (playing.liveParts !== undefined) this.jobs.setPlayingWhileConverting(playing.job.id, playing.sounding);
         this.readAlong.showCue(message.cue);
         if (!message.playing || message.ended || Date.now() - playing.lastSaved >= SAVE_EVERY_MS) this.rememberPosition();
         return;
@@ -359,10 +412,16 @@ class Player implements PlayerController {
       return;
     }
     if (filesKey(job) !== playing.filesKey) {
+      // The finished file replaces the parts: the page moves to it at the same position.
       await this.show(job.id);
       return;
     }
     playing.job = job;
+    if (playing.liveParts !== undefined) {
+      // One sender at a time, so parts reach the page in order however many changes come in.
+      this.partSending = this.partSending.then(() => this.sendNewParts(playing, job));
+      await this.partSending;
+    }
     if (this.panel.title !== job.title) this.panel.title = job.title;
   }
 
@@ -384,6 +443,19 @@ class Player implements PlayerController {
     );
     return picked?.id;
   }
+}
+
+async function livePart(part: CachedPart): Promise<LivePart> {
+  const bytes = new Uint8Array(await readFile(part.audio));
+  let cues: TranscriptCue[] = [];
+  if (part.transcript) {
+    try {
+      cues = parseWebVtt(await readFile(part.transcript, 'utf8')).map((cue) => ({ ...cue, start: cue.start + part.startS, end: cue.end + part.startS }));
+    } catch {
+      // A part without its transcript still plays; the finished job brings the whole transcript.
+    }
+  }
+  return { index: part.index, startS: part.startS, durationS: part.durationS, final: part.final, bytes, cues };
 }
 
 async function exists(file: string): Promise<boolean> {

@@ -24,12 +24,29 @@ export interface PlayerJobInfo {
   hasSourceDocument: boolean;
 }
 
+/**
+ * A part of a running job's audio: a slice of the final MP3's stream (so parts appended in order play as the final
+ * audio would), handed over as bytes because the page reaches no files but through its media element.
+ */
+export interface LivePart {
+  index: number;
+  /** Where it starts in the final audio, seconds. */
+  startS: number;
+  durationS: number;
+  final: boolean;
+  bytes: Uint8Array;
+  /** The part's sentences, timed in the final audio. */
+  cues: TranscriptCue[];
+}
+
 /** Extension -> page: play this job. */
 export interface LoadMessage {
   type: 'load';
   job: PlayerJobInfo;
-  /** A webview URI of the cached MP3. */
+  /** A webview URI of the cached MP3; empty while the job runs and `live` holds its parts instead. */
   audioUrl: string;
+  /** Set while the job still runs: the parts here so far (more come as `part` messages). */
+  live?: { parts: LivePart[] };
   cues: TranscriptCue[];
   chapters: ChapterMark[];
   /** From chapters.json or the job record; the audio element's own duration wins once known. */
@@ -53,7 +70,14 @@ export interface UnavailableMessage {
   actions: PageAction[];
 }
 
-export type HostMessage = LoadMessage | UnavailableMessage;
+/** Extension -> page: the next part of the running job being played. */
+export interface PartMessage {
+  type: 'part';
+  jobId: string;
+  part: LivePart;
+}
+
+export type HostMessage = LoadMessage | UnavailableMessage | PartMessage;
 
 /** Page -> extension: the page is listening; queued messages may be sent. */
 export interface ReadyMessage {
@@ -127,6 +151,20 @@ export function isChapterMark(value: unknown): value is ChapterMark {
   return isRecord(value) && isString(value.title) && isFiniteNumber(value.level) && isFiniteNumber(value.start) && isFiniteNumber(value.end);
 }
 
+export function isLivePart(value: unknown): value is LivePart {
+  return (
+    isRecord(value) &&
+    Number.isInteger(value.index) &&
+    (value.index as number) >= 0 &&
+    isFiniteNumber(value.startS) &&
+    isFiniteNumber(value.durationS) &&
+    typeof value.final === 'boolean' &&
+    value.bytes instanceof Uint8Array &&
+    Array.isArray(value.cues) &&
+    value.cues.every(isTranscriptCue)
+  );
+}
+
 function isJobInfo(value: unknown): value is PlayerJobInfo {
   return (
     isRecord(value) &&
@@ -144,7 +182,7 @@ export function isHostMessage(value: unknown): value is HostMessage {
     case 'load':
       return (
         isJobInfo(value.job) &&
-        isNonEmptyString(value.audioUrl) &&
+        (isNonEmptyString(value.audioUrl) || (isRecord(value.live) && Array.isArray(value.live.parts) && value.live.parts.every(isLivePart))) &&
         Array.isArray(value.cues) &&
         value.cues.every(isTranscriptCue) &&
         Array.isArray(value.chapters) &&
@@ -157,6 +195,8 @@ export function isHostMessage(value: unknown): value is HostMessage {
         typeof value.muted === 'boolean' &&
         isOptional(value.transcriptNote, isString)
       );
+    case 'part':
+      return isNonEmptyString(value.jobId) && isLivePart(value.part);
     case 'unavailable':
       return (
         isRecord(value.job) &&

@@ -18,7 +18,7 @@ describe('player: page HTML', () => {
     const csp = contentSecurityPolicy(cspSource, nonce);
     assert.equal(
       csp,
-      `default-src 'none'; img-src ${cspSource}; media-src ${cspSource}; style-src ${cspSource}; script-src 'nonce-${nonce}'; font-src ${cspSource}; connect-src 'none'`,
+      `default-src 'none'; img-src ${cspSource}; media-src ${cspSource} blob:; style-src ${cspSource}; script-src 'nonce-${nonce}'; font-src ${cspSource}; connect-src 'none'`,
     );
     assert.ok(!/unsafe-(inline|eval)/.test(csp));
     const meta = /<meta http-equiv="Content-Security-Policy" content="([^"]+)">/.exec(html);
