@@ -24,6 +24,10 @@ export interface TestPipelineOptions {
   hold?: (input: PipelineInput) => Promise<void> | undefined;
   /** Keeps running after an abort (a pipeline that does not cooperate). */
   ignoreAbort?: boolean;
+  /** Parts of the audio to publish while running (slices of the final MP3, spread over the steps). Default 0. */
+  parts?: number;
+  /** Waited on after each part is published, to hold a job between two parts for as long as a test needs. */
+  afterPart?: (index: number, input: PipelineInput) => Promise<void> | undefined;
 }
 
 /** Text containing `FAIL:<code>` makes the run fail with that pipeline error code. */
@@ -65,14 +69,42 @@ export function createTestPipeline(options: TestPipelineOptions = {}): TestPipel
       checkAbort();
       const failure = FAIL_MARK.exec(text);
       if (failure) throw new PipelineError(failure[1] as PipelineErrorCode, `Failing on request (${failure[1]}).`);
+      const parts = options.parts ?? 0;
+      const audio = silentMp3(audioSeconds);
+      const frameBytes = Math.floor((144 * 128_000) / 44_100);
+      const frames = audio.length / frameBytes;
+      let published = 0;
       for (let step = 1; step <= steps; step++) {
         await sleep(stepMs, context.signal, options.ignoreAbort);
         checkAbort();
         context.progress(step / steps);
         if (step % 2 === 0) context.log('debug', `Step ${step} of ${steps}.`);
+        while (context.publishPart && published < parts && published < Math.floor((step * parts) / steps)) {
+          const from = Math.floor((published * frames) / parts);
+          const to = Math.floor(((published + 1) * frames) / parts);
+          const name = `part-${String(published).padStart(4, '0')}`;
+          await writeFile(path.join(context.workDir, `${name}.mp3`), audio.subarray(from * frameBytes, to * frameBytes));
+          await writeFile(path.join(context.workDir, `${name}.vtt`), `WEBVTT\n\n00:00:00.000 --> 00:00:00.500\nPart ${published}.\n`);
+          const startS = (from * 1152) / 44_100;
+          const durationS = ((to - from) * 1152) / 44_100;
+          await context.publishPart({
+            index: published,
+            startS,
+            durationS,
+            final: published === parts - 1,
+            files: [
+              { name: `${name}.mp3`, contentType: 'audio/mpeg', durationS },
+              { name: `${name}.vtt`, contentType: 'text/vtt', durationS },
+            ],
+          });
+          published++;
+          const held = options.afterPart?.(published - 1, input);
+          if (held) await Promise.race([held, aborted(context.signal, options.ignoreAbort)]);
+          checkAbort();
+        }
       }
       const title = (input.text ?? input.url ?? 'Untitled').split('\n')[0]?.slice(0, 40) ?? 'Untitled';
-      await writeFile(path.join(context.workDir, 'audio.mp3'), silentMp3(audioSeconds));
+      await writeFile(path.join(context.workDir, 'audio.mp3'), audio);
       await writeFile(path.join(context.workDir, 'transcript.vtt'), `WEBVTT\n\n00:00:00.000 --> 00:00:0${Math.min(9, audioSeconds)}.000\n${title}\n`);
       await writeFile(path.join(context.workDir, 'chapters.json'), JSON.stringify([{ start: 0, title }]));
       await writeFile(path.join(context.workDir, 'article.md'), `# ${title}\n\n${input.text ?? ''}\n`);

@@ -20,6 +20,14 @@ let partIndex = 0;
 /** Samples of encoded frames already in parts. */
 let partSamples = 0;
 let lastCutS = 0;
+/** Samples per frame of the stream (576 for the MPEG-2 rates used here; known from the first frame). */
+let frameSamples = 576;
+/**
+ * Frames LAME may still hold back after its input: its delay and look-ahead (about 1,700 samples) in frames, with room
+ * to spare. A part ends this many frames before the end of its input, so where it ends depends only on the input,
+ * never on how far the encoder thread had got: a run after a crash cuts the same parts, byte for byte.
+ */
+const HELD_BACK_FRAMES = 6;
 
 function onEncoded(data: Uint8Array, position: number): void {
   // Frames are appended in order; a write elsewhere is the Xing header patched at the start when the file ends.
@@ -28,27 +36,44 @@ function onEncoded(data: Uint8Array, position: number): void {
   appendEnd += data.length;
 }
 
-async function cutPart(): Promise<PartFile | undefined> {
-  if (targets.length === 0) {
-    pending = [];
-    return undefined;
-  }
+function pendingBytes(): Uint8Array {
+  if (pending.length === 1) return pending[0]!;
   const total = pending.reduce((sum, chunk) => sum + chunk.length, 0);
-  if (total === 0) return undefined;
   const bytes = new Uint8Array(total);
   let at = 0;
   for (const chunk of pending) {
     bytes.set(chunk, at);
     at += chunk.length;
   }
-  const frames = wholeFrames(bytes);
-  pending = frames.bytes < bytes.length ? [bytes.slice(frames.bytes)] : [];
-  if (frames.samples === 0) return undefined;
+  pending = [bytes];
+  return bytes;
+}
+
+/** Waits (briefly) until the encoded frames up to `frames` have reached the file; they are on their way. */
+async function framesWritten(frames: number): Promise<void> {
+  for (let turn = 0; turn < 1000 && wholeFrames(pendingBytes(), frames).frames < frames; turn++) {
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/** Closes a part: `frames` more frames (all of what is encoded when undefined, at the end). */
+async function cutPart(frames?: number): Promise<PartFile | undefined> {
+  if (targets.length === 0) {
+    pending = [];
+    return undefined;
+  }
+  if (frames !== undefined) await framesWritten(frames);
+  const bytes = pendingBytes();
+  if (bytes.length === 0) return undefined;
+  const framesOut = wholeFrames(bytes, frames);
+  pending = framesOut.bytes < bytes.length ? [bytes.slice(framesOut.bytes)] : [];
+  if (framesOut.samples === 0) return undefined;
+  if (framesOut.frames > 0) frameSamples = framesOut.samples / framesOut.frames;
   const name = `part-${String(partIndex).padStart(4, '0')}.mp3`;
-  await writeFile(path.join(partsDir, name), bytes.subarray(frames.skip, frames.bytes));
-  const part: PartFile = { index: partIndex, name, startS: partSamples / sampleRate, durationS: frames.samples / sampleRate, bytes: frames.bytes - frames.skip };
+  await writeFile(path.join(partsDir, name), bytes.subarray(framesOut.skip, framesOut.bytes));
+  const part: PartFile = { index: partIndex, name, startS: partSamples / sampleRate, durationS: framesOut.samples / sampleRate, bytes: framesOut.bytes - framesOut.skip };
   partIndex++;
-  partSamples += frames.samples;
+  partSamples += framesOut.samples;
   return part;
 }
 
@@ -76,7 +101,12 @@ async function handle(request: AudioRequest): Promise<LineWritten | AudioFinishe
       const end = writer!.durationS;
       await writer!.write(silence(request.pauseAfterS, sampleRate));
       const target = targets[Math.min(partIndex, targets.length - 1)] ?? Infinity;
-      const part = writer!.durationS - lastCutS >= target ? await cutPart() : undefined;
+      let part: PartFile | undefined;
+      if (writer!.durationS - lastCutS >= target) {
+        const inputFrames = Math.floor((writer!.durationS * sampleRate) / frameSamples);
+        const frames = inputFrames - HELD_BACK_FRAMES - Math.round(partSamples / frameSamples);
+        if (frames > 0) part = await cutPart(frames);
+      }
       if (part) lastCutS = writer!.durationS;
       return { start, end, ...(part ? { part } : {}) };
     }

@@ -37,17 +37,25 @@ export function frameAt(bytes: Uint8Array, offset: number): FrameHeader | undefi
   return { length, samples, sampleRate, info: tag === 'Xing' || tag === 'Info' };
 }
 
-/** Whole audio frames from the start of `bytes`: how many bytes they take, how many samples they hold. */
-export function wholeFrames(bytes: Uint8Array): { bytes: number; samples: number; skip: number } {
+/**
+ * Whole audio frames from the start of `bytes`, at most `limit` of them (Xing/Info frames at the start are skipped,
+ * not counted): how many bytes they end at, how many frames and samples they hold, and the bytes skipped before them.
+ */
+export function wholeFrames(bytes: Uint8Array, limit = Infinity): { bytes: number; frames: number; samples: number; skip: number } {
   let offset = 0;
   let samples = 0;
+  let frames = 0;
   let skip = 0;
-  for (;;) {
+  while (frames < limit) {
     const frame = frameAt(bytes, offset);
     if (!frame || offset + frame.length > bytes.length) break;
-    if (frame.info && offset === skip) skip += frame.length;
-    else samples += frame.samples;
+    if (frame.info && offset === skip) {
+      skip += frame.length;
+    } else {
+      samples += frame.samples;
+      frames++;
+    }
     offset += frame.length;
   }
-  return { bytes: offset, samples, skip };
+  return { bytes: offset, frames, samples, skip };
 }
