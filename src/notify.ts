@@ -86,7 +86,11 @@ export class Notifier {
    */
   answerNextConfirm: string | undefined;
 
-  /** A modal question: resolves with the title of the button picked, or undefined when dismissed. */
+  /**
+   * A question with its answers as buttons: resolves with the title of the button picked, or undefined when
+   * dismissed. A notification rather than a modal dialog: VS Code refuses modal dialogs while its tests drive it, and
+   * a question that cannot be tested is one that can break unseen.
+   */
   async confirm(text: string, detail: string | undefined, ...choices: string[]): Promise<string | undefined> {
     const safe = this.safe(text);
     this.remember({ message: detail ? `${safe} ${this.safe(detail)}` : safe, actions: choices });
@@ -95,7 +99,7 @@ export class Notifier {
       this.answerNextConfirm = undefined;
       return choices.includes(answer) ? answer : undefined;
     }
-    return vscode.window.showWarningMessage(safe, { modal: true, ...(detail ? { detail: this.safe(detail) } : {}) }, ...choices);
+    return vscode.window.showWarningMessage(detail ? `${safe} ${this.safe(detail)}` : safe, ...choices);
   }
 
   private safe(text: string): string {

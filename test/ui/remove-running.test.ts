@@ -1,0 +1,83 @@
+// Remove Job from List on a running job (issue 16, item 1), clicked as a person would: the question says
+// the job will be cancelled, its button says so too, and after it the job is gone from the list and the status bar.
+// (That the engine really ends the job is checked in test/integration/suites/ux.test.ts, which can ask the engine.)
+import * as assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { launchVSCode, repoRoot, type VSCodeSession } from '../support/vscode-ui';
+
+const TITLE = 'A medium article about patient work';
+
+async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+describe('Removing a running job (UI)', () => {
+  let vscode: VSCodeSession;
+  let workspace: string;
+
+  before(async () => {
+    workspace = mkdtempSync(path.join(os.tmpdir(), 'article-audio-ui-remove-'));
+    const medium = readFileSync(path.join(repoRoot, 'test/fixtures/articles/medium.md'), 'utf8');
+    writeFileSync(path.join(workspace, 'patient-work.md'), `${medium}\n\n${medium.replace(/^# .*$/m, '## Once more')}`);
+    vscode = await launchVSCode({ workspace, settings: { 'articleAudio.model': 'article-audio-1-pro', 'articleAudio.openPlayerWhenDone': false } });
+  });
+
+  after(async () => {
+    await vscode?.close();
+    if (workspace) rmSync(workspace, { recursive: true, force: true });
+  });
+
+  it('asks to cancel it, cancels it, and it leaves the list and the status bar', async () => {
+    const { page } = vscode;
+    // Quick Open, again until the file search (slow on a loaded machine) lists the file.
+    const input = page.locator('.quick-input-widget input');
+    await waitFor(
+      'Quick Open to list the article',
+      async () => {
+        await page.keyboard.press('Escape');
+        await page.keyboard.press('Control+P');
+        await input.waitFor({ timeout: 10_000 });
+        await input.fill('patient-work.md');
+        return page
+          .locator('.quick-input-list .monaco-list-row', { hasText: 'patient-work.md' })
+          .first()
+          .waitFor({ timeout: 10_000 })
+          .then(() => true, () => false);
+      },
+      90_000,
+    );
+    await input.press('Enter');
+    await page.locator('.editor-instance .view-lines', { hasText: TITLE }).first().waitFor({ timeout: 20_000 });
+
+    await vscode.runCommand('Article Audio: Convert Current Document to Audio');
+    await vscode.runCommand('Article Audio: Show Jobs');
+    const status = page.locator('.statusbar-item', { hasText: TITLE.slice(0, 20) }).first();
+    await waitFor('the running job in the status bar', async () => /\d+%|queued/.test(await status.innerText({ timeout: 1_000 }).catch(() => '')), 90_000);
+    const row = page.locator(`.part.sidebar .monaco-list-row[aria-label^="${TITLE}"]`).first();
+    await row.waitFor({ timeout: 20_000 });
+
+    await row.click({ button: 'right' });
+    await page.locator('.context-view .action-label', { hasText: 'Remove Job from List' }).first().click({ timeout: 10_000 });
+    const question = page.locator('.notification-toast', { hasText: 'is still running' }).first();
+    await question.waitFor({ timeout: 20_000 }).catch(async (error: unknown) => {
+      const found = await page.getByText('still running', { exact: false }).count();
+      const palette = await page.locator('.quick-input-widget').isVisible();
+      throw new Error(`No question (text found ${found}, palette open ${palette}) (${await vscode.screenshot('remove-running-no-question')})`, { cause: error });
+    });
+    await vscode.screenshot('remove-running-question');
+    const text = await question.innerText();
+    assert.match(text, /is still running\. Cancel it and remove it from the list\?/, text);
+    assert.match(text, /stops working on it/, text);
+    await question.locator('.monaco-button', { hasText: 'Cancel Job and Remove' }).first().click();
+
+    await waitFor('the job to leave the Jobs view', async () => (await row.count()) === 0, 30_000);
+    await waitFor('the status bar to stop showing it', async () => (await status.count()) === 0 || !(await status.isVisible()), 30_000);
+  });
+});
