@@ -34,6 +34,8 @@ export async function serve(args: readonly string[]): Promise<void> {
     args,
     env: process.env,
     defaultPort: 8787,
+    // A service others reach must not fetch from its own network for them (SSRF); --allow-private-network opts in.
+    defaultAllowPrivateNetwork: false,
     announce(url, dataDir) {
       process.stdout.write(`Article Audio engine listening on ${url}\nJobs are kept in ${dataDir}. Stop with Ctrl+C.\n`);
     },

@@ -10,6 +10,8 @@ export interface EngineProcessOptions {
   args: readonly string[];
   env: NodeJS.ProcessEnv;
   defaultPort: number;
+  /** Whether fetching from private networks is allowed unless a flag or the environment says otherwise. */
+  defaultAllowPrivateNetwork: boolean;
   /** Tells whoever started the process where the engine listens. */
   announce(url: string, dataDir: string): void;
 }
@@ -26,7 +28,7 @@ export function stderrLogger(minimum: LogLevel): Logger {
 
 /** Starts the engine; throws (UsageError or a start failure) before anything was announced. */
 export async function runEngineProcess(options: EngineProcessOptions): Promise<RunningEngine> {
-  const settings = readEngineSettings(options.args, options.env, { port: options.defaultPort });
+  const settings = readEngineSettings(options.args, options.env, { port: options.defaultPort, allowPrivateNetwork: options.defaultAllowPrivateNetwork });
   const log = stderrLogger(settings.logLevel);
   const engine = await startEngine({ ...settings.engine, pipeline: createDefaultPipeline(), log });
 

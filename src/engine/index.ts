@@ -80,8 +80,7 @@ export async function serveHttp(service: JobServiceApi, settings: HttpNodeSettin
     tokens,
     streams,
     maxBodyBytes: settings.maxBodyBytes,
-    publicUrl: settings.publicUrl,
-    listeningUrl: () => url,
+    baseUrl: () => settings.publicUrl ?? url,
     isClosing: () => closing,
     log,
   });

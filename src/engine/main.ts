@@ -10,6 +10,8 @@ runEngineProcess({
   args: process.argv.slice(2),
   env: process.env,
   defaultPort: 0,
+  // The extension's engine serves the one person at this machine, who may convert their own localhost docs.
+  defaultAllowPrivateNetwork: true,
   announce(url) {
     process.stdout.write(`${JSON.stringify({ event: 'listening', url })}\n`);
   },

@@ -39,8 +39,30 @@ export interface EngineOptions {
   lockWaitMs?: number;
   /** Reconnection delay suggested to stream clients (`retry:`). Default 2 s. */
   streamRetryMs?: number;
-  /** Base of absolute addresses in responses, when clients reach the engine through a proxy. Default: the Host header. */
+  /**
+   * Base of absolute addresses in responses (output URLs), e.g. `https://audio.example.com` when clients reach the
+   * engine through a proxy. Default: the address the engine listens on. Never taken from the request's Host header,
+   * which any client can set.
+   */
   publicUrl?: string;
+  /**
+   * Whether articles and intro/outro audio may be fetched from loopback, private, link-local and other non-public
+   * addresses. Default true here (one person's engine: the extension's, `convert`'s); `article-audio serve` defaults
+   * to false, because a shared service must not let its clients read its own network.
+   */
+  allowPrivateNetwork?: boolean;
+  /** Open connections at once; beyond it the longest-idle connection without a request in progress is closed. Default 256. */
+  maxConnections?: number;
+  /** How long a connection may stay open without sending a request. Default 10 s. */
+  idleSocketTimeoutMs?: number;
+  /** Submissions per minute per token (a token bucket that holds as many). 0: no limit. Default 60. */
+  tokenSubmitRate?: number;
+  /** Jobs one token may have waiting in the queue, so that one client cannot fill it for all. Default: a quarter of queueDepth, at least 1. */
+  tokenQueueDepth?: number;
+  /** Bytes of finished outputs one token may keep in the data dir; beyond it 429 until some expire. 0: no limit. Default 2 GiB. */
+  tokenStorageBytes?: number;
+  /** Free space the data dir's disk must keep; below it submissions get 507. Default 256 MiB. */
+  minFreeDiskBytes?: number;
   /** Where jobs are kept. Default: files in dataDir. */
   store?: JobStore & OutputStorage;
 }
@@ -48,20 +70,29 @@ export interface EngineOptions {
 export const DEFAULT_FETCH_LIMITS: FetchLimits = { maxBytes: 10 * 1024 * 1024, timeoutMs: 20_000, maxRedirects: 5 };
 
 export type ResolvedOptions = Required<Omit<EngineOptions, 'pipeline' | 'store' | 'publicUrl' | 'fetchLimits'>> &
-  Pick<EngineOptions, 'pipeline' | 'store' | 'publicUrl'> & { fetchLimits: FetchLimits };
+  Pick<EngineOptions, 'pipeline' | 'store' | 'publicUrl'> & { fetchLimits: Required<FetchLimits> };
 
 export function resolveOptions(options: EngineOptions): ResolvedOptions {
+  const queueDepth = options.queueDepth ?? 100;
+  const allowPrivateNetwork = options.allowPrivateNetwork ?? options.fetchLimits?.allowPrivateNetwork ?? true;
   const resolved: ResolvedOptions = {
     host: options.host ?? '127.0.0.1',
     port: options.port ?? 0,
     dataDir: options.dataDir,
     tokens: options.tokens,
     concurrency: options.concurrency ?? os.availableParallelism(),
-    queueDepth: options.queueDepth ?? 100,
+    queueDepth,
     retentionMs: options.retentionMs ?? 24 * 3600_000,
     heartbeatMs: options.heartbeatMs ?? 15_000,
     maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
-    fetchLimits: { ...DEFAULT_FETCH_LIMITS, ...options.fetchLimits },
+    fetchLimits: { ...DEFAULT_FETCH_LIMITS, ...options.fetchLimits, allowPrivateNetwork },
+    allowPrivateNetwork,
+    maxConnections: options.maxConnections ?? 256,
+    idleSocketTimeoutMs: options.idleSocketTimeoutMs ?? 10_000,
+    tokenSubmitRate: options.tokenSubmitRate ?? 60,
+    tokenQueueDepth: options.tokenQueueDepth ?? Math.max(1, Math.floor(queueDepth / 4)),
+    tokenStorageBytes: options.tokenStorageBytes ?? 2 * 1024 ** 3,
+    minFreeDiskBytes: options.minFreeDiskBytes ?? 256 * 1024 ** 2,
     log: options.log ?? (() => undefined),
     progressIntervalMs: options.progressIntervalMs ?? 250,
     idempotencyWindowMs: options.idempotencyWindowMs ?? 24 * 3600_000,
@@ -83,6 +114,11 @@ export function resolveOptions(options: EngineOptions): ResolvedOptions {
     ['maxCrashes', resolved.maxCrashes, 0],
     ['fetchLimits.maxBytes', resolved.fetchLimits.maxBytes, 1],
     ['fetchLimits.maxRedirects', resolved.fetchLimits.maxRedirects, 0],
+    ['maxConnections', resolved.maxConnections, 1],
+    ['tokenSubmitRate', resolved.tokenSubmitRate, 0],
+    ['tokenQueueDepth', resolved.tokenQueueDepth, 1],
+    ['tokenStorageBytes', resolved.tokenStorageBytes, 0],
+    ['minFreeDiskBytes', resolved.minFreeDiskBytes, 0],
   ] as const) {
     if (!Number.isInteger(value) || value < min) problems.push(`${name} must be an integer >= ${min}`);
   }
@@ -94,6 +130,7 @@ export function resolveOptions(options: EngineOptions): ResolvedOptions {
     ['stopTimeoutMs', resolved.stopTimeoutMs],
     ['streamRetryMs', resolved.streamRetryMs],
     ['lockWaitMs', resolved.lockWaitMs],
+    ['idleSocketTimeoutMs', resolved.idleSocketTimeoutMs],
     ['fetchLimits.timeoutMs', resolved.fetchLimits.timeoutMs],
   ] as const) {
     if (!Number.isFinite(value) || value <= 0) problems.push(`${name} must be a positive number of milliseconds`);

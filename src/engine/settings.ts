@@ -15,7 +15,7 @@ export class UsageError extends Error {
   }
 }
 
-type Kind = 'string' | 'count' | 'seconds' | 'flag';
+type Kind = 'string' | 'count' | 'seconds' | 'flag' | 'switch';
 
 interface Setting {
   flag: string;
@@ -42,7 +42,14 @@ export const ENGINE_SETTINGS: readonly Setting[] = [
   { flag: 'idempotency-window-s', env: 'ARTICLE_AUDIO_IDEMPOTENCY_WINDOW_S', kind: 'seconds', value: 'S', help: 'how long an Idempotency-Key refers to its job (default 86400)' },
   { flag: 'max-crashes', env: 'ARTICLE_AUDIO_MAX_CRASHES', kind: 'count', value: 'N', help: 'runs of a job lost to crashes before it fails as interrupted (default 3)' },
   { flag: 'lock-wait-s', env: 'ARTICLE_AUDIO_LOCK_WAIT_S', kind: 'seconds', value: 'S', help: 'how long to wait for another engine to release the data dir (default 10)' },
-  { flag: 'public-url', env: 'ARTICLE_AUDIO_PUBLIC_URL', kind: 'string', value: 'URL', help: 'base of absolute addresses when behind a proxy (default: the Host header)' },
+  { flag: 'public-url', env: 'ARTICLE_AUDIO_PUBLIC_URL', kind: 'string', value: 'URL', help: 'base of the output addresses in answers, e.g. https://audio.example.com behind a proxy (default: the address it listens on)' },
+  { flag: 'allow-private-network', env: 'ARTICLE_AUDIO_ALLOW_PRIVATE_NETWORK', kind: 'switch', value: '', help: 'fetch articles and intro/outro audio from loopback and private addresses too (env: 1 or 0; default: off for serve, on for the engine the extension starts)' },
+  { flag: 'max-connections', env: 'ARTICLE_AUDIO_MAX_CONNECTIONS', kind: 'count', value: 'N', help: 'open connections at once; beyond it idle ones are closed first (default 256)' },
+  { flag: 'idle-socket-timeout-s', env: 'ARTICLE_AUDIO_IDLE_SOCKET_TIMEOUT_S', kind: 'seconds', value: 'S', help: 'close a connection that sends no request for this long (default 10)' },
+  { flag: 'token-submit-rate', env: 'ARTICLE_AUDIO_TOKEN_SUBMIT_RATE', kind: 'count', value: 'N', help: 'submissions per minute per token, then 429 with Retry-After (default 60; 0: no limit)' },
+  { flag: 'token-queue-depth', env: 'ARTICLE_AUDIO_TOKEN_QUEUE_DEPTH', kind: 'count', value: 'N', help: 'jobs one token may have waiting (default: a quarter of --queue-depth)' },
+  { flag: 'token-storage-mb', env: 'ARTICLE_AUDIO_TOKEN_STORAGE_MB', kind: 'count', value: 'N', help: 'MB of finished files one token may keep, then 429 until some expire (default 2048; 0: no limit)' },
+  { flag: 'min-free-disk-mb', env: 'ARTICLE_AUDIO_MIN_FREE_DISK_MB', kind: 'count', value: 'N', help: 'free space to keep on the data dir\'s disk; below it submissions get 507 (default 256)' },
   { flag: 'log-level', env: 'ARTICLE_AUDIO_LOG_LEVEL', kind: 'string', value: 'LEVEL', help: 'debug, info, warn or error (default info); the log goes to stderr' },
   { flag: 'exit-with-stdin', kind: 'flag', value: '', help: 'stop when standard input closes (so the engine ends with the program that started it)' },
 ];
@@ -55,15 +62,18 @@ export interface ProcessSettings {
 
 const LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
 
-/** Reads the engine's settings from arguments (without the command name) and the environment. */
-export function readEngineSettings(args: readonly string[], env: NodeJS.ProcessEnv, defaults: { port: number }): ProcessSettings {
+/**
+ * Reads the engine's settings from arguments (without the command name) and the environment. `defaults` are what
+ * differ between the engine the extension starts (one person) and `article-audio serve` (possibly a team).
+ */
+export function readEngineSettings(args: readonly string[], env: NodeJS.ProcessEnv, defaults: { port: number; allowPrivateNetwork?: boolean }): ProcessSettings {
   let parsed;
   try {
     parsed = parseArgs({
       args: [...args],
       strict: true,
       allowPositionals: false,
-      options: Object.fromEntries(ENGINE_SETTINGS.map((s) => [s.flag, { type: s.kind === 'flag' ? ('boolean' as const) : ('string' as const) }])),
+      options: Object.fromEntries(ENGINE_SETTINGS.map((s) => [s.flag, { type: s.kind === 'flag' || s.kind === 'switch' ? ('boolean' as const) : ('string' as const) }])),
     });
   } catch (error) {
     throw new UsageError((error as Error).message);
@@ -123,6 +133,13 @@ export function readEngineSettings(args: readonly string[], env: NodeJS.ProcessE
     ...optional('maxCrashes', number('max-crashes')),
     ...optional('lockWaitMs', seconds('lock-wait-s')),
     ...optional('publicUrl', values.get('public-url') as string | undefined),
+    allowPrivateNetwork: (values.get('allow-private-network') as boolean | undefined) ?? defaults.allowPrivateNetwork ?? false,
+    ...optional('maxConnections', number('max-connections')),
+    ...optional('idleSocketTimeoutMs', seconds('idle-socket-timeout-s')),
+    ...optional('tokenSubmitRate', number('token-submit-rate')),
+    ...optional('tokenQueueDepth', number('token-queue-depth')),
+    ...optional('tokenStorageBytes', values.has('token-storage-mb') ? number('token-storage-mb')! * 1024 * 1024 : undefined),
+    ...optional('minFreeDiskBytes', values.has('min-free-disk-mb') ? number('min-free-disk-mb')! * 1024 * 1024 : undefined),
     ...(Object.keys(fetchLimits).length > 0 ? { fetchLimits } : {}),
   };
   return { engine, logLevel: logLevel as LogLevel, exitWithStdin: values.get('exit-with-stdin') === true };
@@ -134,6 +151,12 @@ function optional<K extends string, V>(key: K, value: V | undefined): Partial<Re
 
 function convert(kind: Kind, value: string | boolean, source: string): string | number | boolean {
   if (kind === 'flag' || typeof value === 'boolean') return value;
+  if (kind === 'switch') {
+    const word = value.trim().toLowerCase();
+    if (['1', 'true', 'yes', 'on'].includes(word)) return true;
+    if (['0', 'false', 'no', 'off'].includes(word)) return false;
+    throw new UsageError(`${source} must be 1 or 0 (true or false), not "${value}".`);
+  }
   if (kind === 'string') return value;
   const pattern = kind === 'count' ? /^\d{1,12}$/ : /^\d{1,9}(\.\d{1,6})?$/;
   if (!pattern.test(value.trim()) || (kind === 'seconds' && Number(value) === 0)) {

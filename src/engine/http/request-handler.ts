@@ -19,10 +19,12 @@ export interface RequestHandlerOptions {
   tokens: TokenRing;
   streams: EventStreams;
   maxBodyBytes: number;
-  /** Base of the absolute addresses in responses; when unset, taken from the request's Host header. */
-  publicUrl: string | undefined;
-  /** The engine's own address, for requests without a usable Host header. */
-  listeningUrl: () => string;
+  /**
+   * Base of the absolute addresses in responses: the configured public URL, else the address the engine listens on.
+   * Never the request's Host header: any client can set it, and the links it would make (in answers, stream events
+   * and cached history) would point other clients, with their tokens, wherever it says.
+   */
+  baseUrl: () => string;
   isClosing: () => boolean;
   log: Logger;
 }
@@ -33,7 +35,6 @@ type Route =
   | { name: 'output'; methods: readonly string[]; id: string; file: string }
   | { name: 'part'; methods: readonly string[]; id: string; file: string };
 
-const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::\d{1,5})?$/;
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 /** Why a job could not be written to the data dir, as the client should hear it (a 507, not an opaque 500). */
 const STORAGE_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EACCES', 'EPERM', 'EROFS']);
@@ -56,12 +57,6 @@ function route(target: string): Route | undefined {
 
 export function createRequestHandler(options: RequestHandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const { service, tokens } = options;
-
-  function baseUrl(req: IncomingMessage): string {
-    if (options.publicUrl) return options.publicUrl;
-    const host = req.headers.host;
-    return host && HOST.test(host) ? `http://${host}` : options.listeningUrl();
-  }
 
   function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
     const text = JSON.stringify(body);
@@ -95,7 +90,7 @@ export function createRequestHandler(options: RequestHandlerOptions): (req: Inco
     if (options.isClosing()) throw ApiError.unavailable();
     const owner = tokens.ownerOf(req.headers.authorization);
     if (owner === undefined) throw ApiError.unauthorized();
-    const base = baseUrl(req);
+    const base = options.baseUrl();
 
     switch (target.name) {
       case 'submit': {

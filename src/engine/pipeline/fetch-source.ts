@@ -1,5 +1,9 @@
-// Fetching an article page or an intro/outro file: bounded in size, time and redirects, http(s) only.
+// Fetching an article page or an intro/outro file: bounded in size, time and redirects, http(s) only, and only from
+// addresses the network policy allows (network-policy.ts), checked on every connection including redirect hops.
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
 import { request } from 'undici';
+import { policyAgent } from './network-policy';
 import type { FetchLimits } from './types';
 
 export interface Fetched {
@@ -25,10 +29,53 @@ function host(url: string): string {
   }
 }
 
+const DECODERS: Record<string, (body: Buffer, options: zlib.ZlibOptions & zlib.BrotliOptions) => Promise<Buffer>> = {
+  gzip: promisify(zlib.gunzip),
+  'x-gzip': promisify(zlib.gunzip),
+  br: promisify(zlib.brotliDecompress),
+  // "deflate" is meant to be zlib-wrapped, but some servers send raw deflate; browsers accept both.
+  deflate: async (body, options) => {
+    try {
+      return await promisify(zlib.inflate)(body, options);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'Z_DATA_ERROR') throw error;
+      return promisify(zlib.inflateRaw)(body, options);
+    }
+  },
+};
+
+/** Undoes the Content-Encoding(s) of a body, never producing more than maxBytes. */
+async function decodeContent(body: Buffer, header: string | string[] | undefined, url: string, maxBytes: number): Promise<Buffer> {
+  const codings = (Array.isArray(header) ? header.join(',') : (header ?? ''))
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== '' && c !== 'identity');
+  // Some servers label an empty answer (a 204-like 200) with an encoding; there is nothing to decode.
+  if (codings.length === 0 || body.length === 0) return body;
+  if (codings.length > 2) throw new FetchError(`${url} is sent with ${codings.length} content encodings stacked; this engine decodes at most two.`);
+  let decoded = body;
+  for (const coding of codings.reverse()) {
+    const decode = DECODERS[coding];
+    if (!decode) throw new FetchError(`${url} is sent with Content-Encoding "${coding.slice(0, 40)}", which this engine cannot decode (it reads gzip, deflate and br).`);
+    try {
+      decoded = await decode(decoded, { maxOutputLength: maxBytes });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
+        throw new FetchError(`${url} is larger than the limit of ${Math.round(maxBytes / 1024)} KB once uncompressed.`);
+      }
+      throw new FetchError(`${url} is sent as ${coding} but does not decompress (${(error as Error).message}).`);
+    }
+  }
+  return decoded;
+}
+
 /** GETs a URL within the limits; throws FetchError with a message a user can act on. */
 export async function fetchWithLimits(url: string, limits: FetchLimits, signal: AbortSignal, accept: string): Promise<Fetched> {
+  const allowPrivateNetwork = limits.allowPrivateNetwork ?? false;
   const deadline = AbortSignal.timeout(limits.timeoutMs);
   const combined = AbortSignal.any([signal, deadline]);
+  // One agent per fetch: its connections end with it, so none is ever reused for another job.
+  const dispatcher = policyAgent({ allowPrivateNetwork, connectTimeoutMs: limits.timeoutMs });
   let current = url;
   try {
     for (let redirects = 0; ; redirects++) {
@@ -37,7 +84,8 @@ export async function fetchWithLimits(url: string, limits: FetchLimits, signal: 
       const response = await request(current, {
         method: 'GET',
         signal: combined,
-        headers: { accept, 'user-agent': 'ArticleAudio/0.1 (+local engine)', 'accept-encoding': 'identity' },
+        dispatcher,
+        headers: { accept, 'user-agent': 'ArticleAudio/0.1 (+local engine)', 'accept-encoding': 'gzip, deflate, br' },
         headersTimeout: limits.timeoutMs,
         bodyTimeout: limits.timeoutMs,
       });
@@ -67,18 +115,27 @@ export async function fetchWithLimits(url: string, limits: FetchLimits, signal: 
         }
         chunks.push(chunk);
       }
+      const body = await decodeContent(Buffer.concat(chunks), response.headers['content-encoding'], current, limits.maxBytes);
       const contentType = String(response.headers['content-type'] ?? '');
       const [mediaType = '', ...params] = contentType.split(';').map((p) => p.trim());
       const charset = params.find((p) => p.toLowerCase().startsWith('charset='))?.slice(8).replace(/"/g, '');
-      return { body: Buffer.concat(chunks), mediaType: mediaType.toLowerCase(), charset, finalUrl: current };
+      return { body, mediaType: mediaType.toLowerCase(), charset, finalUrl: current };
     }
   } catch (error) {
     if (error instanceof FetchError) throw error;
     if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('cancelled');
+    if (!allowPrivateNetwork) {
+      // A shared service: its clients must learn nothing about the networks it sits in. A blocked address, a refused
+      // connection, a time-out and an unknown name read the same, so fetches (article or intro/outro) cannot be used
+      // to scan hosts or ports.
+      throw new FetchError(`Could not fetch ${current}: it cannot be reached from this service (it does not answer, or it is on a private network, which this service does not fetch).`);
+    }
     if (deadline.aborted) throw new FetchError(`${host(current)} did not send ${current} within ${Math.round(limits.timeoutMs / 1000)} s.`);
     const code = (error as { code?: string }).code;
     const reason = code === 'ENOTFOUND' ? 'the host name was not found' : code === 'ECONNREFUSED' ? 'the connection was refused' : (error as Error).message;
     throw new FetchError(`Could not fetch ${current}: ${reason}.`);
+  } finally {
+    void dispatcher.destroy().catch(() => undefined);
   }
 }
 

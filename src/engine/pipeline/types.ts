@@ -19,6 +19,11 @@ export interface FetchLimits {
   maxBytes: number;
   timeoutMs: number;
   maxRedirects: number;
+  /**
+   * Whether loopback, private, link-local and other non-public addresses may be fetched (network-policy.ts).
+   * Default false: only the public internet.
+   */
+  allowPrivateNetwork?: boolean;
 }
 
 export type PipelineLogLevel = 'debug' | 'info' | 'warn' | 'error';

@@ -97,7 +97,7 @@ export class FileJobStore implements JobStore, OutputStorage {
 
   async open(): Promise<LoadedJob[]> {
     await mkdir(this.jobsDir, { recursive: true });
-    this.lock = await lockDataDir(this.options.dataDir, { waitMs: 10_000, staleMs: 30_000, ...this.options.lock });
+    this.lock = await lockDataDir(this.options.dataDir, { waitMs: 10_000, staleMs: 8_000, onLost: (message) => this.log('error', message), ...this.options.lock });
     await rm(this.trashDir, { recursive: true, force: true });
     await mkdir(this.trashDir, { recursive: true });
     const names = (await readdir(this.jobsDir)).filter((name) => {

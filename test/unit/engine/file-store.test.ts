@@ -3,7 +3,7 @@
 // from starting, and every accepted job comes back.
 import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
@@ -128,7 +128,8 @@ describe('engine: file store', () => {
 
     // A lock left by a process that no longer exists (kill -9): taken over at once.
     const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
-    writeFileSync(path.join(dir, LOCK_FILE), JSON.stringify({ pid: Number(dead.stdout), nonce: 'x' }));
+    // (Only a pid from this same host and PID namespace is believed dead; see data-dir-lock.test.ts.)
+    writeFileSync(path.join(dir, LOCK_FILE), JSON.stringify({ pid: Number(dead.stdout), nonce: 'x', host: os.hostname(), pidNamespace: readlinkSync('/proc/self/ns/pid') }));
     const third = new FileJobStore({ dataDir: dir, lock: { waitMs: 0 } });
     await third.open();
     assert.match(readFileSync(path.join(dir, LOCK_FILE), 'utf8'), new RegExp(`"pid":${process.pid}`));

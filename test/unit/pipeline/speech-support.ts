@@ -8,7 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { ArticlePipeline, FetchLimits, PipelineInput, PipelineOutput } from '../../../src/engine/pipeline/types';
 
-export const FETCH_LIMITS: FetchLimits = { maxBytes: 10 * 1024 * 1024, timeoutMs: 20_000, maxRedirects: 5 };
+// The page servers of these tests are on loopback.
+export const FETCH_LIMITS: FetchLimits = { maxBytes: 10 * 1024 * 1024, timeoutMs: 20_000, maxRedirects: 5, allowPrivateNetwork: true };
 
 export interface PipelineRun {
   dir: string;

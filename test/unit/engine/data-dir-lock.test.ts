@@ -1,0 +1,106 @@
+// The data dir lock against holders a pid check gets wrong: an engine whose event loop is blocked (it cannot touch
+// its lock on the main thread), and an engine in another PID namespace (its pid is invisible, or someone else's, here).
+// Both are real processes holding the lock through the real module; the second engine tries for several times the
+// staleness limit and must not get the lock.
+import * as assert from 'node:assert/strict';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { LOCK_FILE, lockDataDir } from '../../../src/engine/store/data-dir-lock';
+
+const MODULE = path.resolve(__dirname, '../../../src/engine/store/data-dir-lock.ts');
+const STALE_MS = 1000;
+
+/** A holder process: takes the lock, prints `locked <pid>`, then (when asked) blocks its event loop for good. */
+function holderScript(dataDir: string, block: boolean): string {
+  return `require(${JSON.stringify(MODULE)}).lockDataDir(${JSON.stringify(dataDir)}, { waitMs: 0, staleMs: ${STALE_MS} }).then(() => {
+    process.stdout.write('locked ' + process.pid + '\\n');
+    ${block ? 'for (;;) {}' : 'setInterval(() => {}, 1000);'}
+  });`;
+}
+
+async function untilLocked(child: ChildProcess): Promise<number> {
+  let out = '';
+  let err = '';
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+  return new Promise((resolve, reject) => {
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      out += chunk;
+      const pid = /locked (\d+)/.exec(out)?.[1];
+      if (pid) resolve(Number(pid));
+    });
+    child.on('exit', (code) => reject(new Error(`the holder exited (${code}) before taking the lock: ${err}`)));
+  });
+}
+
+function visible(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+describe('engine: the data dir lock cannot be taken from a live engine', () => {
+  let dir: string;
+  let holder: ChildProcess | undefined;
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'aa-lock-'));
+  });
+  afterEach(async () => {
+    if (holder && holder.exitCode === null && holder.signalCode === null) {
+      const gone = new Promise((resolve) => holder!.once('exit', resolve));
+      holder.kill('SIGKILL');
+      await gone;
+    }
+    holder = undefined;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function assertNotTaken(): Promise<void> {
+    const before = readFileSync(path.join(dir, LOCK_FILE), 'utf8');
+    // Several times the staleness limit: a heartbeat from the blocked main thread would have been missed by now.
+    await assert.rejects(lockDataDir(dir, { waitMs: STALE_MS * 4, staleMs: STALE_MS }), /Another engine \(pid \d+.*\) is using the data dir/);
+    assert.equal(readFileSync(path.join(dir, LOCK_FILE), 'utf8'), before, 'the lock file is still the holder’s');
+  }
+
+  it('keeps the lock while the holder’s event loop is blocked', async () => {
+    holder = spawn(process.execPath, ['--import', 'tsx', '-e', holderScript(dir, true)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    await untilLocked(holder);
+    await assertNotTaken();
+  });
+
+  it('keeps the lock when the holder lives in another PID namespace', async (t) => {
+    const probe = spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true'], { stdio: 'ignore' });
+    if (probe.error || probe.status !== 0) {
+      t.skip('unshare --pid is not available here (needs root or user namespaces)');
+      return;
+    }
+    // Pids in a new namespace count up from 1 (sh), so after n short processes the holder is pid n + 2. Pick n so that
+    // this pid names no process or thread out here: the case where a pid check believes a live holder dead.
+    let n = 60;
+    while (n < 2000 && visible(n + 2)) n++;
+    const command = `i=0; while [ $i -lt ${n} ]; do /bin/true; i=$((i+1)); done; "$0" --import tsx -e "$1"`;
+    holder = spawn('unshare', ['--pid', '--fork', '--kill-child', '--mount-proc', 'sh', '-c', command, process.execPath, holderScript(dir, false)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const innerPid = await untilLocked(holder);
+    assert.equal(innerPid, n + 2);
+    assert.match(readFileSync(path.join(dir, LOCK_FILE), 'utf8'), new RegExp(`"pid":${innerPid}\\b`));
+    await assertNotTaken();
+  });
+
+  it('is taken at once from a holder that was killed, and after a clean release', async () => {
+    holder = spawn(process.execPath, ['--import', 'tsx', '-e', holderScript(dir, false)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    await untilLocked(holder);
+    const gone = new Promise((resolve) => holder!.once('exit', resolve));
+    holder.kill('SIGKILL');
+    await gone;
+    const lock = await lockDataDir(dir, { waitMs: 0, staleMs: 60_000 });
+    assert.match(readFileSync(path.join(dir, LOCK_FILE), 'utf8'), new RegExp(`"pid":${process.pid}\\b`));
+    await lock.release();
+    const again = await lockDataDir(dir, { waitMs: 0, staleMs: 60_000 });
+    await again.release();
+  });
+});
