@@ -65,7 +65,9 @@ export function activate(context: vscode.ExtensionContext): ArticleAudioApi {
   const keys = new ApiKeyStore(context.secrets, log.redactor, () => readSettings().baseUrl);
   const connection = new ServiceConnection(engine, keys, log.logger('service'), token);
   const notifier = new Notifier(logger, log.redactor, vscode.Uri.joinPath(context.extensionUri, 'README.md'));
-  const jobs = new JobTracker(context.globalState, new AudioCache(path.join(storage, 'audio')), connection, log.logger('jobs'));
+  const audioCache = new AudioCache(path.join(storage, 'audio'));
+  void audioCache.tighten();
+  const jobs = new JobTracker(context.globalState, audioCache, connection, log.logger('jobs'));
   const statusBar = new JobStatusBar(jobs, connection);
   const tree = new JobsTreeProvider(jobs);
   const player = registerPlayer(context, jobs, channel, notifier);

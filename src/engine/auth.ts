@@ -13,6 +13,11 @@ export class TokenRing {
     this.digests = usable.map(digest);
   }
 
+  /** How many tokens are configured (owners that share the engine). */
+  get size(): number {
+    return this.digests.length;
+  }
+
   /** The owner id for an `Authorization` header value, or undefined when it names no configured token. */
   ownerOf(authorization: string | undefined): OwnerId | undefined {
     const token = bearerToken(authorization);

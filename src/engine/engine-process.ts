@@ -29,6 +29,8 @@ export function stderrLogger(minimum: LogLevel): Logger {
 /** Starts the engine; throws (UsageError or a start failure) before anything was announced. */
 export async function runEngineProcess(options: EngineProcessOptions): Promise<RunningEngine> {
   const settings = readEngineSettings(options.args, options.env, { port: options.defaultPort, allowPrivateNetwork: options.defaultAllowPrivateNetwork });
+  // Whatever the engine or its libraries create (jobs, outputs, scratch files) is readable by this user only.
+  process.umask(0o077);
   const log = stderrLogger(settings.logLevel);
   const engine = await startEngine({ ...settings.engine, pipeline: createDefaultPipeline(), log });
 

@@ -1,14 +1,18 @@
 // The local engine: the job service of spec/job-service-api.md over HTTP, as DESIGN.md fills it in.
 // startEngine is what the command line, the engine process (main.ts) and tests call.
 import http from 'node:http';
+import os from 'node:os';
 import type { AddressInfo, Socket } from 'node:net';
 import { TokenRing } from './auth';
 import { createDefaultPipeline } from './default-pipeline';
+import { limitConnections } from './http/connection-limits';
 import { EventStreams } from './http/event-streams';
 import { createRequestHandler } from './http/request-handler';
+import { type TokenLimitOptions, TokenLimits } from './http/token-limits';
 import { JobService, type Logger } from './job-service';
 import type { JobServiceApi } from './service-api';
 import { type EngineOptions, resolveOptions } from './options';
+import { removeStaleScratchDirs } from './scratch-dirs';
 import { FileJobStore } from './store/file-store';
 
 export type { EngineOptions } from './options';
@@ -37,6 +41,8 @@ export async function startEngine(options: EngineOptions): Promise<RunningEngine
     pipeline,
     concurrency: settings.concurrency,
     queueDepth: settings.queueDepth,
+    tokenQueueDepth: settings.tokenQueueDepth,
+    tokenFairShare: Math.max(1, Math.floor(settings.queueDepth / tokens.size)),
     retentionMs: settings.retentionMs,
     idempotencyWindowMs: settings.idempotencyWindowMs,
     progressIntervalMs: settings.progressIntervalMs,
@@ -45,6 +51,8 @@ export async function startEngine(options: EngineOptions): Promise<RunningEngine
     stopTimeoutMs: settings.stopTimeoutMs,
     log,
   });
+  const swept = await removeStaleScratchDirs();
+  if (swept > 0) log('info', `Removed ${swept} synthesis scratch folder(s) left in ${os.tmpdir()} by engines that were killed.`);
   try {
     await service.start();
   } catch (error) {
@@ -52,7 +60,21 @@ export async function startEngine(options: EngineOptions): Promise<RunningEngine
     await store.close().catch(() => undefined);
     throw error;
   }
-  return serveHttp(service, { ...settings, tokens }, `data in ${settings.dataDir}; ${settings.concurrency} job(s) at once`);
+  return serveHttp(
+    service,
+    {
+      ...settings,
+      tokens,
+      limits: {
+        submitRatePerMinute: settings.tokenSubmitRate,
+        storageBytes: settings.tokenStorageBytes,
+        minFreeDiskBytes: settings.minFreeDiskBytes,
+        dataDir: settings.dataDir,
+        storageOf: (owner) => service.storageOf(owner),
+      },
+    },
+    `data in ${settings.dataDir}; ${settings.concurrency} job(s) at once; private networks ${settings.allowPrivateNetwork ? 'fetched' : 'not fetched'}`,
+  );
 }
 
 export interface HttpNodeSettings {
@@ -62,7 +84,14 @@ export interface HttpNodeSettings {
   heartbeatMs: number;
   streamRetryMs: number;
   maxBodyBytes: number;
+  /** Base of output addresses; default the address the node listens on (never the Host header). */
   publicUrl?: string | undefined;
+  /** Open connections at once (connection-limits.ts). Default 256. */
+  maxConnections?: number;
+  /** A connection that sends no request for this long is closed. Default 10 s. */
+  idleSocketTimeoutMs?: number;
+  /** Per-token rate and storage, free disk (token-limits.ts). Default: none. */
+  limits?: TokenLimitOptions;
   log: Logger;
 }
 
@@ -80,12 +109,16 @@ export async function serveHttp(service: JobServiceApi, settings: HttpNodeSettin
     tokens,
     streams,
     maxBodyBytes: settings.maxBodyBytes,
+    limits: new TokenLimits(settings.limits ?? { submitRatePerMinute: 0, storageBytes: 0, minFreeDiskBytes: 0 }),
     baseUrl: () => settings.publicUrl ?? url,
     isClosing: () => closing,
     log,
   });
   // Slow or stalled uploads are cut off; streams are responses, which these timeouts do not limit.
-  const server = http.createServer({ requestTimeout: 60_000, headersTimeout: 20_000, keepAliveTimeout: 5_000 }, handler);
+  const idleSocketTimeoutMs = settings.idleSocketTimeoutMs ?? 10_000;
+  const headersTimeout = Math.min(20_000, idleSocketTimeoutMs);
+  const server = http.createServer({ requestTimeout: 60_000, headersTimeout, keepAliveTimeout: 5_000, connectionsCheckingInterval: Math.min(30_000, headersTimeout) }, handler);
+  const connections = limitConnections(server, { maxConnections: settings.maxConnections ?? 256, idleTimeoutMs: idleSocketTimeoutMs, log });
   server.on('checkContinue', handler);
   server.on('clientError', answerClientError);
 
@@ -98,12 +131,16 @@ export async function serveHttp(service: JobServiceApi, settings: HttpNodeSettin
       });
     });
   } catch (error) {
+    connections.dispose();
     await service.stop();
     throw new Error(`Cannot listen on ${settings.host}:${settings.port}: ${(error as Error).message}`);
   }
   const port = (server.address() as AddressInfo).port;
   url = `http://${urlHost(settings.host)}:${port}`;
   log('info', `Listening on ${url}; ${description}.`);
+  if (settings.publicUrl === undefined && !isLoopback(settings.host)) {
+    log('warn', `Output addresses name ${url}; clients on other machines need --public-url (the address they reach this engine at).`);
+  }
 
   let closed: Promise<void> | undefined;
   return {
@@ -121,11 +158,16 @@ export async function serveHttp(service: JobServiceApi, settings: HttpNodeSettin
         const force = setTimeout(() => server.closeAllConnections(), 2000);
         await released;
         clearTimeout(force);
+        connections.dispose();
         log('info', 'Stopped.');
       })();
       return closed;
     },
   };
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host.startsWith('127.');
 }
 
 function urlHost(host: string): string {

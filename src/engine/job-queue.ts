@@ -21,9 +21,12 @@ export class JobQueue<T extends QueueEntry> {
     private readonly run: (entry: T) => Promise<void>,
   ) {}
 
-  /** Holds a place in the queue for a submission that is being stored; false when the queue is full. */
-  reserve(): boolean {
-    if (this.waiting.length + this.reserved >= this.depth) return false;
+  /**
+   * Holds a place in the queue for a submission that is being stored; false when the queue is full. `beyondDepth`:
+   * a place even so (for a client below its fair share of a queue that others filled; see JobService.submit).
+   */
+  reserve(beyondDepth = false): boolean {
+    if (!beyondDepth && this.waiting.length + this.reserved >= this.depth) return false;
     this.reserved++;
     return true;
   }
@@ -49,6 +52,12 @@ export class JobQueue<T extends QueueEntry> {
 
   get waitingCount(): number {
     return this.waiting.length;
+  }
+
+  countWaiting(predicate: (entry: T) => boolean): number {
+    let count = 0;
+    for (const entry of this.waiting) if (predicate(entry)) count++;
+    return count;
   }
 
   get runningCount(): number {

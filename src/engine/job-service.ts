@@ -25,6 +25,13 @@ export interface JobServiceOptions {
   pipeline: ArticlePipeline;
   concurrency: number;
   queueDepth: number;
+  /** Waiting jobs one owner (token) may have at most. */
+  tokenQueueDepth: number;
+  /**
+   * Waiting jobs an owner may have that are admitted even when others filled the queue (at most queueDepth over all
+   * owners together), so that one token's jobs never make the queue refuse another token.
+   */
+  tokenFairShare: number;
   retentionMs: number;
   idempotencyWindowMs: number;
   progressIntervalMs: number;
@@ -42,7 +49,11 @@ const MAX_LOG_EVENTS_PER_RUN = 1000;
 const LOG_LEVELS: readonly string[] = ['debug', 'info', 'warn', 'error'];
 
 export class QueueFullError extends Error {
-  constructor(readonly retryAfterS: number) {
+  constructor(
+    readonly retryAfterS: number,
+    /** How many jobs of this owner are waiting, when it is the owner's own share that is used up. */
+    readonly ownWaiting?: number,
+  ) {
     super('The queue is full.');
   }
 }
@@ -76,6 +87,8 @@ export class JobService implements JobServiceApi {
   private readonly queue: JobQueue<LiveJob>;
   private readonly idempotency = new Map<string, IdempotencyEntry>();
   private readonly creations = new Set<Promise<unknown>>();
+  /** Submissions being stored, per owner: they count as waiting for that owner's share. */
+  private readonly creatingFor = new Map<string, number>();
   private stopping = false;
   private stopped: Promise<void> | undefined;
   private sweeper: NodeJS.Timeout | undefined;
@@ -169,8 +182,19 @@ export class JobService implements JobServiceApi {
         return { job, replayed: true };
       }
     }
-    if (!this.queue.reserve()) throw new QueueFullError(this.queue.retryAfterSeconds());
+    const mine = this.queue.countWaiting((job) => job.record.owner === owner) + (this.creatingFor.get(owner) ?? 0);
+    if (mine >= this.options.tokenQueueDepth) throw new QueueFullError(this.queue.retryAfterSeconds(), mine);
+    if (!this.queue.reserve() && !(mine < this.options.tokenFairShare && this.queue.reserve(true))) {
+      throw new QueueFullError(this.queue.retryAfterSeconds(), mine >= this.options.tokenFairShare ? mine : undefined);
+    }
+    this.creatingFor.set(owner, (this.creatingFor.get(owner) ?? 0) + 1);
     const creation = this.create(owner, submission, key === undefined ? undefined : { key, request });
+    const created = () => {
+      const left = (this.creatingFor.get(owner) ?? 1) - 1;
+      if (left > 0) this.creatingFor.set(owner, left);
+      else this.creatingFor.delete(owner);
+    };
+    void creation.then(created, created);
     this.creations.add(creation);
     void creation.then(
       () => this.creations.delete(creation),
@@ -279,6 +303,22 @@ export class JobService implements JobServiceApi {
 
   get waitingCount(): number {
     return this.queue.waitingCount;
+  }
+
+  /** Bytes of output files an owner keeps, and in how many ms the first of its jobs with files expires. */
+  storageOf(owner: string): { bytes: number; firstExpiryMs: number | undefined } {
+    let bytes = 0;
+    let firstExpiryMs: number | undefined;
+    for (const job of this.jobs.values()) {
+      const { record } = job;
+      if (record.owner !== owner || !record.outputs) continue;
+      for (const output of record.outputs) bytes += output.bytes;
+      if (record.finishedAt !== undefined) {
+        const expiry = Date.parse(record.finishedAt) + this.options.retentionMs - Date.now();
+        firstExpiryMs = firstExpiryMs === undefined ? expiry : Math.min(firstExpiryMs, expiry);
+      }
+    }
+    return { bytes, firstExpiryMs };
   }
 
   private async runJob(job: LiveJob): Promise<void> {

@@ -51,13 +51,18 @@ export interface EngineOptions {
    * to false, because a shared service must not let its clients read its own network.
    */
   allowPrivateNetwork?: boolean;
+  /** Host names that may be fetched even when they resolve to private addresses (a team's intranet). Default none. */
+  fetchAllowedHosts?: string[];
   /** Open connections at once; beyond it the longest-idle connection without a request in progress is closed. Default 256. */
   maxConnections?: number;
   /** How long a connection may stay open without sending a request. Default 10 s. */
   idleSocketTimeoutMs?: number;
   /** Submissions per minute per token (a token bucket that holds as many). 0: no limit. Default 60. */
   tokenSubmitRate?: number;
-  /** Jobs one token may have waiting in the queue, so that one client cannot fill it for all. Default: a quarter of queueDepth, at least 1. */
+  /**
+   * Jobs one token may have waiting. Default: queueDepth. Whatever it is, a token that has fewer waiting jobs than
+   * its fair share (queueDepth / number of tokens) is admitted even when other tokens filled the queue.
+   */
   tokenQueueDepth?: number;
   /** Bytes of finished outputs one token may keep in the data dir; beyond it 429 until some expire. 0: no limit. Default 2 GiB. */
   tokenStorageBytes?: number;
@@ -85,12 +90,13 @@ export function resolveOptions(options: EngineOptions): ResolvedOptions {
     retentionMs: options.retentionMs ?? 24 * 3600_000,
     heartbeatMs: options.heartbeatMs ?? 15_000,
     maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
-    fetchLimits: { ...DEFAULT_FETCH_LIMITS, ...options.fetchLimits, allowPrivateNetwork },
+    fetchLimits: { ...DEFAULT_FETCH_LIMITS, ...options.fetchLimits, allowPrivateNetwork, allowedHosts: options.fetchAllowedHosts ?? options.fetchLimits?.allowedHosts ?? [] },
     allowPrivateNetwork,
+    fetchAllowedHosts: options.fetchAllowedHosts ?? [],
     maxConnections: options.maxConnections ?? 256,
     idleSocketTimeoutMs: options.idleSocketTimeoutMs ?? 10_000,
     tokenSubmitRate: options.tokenSubmitRate ?? 60,
-    tokenQueueDepth: options.tokenQueueDepth ?? Math.max(1, Math.floor(queueDepth / 4)),
+    tokenQueueDepth: options.tokenQueueDepth ?? Math.max(1, queueDepth),
     tokenStorageBytes: options.tokenStorageBytes ?? 2 * 1024 ** 3,
     minFreeDiskBytes: options.minFreeDiskBytes ?? 256 * 1024 ** 2,
     log: options.log ?? (() => undefined),

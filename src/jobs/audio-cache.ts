@@ -1,7 +1,8 @@
 // Finished jobs' files, downloaded into the extension's global storage (<globalStorage>/audio/<job id>/), so that
 // playback never depends on a link that expires. Also keeps each job's input text, so that a failed job can be retried.
+// It is what the user reads and hears, so it is theirs alone: folders 0700, files 0600, like the engine's token file.
 import { createHash } from 'node:crypto';
-import { access, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, chmod, mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { OutputFile } from '../api/index';
 import type { CachedJobFiles } from './types';
@@ -34,12 +35,22 @@ export class AudioCache {
   }
 
   async prepare(jobId: string): Promise<void> {
-    await mkdir(this.dir(jobId), { recursive: true });
+    await mkdir(this.dir(jobId), { recursive: true, mode: 0o700 });
   }
 
   async saveInput(jobId: string, text: string): Promise<void> {
     await this.prepare(jobId);
-    await writeFile(path.join(this.dir(jobId), INPUT), text, 'utf8');
+    await writeFile(path.join(this.dir(jobId), INPUT), text, { encoding: 'utf8', mode: 0o600 });
+  }
+
+  /** Makes the job's downloaded files readable by this user only. */
+  async restrict(jobId: string): Promise<void> {
+    await restrictTree(this.dir(jobId));
+  }
+
+  /** Takes group and other permissions away from everything in the cache (made by versions before this rule). */
+  async tighten(): Promise<void> {
+    await restrictTree(this.root);
   }
 
   async readInput(jobId: string): Promise<string | undefined> {
@@ -63,6 +74,18 @@ export class AudioCache {
 
   async remove(jobId: string): Promise<void> {
     await rm(this.dir(jobId), { recursive: true, force: true });
+  }
+}
+
+/** Removes group and other permissions (never adds any) from a folder and what it holds; best effort. */
+async function restrictTree(target: string): Promise<void> {
+  try {
+    const info = await stat(target);
+    if ((info.mode & 0o077) !== 0) await chmod(target, info.mode & 0o700);
+    if (!info.isDirectory()) return;
+    for (const entry of await readdir(target)) await restrictTree(path.join(target, entry));
+  } catch {
+    // Gone meanwhile, or not ours: nothing to tighten.
   }
 }
 

@@ -400,6 +400,7 @@ export class JobTracker implements PlayableJobs, vscode.Disposable {
       }
     }
     if (!files.audio) throw new InvalidResponseError(`Job ${job.id} succeeded but none of its outputs is audio.`);
+    await this.cache.restrict(job.id);
     return files as CachedJobFiles;
   }
 

@@ -14,6 +14,8 @@ export const API_ERROR_CODES = [
   'headers_too_large',
   'request_timeout',
   'too_many_jobs',
+  'rate_limited',
+  'storage_quota_exceeded',
   'internal',
   'unavailable',
   'insufficient_storage',

@@ -70,7 +70,9 @@ export async function startEngineProcess(options: EngineProcessOptions = {}): Pr
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'aa-engine-'));
   const tokens = options.tokens ?? [randomBytes(16).toString('hex'), randomBytes(16).toString('hex')];
   const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('ARTICLE_AUDIO_')));
-  Object.assign(env, { ARTICLE_AUDIO_TOKENS: tokens.join(','), ...options.env });
+  // The suites serve their pages from loopback, which `serve` refuses to fetch by default (see fetch-policy tests, which
+  // pass ARTICLE_AUDIO_ALLOW_PRIVATE_NETWORK: '' to get the default back).
+  Object.assign(env, { ARTICLE_AUDIO_TOKENS: tokens.join(','), ARTICLE_AUDIO_ALLOW_PRIVATE_NETWORK: '1', ...options.env });
 
   let child: ChildProcess;
   let stdout = '';

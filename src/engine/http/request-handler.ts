@@ -12,6 +12,7 @@ import { ApiError, headerValue } from './api-error';
 import type { EventStreams } from './event-streams';
 import { jobView } from './job-view';
 import { sendOutputFile } from './output-file';
+import type { TokenLimits } from './token-limits';
 import { discardBody, readJsonBody } from './request-body';
 
 export interface RequestHandlerOptions {
@@ -19,6 +20,8 @@ export interface RequestHandlerOptions {
   tokens: TokenRing;
   streams: EventStreams;
   maxBodyBytes: number;
+  /** Per-token rate and storage, and the disk's free space, checked before a job is stored. */
+  limits: TokenLimits;
   /**
    * Base of the absolute addresses in responses: the configured public URL, else the address the engine listens on.
    * Never the request's Host header: any client can set it, and the links it would make (in answers, stream events
@@ -100,12 +103,17 @@ export function createRequestHandler(options: RequestHandlerOptions): (req: Inco
         }
         const checked = checkSubmission(await readJsonBody(req, res, options.maxBodyBytes));
         if (!checked.ok) throw ApiError.validation(checked.issues);
+        await options.limits.admit(owner);
         let accepted;
         try {
           accepted = await service.submit(owner, checked.submission, key);
         } catch (error) {
           if (error instanceof QueueFullError) {
-            throw ApiError.of(429, 'too_many_jobs', `The queue is full; try again in ${error.retryAfterS} s.`, { 'Retry-After': String(error.retryAfterS) });
+            const message =
+              error.ownWaiting !== undefined
+                ? `This token has ${error.ownWaiting} jobs waiting, its share of the queue; try again in ${error.retryAfterS} s, when one has started.`
+                : `The queue is full; try again in ${error.retryAfterS} s.`;
+            throw ApiError.of(429, 'too_many_jobs', message, { 'Retry-After': String(error.retryAfterS) });
           }
           if (error instanceof IdempotencyConflictError) throw ApiError.validation([{ field: 'Idempotency-Key', message: error.message }]);
           if (error instanceof StoppingError) throw ApiError.unavailable();

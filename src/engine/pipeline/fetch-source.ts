@@ -75,7 +75,7 @@ export async function fetchWithLimits(url: string, limits: FetchLimits, signal: 
   const deadline = AbortSignal.timeout(limits.timeoutMs);
   const combined = AbortSignal.any([signal, deadline]);
   // One agent per fetch: its connections end with it, so none is ever reused for another job.
-  const dispatcher = policyAgent({ allowPrivateNetwork, connectTimeoutMs: limits.timeoutMs });
+  const dispatcher = policyAgent({ allowPrivateNetwork, allowedHosts: limits.allowedHosts, connectTimeoutMs: limits.timeoutMs });
   let current = url;
   try {
     for (let redirects = 0; ; redirects++) {

@@ -39,9 +39,24 @@ export function isPublicAddress(address: string): boolean {
   return parsed.range() === 'unicast';
 }
 
+export interface NetworkPolicy {
+  allowPrivateNetwork: boolean;
+  /**
+   * Host names (as written in URLs, compared without case and trailing dot) that may resolve to private addresses even
+   * when private networks are not allowed: a team's intranet wiki, say. Only the name is trusted, so a redirect from
+   * such a host to another name or to an address literal is checked like any other.
+   */
+  allowedHosts?: readonly string[];
+}
+
+function normalizeHost(name: string): string {
+  return name.replace(/^\[|\]$/g, '').replace(/\.+$/, '').toLowerCase();
+}
+
 /** Resolves a host name once and returns the address to connect to, or throws UnreachableAddressError. */
-export async function resolveAllowed(hostname: string, allowPrivateNetwork: boolean): Promise<{ address: string; family: 4 | 6 }> {
+export async function resolveAllowed(hostname: string, policy: NetworkPolicy): Promise<{ address: string; family: 4 | 6 }> {
   const name = hostname.replace(/^\[|\]$/g, '');
+  const allowPrivateNetwork = policy.allowPrivateNetwork || (policy.allowedHosts ?? []).some((host) => normalizeHost(host) === normalizeHost(name));
   let candidates: { address: string; family: number }[];
   if (isIP(name) !== 0) {
     candidates = [{ address: name, family: isIP(name) }];
@@ -64,12 +79,12 @@ export async function resolveAllowed(hostname: string, allowPrivateNetwork: bool
  * An undici dispatcher whose every connection (first request and redirect hops alike) goes to an address checked by
  * the policy. The TLS server name stays the host name of the URL, so certificates are checked as usual.
  */
-export function policyAgent(options: { allowPrivateNetwork: boolean; connectTimeoutMs: number }): Agent {
+export function policyAgent(options: NetworkPolicy & { connectTimeoutMs: number }): Agent {
   const connectTo = buildConnector({ timeout: options.connectTimeoutMs });
   return new Agent({
     connections: 4,
     connect(connectOptions, callback) {
-      resolveAllowed(connectOptions.hostname, options.allowPrivateNetwork).then(
+      resolveAllowed(connectOptions.hostname, options).then(
         ({ address }) => connectTo({ ...connectOptions, hostname: address }, callback),
         (error: Error) => callback(error, null),
       );

@@ -1,10 +1,11 @@
 // A speech synthesis worker thread: Flite compiled to WebAssembly (WASI), one utterance per request. The module is
 // compiled once per worker; each utterance gets a fresh instance (a WASI program runs once), which costs a few
 // milliseconds against tens to hundreds of milliseconds of synthesis.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
+import { SCRATCH_PREFIX } from '../scratch-dirs';
 import type { SynthesisRequest, SynthesisResponse } from './synth-protocol';
 
 // node:wasi announces itself as experimental on load; that line would land in every engine log.
@@ -24,7 +25,8 @@ const { module: sharedModule, memoryLimits } = workerData as { module: WebAssemb
 // Node's type declarations leave WebAssembly.Memory out; the global is there in every Node and Electron.
 const { Memory } = WebAssembly as unknown as { Memory: new (limits: { initial: number; maximum?: number }) => { readonly buffer: ArrayBuffer } };
 const memory = new Memory(memoryLimits);
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'article-audio-flite-'));
+// The engine's pid in the name lets the next engine remove what a killed one left behind (scratch-dirs.ts).
+const scratch = mkdtempSync(path.join(os.tmpdir(), `${SCRATCH_PREFIX}${process.pid}-`));
 const modulePromise = Promise.resolve(sharedModule);
 
 /** The samples of a 16-bit PCM WAV file (Flite writes mono 16 kHz). */
@@ -60,6 +62,8 @@ async function synthesize(request: SynthesisRequest): Promise<{ samples: Int16Ar
   // Text goes through a file: long argv text crashes Flite. Flite splits a line into utterances at ".", ":" and "?",
   // and drops the last piece of an unterminated line when it is a single word ("The answer is simple: patience."
   // came out as "The answer is simple:"), so every line reaches it as one line, ended.
+  // Put back if a temp cleaner (or an engine that took this one for dead) removed it.
+  mkdirSync(scratch, { recursive: true, mode: 0o700 });
   writeFileSync(path.join(scratch, 'in.txt'), fliteInput(request.text));
   const args = ['flite', '-voice', request.voice, '-f', '/work/in.txt', '-o', '/work/out.wav'];
   if (request.durationStretch && request.durationStretch !== 1) args.push('--setf', `duration_stretch=${request.durationStretch}`);

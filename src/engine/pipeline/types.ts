@@ -24,6 +24,8 @@ export interface FetchLimits {
    * Default false: only the public internet.
    */
   allowPrivateNetwork?: boolean;
+  /** Host names allowed to resolve to private addresses even so (network-policy.ts). */
+  allowedHosts?: readonly string[];
 }
 
 export type PipelineLogLevel = 'debug' | 'info' | 'warn' | 'error';

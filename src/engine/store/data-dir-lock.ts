@@ -104,7 +104,7 @@ async function breakStaleLock(file: string, staleNonce: string | undefined, stal
   try {
     got = await createExclusive(guard, String(process.pid));
   } catch (error) {
-    throw new Error(`Cannot take over the data dir ${dataDir}: its stale lock cannot be replaced (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}). Check that the folder is writable.`, { cause: error });
+    throw new Error(`Cannot take over the data dir ${dataDir}: its stale lock file cannot be replaced (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}). Check that the folder is writable.`, { cause: error });
   }
   if (!got) {
     // Another engine is breaking it right now; a guard left by a crash in the middle of that is removed when old.

@@ -10,12 +10,15 @@
 //   <data dir>/jobs/<id>/outputs/           the output files of a succeeded job
 //   <data dir>/trash/                       jobs being deleted (renamed here first, so none is ever half there)
 //
+// Everything is readable by its owner only (folders 0700, files 0600, like the token file): it is what a person reads.
+// Folders and files made by older versions are tightened when the store opens.
+//
 // Crash rules: a record is written with temp file + fsync + rename + folder fsync, so it is old or new, never torn.
 // Events are appended with one write per batch; a crash can leave a torn last line, which open() cuts off. Stale
 // temp files and folders of jobs whose creation never finished are removed on open.
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { lstat, mkdir, open, readFile, readdir, rm } from 'node:fs/promises';
+import { chmod, lstat, mkdir, open, readFile, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
@@ -96,10 +99,11 @@ export class FileJobStore implements JobStore, OutputStorage {
   }
 
   async open(): Promise<LoadedJob[]> {
-    await mkdir(this.jobsDir, { recursive: true });
+    await mkdir(this.jobsDir, { recursive: true, mode: PRIVATE_DIR });
+    await Promise.all([this.options.dataDir, this.jobsDir].map((dir) => restrict(dir)));
     this.lock = await lockDataDir(this.options.dataDir, { waitMs: 10_000, staleMs: 8_000, onLost: (message) => this.log('error', message), ...this.options.lock });
     await rm(this.trashDir, { recursive: true, force: true });
-    await mkdir(this.trashDir, { recursive: true });
+    await mkdir(this.trashDir, { recursive: true, mode: PRIVATE_DIR });
     const names = (await readdir(this.jobsDir)).filter((name) => {
       if (isJobId(name)) return true;
       this.log('warn', `Ignoring ${path.join(this.jobsDir, name)}: not a job folder.`);
@@ -117,6 +121,7 @@ export class FileJobStore implements JobStore, OutputStorage {
   private async load(id: string): Promise<LoadedJob | undefined> {
     const dir = this.jobDir(id);
     try {
+      await tighten(dir);
       for (const entry of await readdir(dir)) {
         if (entry.endsWith(TEMP_SUFFIX)) await rm(path.join(dir, entry), { force: true });
       }
@@ -143,7 +148,17 @@ export class FileJobStore implements JobStore, OutputStorage {
 
   async create(job: StoredJob, events: StoredEvent[]): Promise<void> {
     const dir = this.jobDir(job.id);
-    await mkdir(dir);
+    try {
+      await mkdir(dir, { mode: PRIVATE_DIR });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      // The data dir was deleted under the running engine (a cleanup script, a user): make it again rather than fail
+      // every submission. The lock's heartbeat puts the lock file back; jobs that were in it are gone.
+      this.log('warn', `The data dir ${this.options.dataDir} was deleted while the engine ran; making it again. Jobs that were in it are lost.`);
+      await mkdir(this.jobsDir, { recursive: true, mode: PRIVATE_DIR });
+      await mkdir(this.trashDir, { recursive: true, mode: PRIVATE_DIR });
+      await mkdir(dir, { mode: PRIVATE_DIR });
+    }
     const handle = await open(path.join(dir, EVENTS), 'wx', 0o600);
     try {
       await handle.writeFile(events.map(eventLine).join(''));
@@ -234,7 +249,7 @@ export class FileJobStore implements JobStore, OutputStorage {
     await rm(dir, { recursive: true, force: true });
     // Parts an earlier run announced stay: clients may be playing them, and the new run makes the same ones again.
     // Files no record names are never served, and go with the job when it expires.
-    await mkdir(dir);
+    await mkdir(dir, { mode: PRIVATE_DIR });
     return dir;
   }
 
@@ -265,10 +280,11 @@ export class FileJobStore implements JobStore, OutputStorage {
     if (!OUTPUT_NAME.test(name)) throw new Error(`"${name}" is not a plain output file name.`);
     const info = await lstat(file);
     if (!info.isFile()) throw new Error(`The pipeline's output ${name} is not a regular file.`);
+    await restrict(file);
     const etag = await hashAndSync(file);
     const jobDir = this.jobDir(jobId);
     const outputsDir = path.join(jobDir, OUTPUTS);
-    await mkdir(outputsDir, { recursive: true });
+    await mkdir(outputsDir, { recursive: true, mode: PRIVATE_DIR });
     await renameWithRetry(file, path.join(outputsDir, name));
     await syncDirectory(outputsDir);
     return { name, contentType: meta.contentType, ...(meta.durationS !== undefined ? { durationS: meta.durationS } : {}), bytes: info.size, etag };
@@ -285,6 +301,7 @@ export class FileJobStore implements JobStore, OutputStorage {
 
   async remove(jobId: string): Promise<void> {
     const aside = path.join(this.trashDir, `${jobId}.${randomBytes(4).toString('hex')}`);
+    await mkdir(this.trashDir, { recursive: true, mode: PRIVATE_DIR });
     try {
       await renameWithRetry(this.jobDir(jobId), aside);
     } catch (error) {
@@ -304,6 +321,31 @@ export class FileJobStore implements JobStore, OutputStorage {
     // The last line of defence: every caller validated the id already.
     if (!isJobId(id)) throw new Error('Not a job id.');
     return path.join(this.jobsDir, id);
+  }
+}
+
+const PRIVATE_DIR = 0o700;
+
+/**
+ * Takes group and other permissions away (0755 -> 0700, 0644 -> 0600). It never adds any: a folder its owner made
+ * read-only stays read-only. Best effort: a folder this user does not own keeps its modes.
+ */
+async function restrict(target: string): Promise<void> {
+  try {
+    const { mode } = await stat(target);
+    if ((mode & 0o077) !== 0) await chmod(target, mode & 0o700);
+  } catch {
+    // Not ours to change (or gone); the folders the engine makes are private from the start.
+  }
+}
+
+/** Makes a job folder and everything in it private to this user (folders made before the engine did so). */
+async function tighten(dir: string): Promise<void> {
+  await restrict(dir);
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) await tighten(full);
+    else if (entry.isFile()) await restrict(full);
   }
 }
 
