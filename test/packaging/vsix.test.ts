@@ -61,6 +61,23 @@ describe('Packaging', () => {
     assert.doesNotMatch(readme, /npm test|npm ci/, 'the extension page carries the developer README');
   });
 
+  it('ships the full licence text of every bundled package, generated from node_modules', async () => {
+    const notices = entries.find((e) => e.toLowerCase() === 'extension/third_party_notices.md');
+    assert.ok(notices, 'THIRD_PARTY_NOTICES.md is missing from the .vsix');
+    const shipped = execFileSync('unzip', ['-p', vsix, notices], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    const { collectPackages, render } = await import('../../scripts/third-party-notices.mjs');
+    const packages = collectPackages();
+    for (const name of ['undici', 'zod', 'linkedom', 'mediabunny', '@mozilla/readability', 'ipaddr.js', 'marked']) {
+      assert.ok(packages.some((p) => p.name === name), `${name} is not among the bundled packages`);
+    }
+    for (const p of packages) {
+      assert.ok(shipped.includes(`## ${p.name} ${p.version}\n`), `${p.name} ${p.version} has no section`);
+      for (const { text } of p.texts) assert.ok(shipped.includes(text.trimEnd()), `the licence text of ${p.name} is not complete`);
+    }
+    for (const lgpl of ['## LGPL-2\n', '## LGPL-2.1\n', '## GPL-3\n']) assert.ok(shipped.includes(lgpl), `${lgpl.trim()} text is missing`);
+    assert.equal(shipped, render(packages), 'THIRD_PARTY_NOTICES.md is out of date: run `node scripts/third-party-notices.mjs`');
+  });
+
   it('installs into real VS Code (code-server)', async () => {
     const { vscodeServerMain } = await import('../../scripts/test-env.mjs');
     const extensionsDir = path.join(work, 'installed-extensions');
