@@ -36,6 +36,7 @@ export async function serve(args: readonly string[]): Promise<void> {
     defaultPort: 8787,
     // A service others reach must not fetch from its own network for them (SSRF); --allow-private-network opts in.
     defaultAllowPrivateNetwork: false,
+    defaultTokenSubmitRate: 60,
     announce(url, dataDir) {
       process.stdout.write(`Article Audio engine listening on ${url}\nJobs are kept in ${dataDir}. Stop with Ctrl+C.\n`);
     },

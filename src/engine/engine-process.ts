@@ -12,6 +12,8 @@ export interface EngineProcessOptions {
   defaultPort: number;
   /** Whether fetching from private networks is allowed unless a flag or the environment says otherwise. */
   defaultAllowPrivateNetwork: boolean;
+  /** Submissions per minute per token unless a flag or the environment says otherwise (0: no limit). */
+  defaultTokenSubmitRate: number;
   /** Tells whoever started the process where the engine listens. */
   announce(url: string, dataDir: string): void;
 }
@@ -28,7 +30,7 @@ export function stderrLogger(minimum: LogLevel): Logger {
 
 /** Starts the engine; throws (UsageError or a start failure) before anything was announced. */
 export async function runEngineProcess(options: EngineProcessOptions): Promise<RunningEngine> {
-  const settings = readEngineSettings(options.args, options.env, { port: options.defaultPort, allowPrivateNetwork: options.defaultAllowPrivateNetwork });
+  const settings = readEngineSettings(options.args, options.env, { port: options.defaultPort, allowPrivateNetwork: options.defaultAllowPrivateNetwork, tokenSubmitRate: options.defaultTokenSubmitRate });
   // Whatever the engine or its libraries create (jobs, outputs, scratch files) is readable by this user only.
   process.umask(0o077);
   const log = stderrLogger(settings.logLevel);

@@ -12,6 +12,7 @@ runEngineProcess({
   defaultPort: 0,
   // The extension's engine serves the one person at this machine, who may convert their own localhost docs.
   defaultAllowPrivateNetwork: true,
+  defaultTokenSubmitRate: 0,
   announce(url) {
     process.stdout.write(`${JSON.stringify({ event: 'listening', url })}\n`);
   },

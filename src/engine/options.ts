@@ -1,5 +1,6 @@
 // The engine's settings with their defaults (DESIGN.md "Limits"). Every limit is a setting: startEngine takes them
 // as options, `article-audio serve` and dist/engine.js as flags or environment variables (settings.ts).
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import type { Logger } from './job-service';
 import type { ArticlePipeline, FetchLimits } from './pipeline/types';
@@ -53,11 +54,17 @@ export interface EngineOptions {
   allowPrivateNetwork?: boolean;
   /** Host names that may be fetched even when they resolve to private addresses (a team's intranet). Default none. */
   fetchAllowedHosts?: string[];
-  /** Open connections at once; beyond it the longest-idle connection without a request in progress is closed. Default 256. */
+  /**
+   * Open connections at once; beyond it the longest-idle connection without a request in progress is closed.
+   * Default: half the process's file descriptor limit (the other half is for jobs' files), at most 1024.
+   */
   maxConnections?: number;
   /** How long a connection may stay open without sending a request. Default 10 s. */
   idleSocketTimeoutMs?: number;
-  /** Submissions per minute per token (a token bucket that holds as many). 0: no limit. Default 60. */
+  /**
+   * Submissions per minute per token (a token bucket that holds as many). 0: no limit. Default 0 here (one person's
+   * engine); `article-audio serve` defaults to 60.
+   */
   tokenSubmitRate?: number;
   /**
    * Jobs one token may have waiting. Default: queueDepth. Whatever it is, a token that has fewer waiting jobs than
@@ -93,9 +100,9 @@ export function resolveOptions(options: EngineOptions): ResolvedOptions {
     fetchLimits: { ...DEFAULT_FETCH_LIMITS, ...options.fetchLimits, allowPrivateNetwork, allowedHosts: options.fetchAllowedHosts ?? options.fetchLimits?.allowedHosts ?? [] },
     allowPrivateNetwork,
     fetchAllowedHosts: options.fetchAllowedHosts ?? [],
-    maxConnections: options.maxConnections ?? 256,
+    maxConnections: options.maxConnections ?? defaultMaxConnections(),
     idleSocketTimeoutMs: options.idleSocketTimeoutMs ?? 10_000,
-    tokenSubmitRate: options.tokenSubmitRate ?? 60,
+    tokenSubmitRate: options.tokenSubmitRate ?? 0,
     tokenQueueDepth: options.tokenQueueDepth ?? Math.max(1, queueDepth),
     tokenStorageBytes: options.tokenStorageBytes ?? 2 * 1024 ** 3,
     minFreeDiskBytes: options.minFreeDiskBytes ?? 256 * 1024 ** 2,
@@ -144,4 +151,16 @@ export function resolveOptions(options: EngineOptions): ResolvedOptions {
   if (resolved.publicUrl !== undefined && !/^https?:\/\/[^/]+$/.test(resolved.publicUrl)) problems.push('publicUrl must be http(s)://host[:port]');
   if (problems.length > 0) throw new Error(`Invalid engine settings: ${problems.join('; ')}.`);
   return resolved;
+}
+
+/** Half the soft limit of open files (Linux: /proc/self/limits), at most 1024; 1024 where it cannot be read. */
+export function defaultMaxConnections(): number {
+  try {
+    const limits = readFileSync('/proc/self/limits', 'utf8');
+    const soft = Number(/^Max open files\s+(\d+)/m.exec(limits)?.[1]);
+    if (Number.isFinite(soft) && soft > 0) return Math.max(16, Math.min(1024, Math.floor(soft / 2)));
+  } catch {
+    // Not Linux.
+  }
+  return 1024;
 }

@@ -45,9 +45,9 @@ export const ENGINE_SETTINGS: readonly Setting[] = [
   { flag: 'public-url', env: 'ARTICLE_AUDIO_PUBLIC_URL', kind: 'string', value: 'URL', help: 'base of the output addresses in answers, e.g. https://audio.example.com behind a proxy (default: the address it listens on)' },
   { flag: 'allow-private-network', env: 'ARTICLE_AUDIO_ALLOW_PRIVATE_NETWORK', kind: 'switch', value: '', help: 'fetch articles and intro/outro audio from loopback and private addresses too (env: 1 or 0; default: off for serve, on for the engine the extension starts)' },
   { flag: 'fetch-allow-hosts', env: 'ARTICLE_AUDIO_FETCH_ALLOW_HOSTS', kind: 'string', value: 'HOSTS', help: 'comma-separated host names that may be fetched even on a private network, e.g. wiki.corp (default none)' },
-  { flag: 'max-connections', env: 'ARTICLE_AUDIO_MAX_CONNECTIONS', kind: 'count', value: 'N', help: 'open connections at once; beyond it idle ones are closed first (default 256)' },
+  { flag: 'max-connections', env: 'ARTICLE_AUDIO_MAX_CONNECTIONS', kind: 'count', value: 'N', help: 'open connections at once; beyond it idle ones are closed first (default: half the open-files limit, at most 1024)' },
   { flag: 'idle-socket-timeout-s', env: 'ARTICLE_AUDIO_IDLE_SOCKET_TIMEOUT_S', kind: 'seconds', value: 'S', help: 'close a connection that sends no request for this long (default 10)' },
-  { flag: 'token-submit-rate', env: 'ARTICLE_AUDIO_TOKEN_SUBMIT_RATE', kind: 'count', value: 'N', help: 'submissions per minute per token, then 429 with Retry-After (default 60; 0: no limit)' },
+  { flag: 'token-submit-rate', env: 'ARTICLE_AUDIO_TOKEN_SUBMIT_RATE', kind: 'count', value: 'N', help: 'submissions per minute per token, then 429 with Retry-After (default 60 for serve, none for the extension\'s engine; 0: no limit)' },
   { flag: 'token-queue-depth', env: 'ARTICLE_AUDIO_TOKEN_QUEUE_DEPTH', kind: 'count', value: 'N', help: 'jobs one token may have waiting (default: --queue-depth; a token below its fair share, the depth divided by the tokens, is admitted even when others filled the queue)' },
   { flag: 'token-storage-mb', env: 'ARTICLE_AUDIO_TOKEN_STORAGE_MB', kind: 'count', value: 'N', help: 'MB of finished files one token may keep, then 429 until some expire (default 2048; 0: no limit)' },
   { flag: 'min-free-disk-mb', env: 'ARTICLE_AUDIO_MIN_FREE_DISK_MB', kind: 'count', value: 'N', help: 'free space to keep on the data dir\'s disk; below it submissions get 507 (default 256)' },
@@ -67,7 +67,7 @@ const LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
  * Reads the engine's settings from arguments (without the command name) and the environment. `defaults` are what
  * differ between the engine the extension starts (one person) and `article-audio serve` (possibly a team).
  */
-export function readEngineSettings(args: readonly string[], env: NodeJS.ProcessEnv, defaults: { port: number; allowPrivateNetwork?: boolean }): ProcessSettings {
+export function readEngineSettings(args: readonly string[], env: NodeJS.ProcessEnv, defaults: { port: number; allowPrivateNetwork?: boolean; tokenSubmitRate?: number }): ProcessSettings {
   let parsed;
   try {
     parsed = parseArgs({
@@ -138,7 +138,7 @@ export function readEngineSettings(args: readonly string[], env: NodeJS.ProcessE
     allowPrivateNetwork: (values.get('allow-private-network') as boolean | undefined) ?? defaults.allowPrivateNetwork ?? false,
     ...optional('maxConnections', number('max-connections')),
     ...optional('idleSocketTimeoutMs', seconds('idle-socket-timeout-s')),
-    ...optional('tokenSubmitRate', number('token-submit-rate')),
+    ...optional('tokenSubmitRate', number('token-submit-rate') ?? defaults.tokenSubmitRate),
     ...optional('tokenQueueDepth', number('token-queue-depth')),
     ...optional('tokenStorageBytes', values.has('token-storage-mb') ? number('token-storage-mb')! * 1024 * 1024 : undefined),
     ...optional('minFreeDiskBytes', values.has('min-free-disk-mb') ? number('min-free-disk-mb')! * 1024 * 1024 : undefined),

@@ -98,6 +98,10 @@ export async function startApiNode(args: readonly string[], env: NodeJS.ProcessE
       streamRetryMs: engine.streamRetryMs ?? 2000,
       maxBodyBytes: engine.maxBodyBytes ?? 1024 * 1024,
       publicUrl: engine.publicUrl?.replace(/\/+$/, ''),
+      ...(engine.maxConnections !== undefined ? { maxConnections: engine.maxConnections } : {}),
+      ...(engine.idleSocketTimeoutMs !== undefined ? { idleSocketTimeoutMs: engine.idleSocketTimeoutMs } : {}),
+      // The submission rate per token; storage and disk limits need the embedded store and are not applied here.
+      limits: { submitRatePerMinute: engine.tokenSubmitRate ?? 60, storageBytes: 0, minFreeDiskBytes: 0 },
       log: logger,
     },
     `team API node on ${redactUrl(databaseUrl)}, files in ${storageSpec}`,
@@ -155,7 +159,8 @@ export async function startWorker(args: readonly string[], env: NodeJS.ProcessEn
     leaseMs: team.leaseMs,
     maxCrashes: engine.maxCrashes ?? 3,
     progressIntervalMs: engine.progressIntervalMs ?? 250,
-    fetchLimits: { ...DEFAULT_FETCH_LIMITS, ...engine.fetchLimits },
+    // Off unless --allow-private-network: a team service must not fetch its own network for its clients (SSRF).
+    fetchLimits: { ...DEFAULT_FETCH_LIMITS, ...engine.fetchLimits, allowPrivateNetwork: engine.allowPrivateNetwork ?? false, allowedHosts: engine.fetchAllowedHosts ?? [] },
     workDir: team.workDir,
     stopTimeoutMs: 10_000,
     log,
