@@ -1,6 +1,6 @@
 // `article-audio serve`: the engine in the foreground, for a team, a script or a remote box.
 import { runEngineProcess } from '../engine/engine-process';
-import { settingsHelp } from '../engine/settings';
+import { SHARED_SERVICE_DEFAULTS, settingsHelp } from '../engine/settings';
 import { teamSettingsHelp } from '../engine/team/settings-help';
 
 export const SERVE_HELP = `Usage: article-audio serve [options]
@@ -34,9 +34,9 @@ export async function serve(args: readonly string[]): Promise<void> {
     args,
     env: process.env,
     defaultPort: 8787,
-    // A service others reach must not fetch from its own network for them (SSRF); --allow-private-network opts in.
-    defaultAllowPrivateNetwork: false,
-    defaultTokenSubmitRate: 60,
+    // A service others reach must not fetch from its own network for them (SSRF; --allow-private-network opts in),
+    // and limits what each client may use.
+    serviceDefaults: SHARED_SERVICE_DEFAULTS,
     announce(url, dataDir) {
       process.stdout.write(`Article Audio engine listening on ${url}\nJobs are kept in ${dataDir}. Stop with Ctrl+C.\n`);
     },

@@ -4,16 +4,14 @@
 import { createDefaultPipeline } from './default-pipeline';
 import { type RunningEngine, startEngine } from './index';
 import type { Logger, LogLevel } from './job-service';
-import { readEngineSettings } from './settings';
+import { readEngineSettings, type ServiceDefaults } from './settings';
 
 export interface EngineProcessOptions {
   args: readonly string[];
   env: NodeJS.ProcessEnv;
   defaultPort: number;
-  /** Whether fetching from private networks is allowed unless a flag or the environment says otherwise. */
-  defaultAllowPrivateNetwork: boolean;
-  /** Submissions per minute per token unless a flag or the environment says otherwise (0: no limit). */
-  defaultTokenSubmitRate: number;
+  /** Policy defaults a flag or the environment may override: one person's engine, or a service others reach. */
+  serviceDefaults: ServiceDefaults;
   /** Tells whoever started the process where the engine listens. */
   announce(url: string, dataDir: string): void;
 }
@@ -30,7 +28,7 @@ export function stderrLogger(minimum: LogLevel): Logger {
 
 /** Starts the engine; throws (UsageError or a start failure) before anything was announced. */
 export async function runEngineProcess(options: EngineProcessOptions): Promise<RunningEngine> {
-  const settings = readEngineSettings(options.args, options.env, { port: options.defaultPort, allowPrivateNetwork: options.defaultAllowPrivateNetwork, tokenSubmitRate: options.defaultTokenSubmitRate });
+  const settings = readEngineSettings(options.args, options.env, { port: options.defaultPort, ...options.serviceDefaults });
   // Whatever the engine or its libraries create (jobs, outputs, scratch files) is readable by this user only.
   process.umask(0o077);
   const log = stderrLogger(settings.logLevel);

@@ -4,15 +4,14 @@
 // {"event":"listening","url":"http://127.0.0.1:PORT"}, or {"event":"error","message":"..."} if it cannot start
 // (then exits 1, or 2 for bad settings). Everything else goes to stderr.
 import { runEngineProcess } from './engine-process';
-import { UsageError } from './settings';
+import { PERSONAL_ENGINE_DEFAULTS, UsageError } from './settings';
 
 runEngineProcess({
   args: process.argv.slice(2),
   env: process.env,
   defaultPort: 0,
   // The extension's engine serves the one person at this machine, who may convert their own localhost docs.
-  defaultAllowPrivateNetwork: true,
-  defaultTokenSubmitRate: 0,
+  serviceDefaults: PERSONAL_ENGINE_DEFAULTS,
   announce(url) {
     process.stdout.write(`${JSON.stringify({ event: 'listening', url })}\n`);
   },

@@ -71,9 +71,9 @@ export interface EngineOptions {
    * its fair share (queueDepth / number of tokens) is admitted even when other tokens filled the queue.
    */
   tokenQueueDepth?: number;
-  /** Bytes of finished outputs one token may keep in the data dir; beyond it 429 until some expire. 0: no limit. Default 2 GiB. */
+  /** Bytes of finished outputs one token may keep in the data dir; beyond it 429 until some expire. 0: no limit. Default 0 here; serve 2 GiB. */
   tokenStorageBytes?: number;
-  /** Free space the data dir's disk must keep; below it submissions get 507. Default 256 MiB. */
+  /** Free space the data dir's disk must keep; below it submissions get 507. Default 0 here; serve 256 MiB. */
   minFreeDiskBytes?: number;
   /** Where jobs are kept. Default: files in dataDir. */
   store?: JobStore & OutputStorage;
@@ -104,8 +104,8 @@ export function resolveOptions(options: EngineOptions): ResolvedOptions {
     idleSocketTimeoutMs: options.idleSocketTimeoutMs ?? 10_000,
     tokenSubmitRate: options.tokenSubmitRate ?? 0,
     tokenQueueDepth: options.tokenQueueDepth ?? Math.max(1, queueDepth),
-    tokenStorageBytes: options.tokenStorageBytes ?? 2 * 1024 ** 3,
-    minFreeDiskBytes: options.minFreeDiskBytes ?? 256 * 1024 ** 2,
+    tokenStorageBytes: options.tokenStorageBytes ?? 0,
+    minFreeDiskBytes: options.minFreeDiskBytes ?? 0,
     log: options.log ?? (() => undefined),
     progressIntervalMs: options.progressIntervalMs ?? 250,
     idempotencyWindowMs: options.idempotencyWindowMs ?? 24 * 3600_000,

@@ -49,8 +49,8 @@ export const ENGINE_SETTINGS: readonly Setting[] = [
   { flag: 'idle-socket-timeout-s', env: 'ARTICLE_AUDIO_IDLE_SOCKET_TIMEOUT_S', kind: 'seconds', value: 'S', help: 'close a connection that sends no request for this long (default 10)' },
   { flag: 'token-submit-rate', env: 'ARTICLE_AUDIO_TOKEN_SUBMIT_RATE', kind: 'count', value: 'N', help: 'submissions per minute per token, then 429 with Retry-After (default 60 for serve, none for the extension\'s engine; 0: no limit)' },
   { flag: 'token-queue-depth', env: 'ARTICLE_AUDIO_TOKEN_QUEUE_DEPTH', kind: 'count', value: 'N', help: 'jobs one token may have waiting (default: --queue-depth; a token below its fair share, the depth divided by the tokens, is admitted even when others filled the queue)' },
-  { flag: 'token-storage-mb', env: 'ARTICLE_AUDIO_TOKEN_STORAGE_MB', kind: 'count', value: 'N', help: 'MB of finished files one token may keep, then 429 until some expire (default 2048; 0: no limit)' },
-  { flag: 'min-free-disk-mb', env: 'ARTICLE_AUDIO_MIN_FREE_DISK_MB', kind: 'count', value: 'N', help: 'free space to keep on the data dir\'s disk; below it submissions get 507 (default 256)' },
+  { flag: 'token-storage-mb', env: 'ARTICLE_AUDIO_TOKEN_STORAGE_MB', kind: 'count', value: 'N', help: 'MB of finished files one token may keep, then 429 until some expire (default 2048 for serve, none for the extension\'s engine; 0: no limit)' },
+  { flag: 'min-free-disk-mb', env: 'ARTICLE_AUDIO_MIN_FREE_DISK_MB', kind: 'count', value: 'N', help: 'free space to keep on the data dir\'s disk; below it submissions get 507 (default 256 for serve, 0 for the extension\'s engine)' },
   { flag: 'log-level', env: 'ARTICLE_AUDIO_LOG_LEVEL', kind: 'string', value: 'LEVEL', help: 'debug, info, warn or error (default info); the log goes to stderr' },
   { flag: 'exit-with-stdin', kind: 'flag', value: '', help: 'stop when standard input closes (so the engine ends with the program that started it)' },
 ];
@@ -63,11 +63,25 @@ export interface ProcessSettings {
 
 const LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
 
+/** Defaults that differ between an engine that serves one person and a service that others reach. */
+export interface ServiceDefaults {
+  allowPrivateNetwork: boolean;
+  tokenSubmitRate: number;
+  tokenStorageMb: number;
+  minFreeDiskMb: number;
+}
+
+/** `article-audio serve` and team API nodes: reached by others, so they protect the machine and each client. */
+export const SHARED_SERVICE_DEFAULTS: ServiceDefaults = { allowPrivateNetwork: false, tokenSubmitRate: 60, tokenStorageMb: 2048, minFreeDiskMb: 256 };
+/** The engine the extension starts (dist/engine.js): one person, on their own machine. */
+export const PERSONAL_ENGINE_DEFAULTS: ServiceDefaults = { allowPrivateNetwork: true, tokenSubmitRate: 0, tokenStorageMb: 0, minFreeDiskMb: 0 };
+
 /**
- * Reads the engine's settings from arguments (without the command name) and the environment. `defaults` are what
- * differ between the engine the extension starts (one person) and `article-audio serve` (possibly a team).
+ * Reads the engine's settings from arguments (without the command name) and the environment. Without `defaults`
+ * the shared service's apply (the safe ones).
  */
-export function readEngineSettings(args: readonly string[], env: NodeJS.ProcessEnv, defaults: { port: number; allowPrivateNetwork?: boolean; tokenSubmitRate?: number }): ProcessSettings {
+export function readEngineSettings(args: readonly string[], env: NodeJS.ProcessEnv, defaults: { port: number } & Partial<ServiceDefaults>): ProcessSettings {
+  const service = { ...SHARED_SERVICE_DEFAULTS, ...defaults };
   let parsed;
   try {
     parsed = parseArgs({
@@ -135,13 +149,13 @@ export function readEngineSettings(args: readonly string[], env: NodeJS.ProcessE
     ...optional('lockWaitMs', seconds('lock-wait-s')),
     ...optional('publicUrl', values.get('public-url') as string | undefined),
     ...optional('fetchAllowedHosts', (values.get('fetch-allow-hosts') as string | undefined)?.split(',').map((h) => h.trim()).filter((h) => h !== '')),
-    allowPrivateNetwork: (values.get('allow-private-network') as boolean | undefined) ?? defaults.allowPrivateNetwork ?? false,
+    allowPrivateNetwork: (values.get('allow-private-network') as boolean | undefined) ?? service.allowPrivateNetwork,
     ...optional('maxConnections', number('max-connections')),
     ...optional('idleSocketTimeoutMs', seconds('idle-socket-timeout-s')),
-    ...optional('tokenSubmitRate', number('token-submit-rate') ?? defaults.tokenSubmitRate),
+    tokenSubmitRate: number('token-submit-rate') ?? service.tokenSubmitRate,
     ...optional('tokenQueueDepth', number('token-queue-depth')),
-    ...optional('tokenStorageBytes', values.has('token-storage-mb') ? number('token-storage-mb')! * 1024 * 1024 : undefined),
-    ...optional('minFreeDiskBytes', values.has('min-free-disk-mb') ? number('min-free-disk-mb')! * 1024 * 1024 : undefined),
+    tokenStorageBytes: (number('token-storage-mb') ?? service.tokenStorageMb) * 1024 * 1024,
+    minFreeDiskBytes: (number('min-free-disk-mb') ?? service.minFreeDiskMb) * 1024 * 1024,
     ...(Object.keys(fetchLimits).length > 0 ? { fetchLimits } : {}),
   };
   return { engine, logLevel: logLevel as LogLevel, exitWithStdin: values.get('exit-with-stdin') === true };

@@ -232,6 +232,22 @@ describe('engine: connection and per-token limits', () => {
   });
 });
 
+describe('engine: disk use', () => {
+  it('answers 507 insufficient_storage, saying what to do, when the disk is below --min-free-disk-mb', async () => {
+    // More free space than any disk has: the limit is always crossed.
+    const engine = await startEngineProcess({ args: ['--min-free-disk-mb', '999999999'] });
+    try {
+      const answer = await serviceCalls(engine.url, engine.tokens[0]!).submit({ model_id: mini, text: TEXT });
+      assert.equal(answer.status, 507);
+      assert.equal(answer.errors[0]?.code, 'insufficient_storage');
+      assert.match(answer.errors[0]?.message ?? '', /keeps at least 999999999 MB free.*Free disk space/);
+      assert.match(answer.headers.get('retry-after') ?? '', /^[1-9]\d*$/);
+    } finally {
+      await engine.dispose();
+    }
+  });
+});
+
 describe('engine: the data dir is private, and survives being deleted', () => {
   it('makes folders 0700 and files 0600, and tightens older ones when it starts', async () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'aa-modes-'));

@@ -118,6 +118,9 @@ export function createRequestHandler(options: RequestHandlerOptions): (req: Inco
           if (error instanceof IdempotencyConflictError) throw ApiError.validation([{ field: 'Idempotency-Key', message: error.message }]);
           if (error instanceof StoppingError) throw ApiError.unavailable();
           const errno = (error as NodeJS.ErrnoException).code;
+          if (errno === 'EDATADIRLOST') {
+            throw ApiError.of(503, 'unavailable', 'This engine no longer owns its data dir: another engine took it over. Use that engine, or restart this one.');
+          }
           if (errno !== undefined && STORAGE_ERRORS.has(errno)) throw ApiError.storage(errno);
           throw error;
         }

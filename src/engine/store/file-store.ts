@@ -88,6 +88,8 @@ export class FileJobStore implements JobStore, OutputStorage {
   private readonly jobsDir: string;
   private readonly trashDir: string;
   private lock: DataDirLock | undefined;
+  /** Set when another engine took the data dir (ours was deleted under us): from then on this store writes nothing. */
+  private lostTo: string | undefined;
   /** Jobs whose last append failed part-way: the next append starts on a fresh line. */
   private readonly tornLogs = new Set<string>();
   private readonly log: NonNullable<FileJobStoreOptions['log']>;
@@ -101,7 +103,11 @@ export class FileJobStore implements JobStore, OutputStorage {
   async open(): Promise<LoadedJob[]> {
     await mkdir(this.jobsDir, { recursive: true, mode: PRIVATE_DIR });
     await Promise.all([this.options.dataDir, this.jobsDir].map((dir) => restrict(dir)));
-    this.lock = await lockDataDir(this.options.dataDir, { waitMs: 10_000, staleMs: 8_000, onLost: (message) => this.log('error', message), ...this.options.lock });
+    const onLost = (message: string) => {
+      this.lostTo = message;
+      this.log('error', `${message} It starts no job and writes nothing more; restart it (or stop the other engine).`);
+    };
+    this.lock = await lockDataDir(this.options.dataDir, { waitMs: 10_000, staleMs: 8_000, onLost, ...this.options.lock });
     await rm(this.trashDir, { recursive: true, force: true });
     await mkdir(this.trashDir, { recursive: true, mode: PRIVATE_DIR });
     const names = (await readdir(this.jobsDir)).filter((name) => {
@@ -146,7 +152,13 @@ export class FileJobStore implements JobStore, OutputStorage {
     }
   }
 
+  /** Refuses every write once another engine owns the data dir: its jobs are its own to run (never twice). */
+  private assertOwner(): void {
+    if (this.lostTo !== undefined) throw Object.assign(new Error(this.lostTo), { code: 'EDATADIRLOST' });
+  }
+
   async create(job: StoredJob, events: StoredEvent[]): Promise<void> {
+    this.assertOwner();
     const dir = this.jobDir(job.id);
     try {
       await mkdir(dir, { mode: PRIVATE_DIR });
@@ -171,10 +183,12 @@ export class FileJobStore implements JobStore, OutputStorage {
   }
 
   async save(job: StoredJob): Promise<void> {
+    this.assertOwner();
     await writeFileAtomic(path.join(this.jobDir(job.id), RECORD), JSON.stringify(job));
   }
 
   async appendEvents(jobId: string, events: readonly StoredEvent[], durable: boolean): Promise<void> {
+    this.assertOwner();
     if (events.length === 0) return;
     const lead = this.tornLogs.has(jobId) ? '\n' : '';
     const handle = await open(path.join(this.jobDir(jobId), EVENTS), 'a', 0o600);
@@ -245,6 +259,7 @@ export class FileJobStore implements JobStore, OutputStorage {
   }
 
   async prepareRun(jobId: string): Promise<string> {
+    this.assertOwner();
     const dir = path.join(this.jobDir(jobId), RUN);
     await rm(dir, { recursive: true, force: true });
     // Parts an earlier run announced stay: clients may be playing them, and the new run makes the same ones again.
@@ -277,6 +292,7 @@ export class FileJobStore implements JobStore, OutputStorage {
    * into the job's outputs folder, so a reader sees it whole or not at all.
    */
   async put(jobId: string, name: string, file: string, meta: { contentType: string; durationS?: number }): Promise<StoredOutput> {
+    this.assertOwner();
     if (!OUTPUT_NAME.test(name)) throw new Error(`"${name}" is not a plain output file name.`);
     const info = await lstat(file);
     if (!info.isFile()) throw new Error(`The pipeline's output ${name} is not a regular file.`);

@@ -4,11 +4,14 @@
 // staleness limit and must not get the lock.
 import * as assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
+import { ownerIdOf } from '../../../src/engine/auth';
+import { newJobId } from '../../../src/engine/job-id';
 import { LOCK_FILE, lockDataDir } from '../../../src/engine/store/data-dir-lock';
+import { FileJobStore } from '../../../src/engine/store/file-store';
 
 const MODULE = path.resolve(__dirname, '../../../src/engine/store/data-dir-lock.ts');
 const STALE_MS = 1000;
@@ -102,5 +105,32 @@ describe('engine: the data dir lock cannot be taken from a live engine', () => {
     await lock.release();
     const again = await lockDataDir(dir, { waitMs: 0, staleMs: 60_000 });
     await again.release();
+  });
+
+  it('stops writing, and starts no job, once another engine holds the lock', async () => {
+    let lost!: () => void;
+    const noticed = new Promise<void>((resolve) => (lost = resolve));
+    const store = new FileJobStore({
+      dataDir: dir,
+      lock: { staleMs: 400 },
+      log: (level, message) => {
+        if (level === 'error' && /belongs to another engine/.test(message)) lost();
+      },
+    });
+    await store.open();
+    const now = new Date().toISOString();
+    const job = {
+      id: newJobId(), owner: ownerIdOf('t'), request: { model_id: 'article-audio-1-mini' as const, text: 'x'.repeat(60) }, status: 'queued' as const,
+      progress: 0, createdAt: now, updatedAt: now, attempts: 0, crashes: 0, error: null, outputs: null, result: null,
+    };
+    await store.create(job, []);
+    // What a second engine does once our lock is gone (say the data dir was deleted and made again by it).
+    writeFileSync(path.join(dir, LOCK_FILE), JSON.stringify({ pid: 1, nonce: 'another-engine', host: 'elsewhere' }));
+    await noticed;
+    await assert.rejects(store.prepareRun(job.id), /belongs to another engine/);
+    await assert.rejects(store.save({ ...job, status: 'processing' }), /belongs to another engine/);
+    await assert.rejects(store.create({ ...job, id: newJobId() }, []), /belongs to another engine/);
+    await store.close();
+    assert.match(readFileSync(path.join(dir, LOCK_FILE), 'utf8'), /another-engine/, 'the other engine’s lock is left alone');
   });
 });
