@@ -127,6 +127,7 @@ function rateLabel(rate: number): string {
 
 function stopLive(): void {
   if (!live) return;
+  delete ui.audio.dataset.liveParts;
   URL.revokeObjectURL(live.url);
   live = undefined;
 }
@@ -161,6 +162,9 @@ function acceptPart(target: Live, part: LivePart, render: boolean): void {
     target.nextIndex++;
     target.queue.push(next.bytes);
     added.push(...next.cues);
+    // For tests and tools: how many parts are in, and where the second begins (the first boundary).
+    ui.audio.dataset.liveParts = String(target.nextIndex);
+    if (next.index === 1) ui.audio.dataset.firstBoundary = String(next.startS);
     if (next.final) target.complete = true;
   }
   if (render && added.length > 0 && loaded) {

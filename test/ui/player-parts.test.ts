@@ -1,0 +1,95 @@
+// Listening while converting, in real VS Code with the real extension and its local engine: a 99,000-character
+// document converted with Pro opens in the player with its first part, plays before the job has finished (the status
+// bar says "playing while converting"), plays on across a part boundary, and when the job ends moves to the finished
+// file at the same position instead of starting over.
+import * as assert from 'node:assert/strict';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Frame } from 'playwright-core';
+import { launchVSCode, repoRoot, type VSCodeSession } from '../support/vscode-ui';
+
+const TITLE = 'Article Audio Player';
+
+async function audio(frame: Frame, expression: string): Promise<unknown> {
+  return frame.evaluate(`(() => { const a = document.getElementById('audio'); return ${expression}; })()`);
+}
+
+/** Waits for a state; the limit only stops a hung run (a Pro job of 99k characters takes minutes on 2 busy cores). */
+async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+describe('Player plays a running job from its parts (UI)', () => {
+  let vscode: VSCodeSession;
+  let workspace: string;
+
+  before(async () => {
+    workspace = mkdtempSync(path.join(os.tmpdir(), 'article-audio-ui-parts-'));
+    copyFileSync(path.join(repoRoot, 'test/fixtures/articles/long.md'), path.join(workspace, 'long.md'));
+    vscode = await launchVSCode({
+      workspace,
+      settings: { 'articleAudio.model': 'article-audio-1-pro', 'articleAudio.openPlayerWhenDone': true },
+    });
+  });
+
+  after(async () => {
+    await vscode?.close();
+    if (workspace) rmSync(workspace, { recursive: true, force: true });
+  });
+
+  it('starts on the first part, crosses a part boundary, and moves to the finished file without starting over', async () => {
+    const { page } = vscode;
+    await page.keyboard.press('Control+P');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ timeout: 10_000 });
+    await input.fill('long.md');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'long.md' }).first().waitFor({ timeout: 10_000 });
+    await input.press('Enter');
+    await page.locator('.editor-instance .view-lines').first().waitFor({ timeout: 20_000 });
+    await vscode.runCommand('Article Audio: Convert Current Document to Audio');
+
+    // The player opens with the first part, long before the job can be done.
+    const frame = await vscode.webviewFrame(TITLE, 300_000);
+    await frame.locator('#player').waitFor({ state: 'visible', timeout: 60_000 });
+    await waitFor('the parts to play from a MediaSource', async () => String(await audio(frame, 'a.src')).startsWith('blob:'));
+    await waitFor('the audio metadata of the first part', async () => Number(await audio(frame, 'a.duration')) > 0);
+    await frame.locator('#play').click();
+    await waitFor('playback', async () => (await audio(frame, 'a.paused')) === false);
+    const statusBar = page.locator('.statusbar-item', { hasText: 'playing while converting' }).first();
+    await statusBar.waitFor({ timeout: 60_000 });
+
+    // Across the first boundary: the second part is in and the time goes on past where it starts.
+    await waitFor('a second part', async () => Number(await audio(frame, 'a.dataset.liveParts ?? 0')) >= 2, 600_000);
+    const boundary = Number(await audio(frame, 'a.dataset.firstBoundary'));
+    assert.ok(boundary > 0, `the first boundary is at ${boundary} s`);
+    await waitFor(`playback past the boundary at ${boundary} s`, async () => Number(await audio(frame, 'a.currentTime')) > boundary + 1, 120_000);
+    assert.ok(String(await audio(frame, 'a.src')).startsWith('blob:'), 'still playing the parts: the job has not finished');
+    const cuesSoFar = await frame.locator('.cue').count();
+    assert.ok(cuesSoFar > 1, 'the transcript holds the sentences that arrived');
+    await waitFor('the transcript to grow', async () => (await frame.locator('.cue').count()) > cuesSoFar, 600_000);
+
+    // The job ends: the finished file takes over where the parts were, and plays on.
+    let lastLive = 0;
+    await waitFor(
+      'the finished file',
+      async () => {
+        const src = String(await audio(frame, 'a.src'));
+        if (src.startsWith('blob:')) lastLive = Number(await audio(frame, 'a.currentTime'));
+        return !src.startsWith('blob:') && src.length > 0;
+      },
+      3_600_000,
+    );
+    await waitFor('the finished file to load', async () => Number(await audio(frame, 'a.duration')) > 3000);
+    const afterSwitch = Number(await audio(frame, 'a.currentTime'));
+    assert.ok(afterSwitch >= lastLive - 1, `the player went back from ${lastLive} s to ${afterSwitch} s`);
+    assert.ok(afterSwitch > boundary, `the player started over (${afterSwitch} s)`);
+    await waitFor('playback to go on in the finished file', async () => Number(await audio(frame, 'a.currentTime')) > afterSwitch + 1 && (await audio(frame, 'a.paused')) === false);
+    await page.screenshot({ path: path.join(repoRoot, 'test-results', 'player-parts.png') }).catch(() => undefined);
+  });
+});
