@@ -9,7 +9,7 @@ import { type SseReader, openStream } from '../test/support/sse-reader';
 import { type Bench, type Row, below, percentile } from './lib/report';
 
 const STREAMS = 500;
-const STREAM_TARGET_P99_MS = 100;
+const STREAM_TARGET_P99_MS = 50;
 
 const ms = (value: number) => `${value < 10 ? value.toFixed(1) : Math.round(value)} ms`;
 

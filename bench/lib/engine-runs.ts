@@ -21,6 +21,8 @@ export interface EngineRun {
   audioS: number;
   /** Peak resident memory of the engine process, MB. */
   peakMb: number;
+  /** Seconds from sending the submission to the first part's result event (the first playable audio). */
+  firstPartS: number;
 }
 
 const cache = new Map<string, Promise<EngineRun>>();
@@ -57,13 +59,15 @@ async function measure(model: ModelId, article: ArticleName): Promise<EngineRun>
     const answer = await calls.submit({ model_id: model, text });
     if (answer.status !== 202) throw new Error(`submission answered ${answer.status}: ${answer.text.slice(0, 300)}`);
     const stream = await openStream(`${engine.url}/v1/jobs/${answer.jobId}/stream`, token);
+    const first = await stream.next((e) => e.event === 'result' && e.data.includes('"part"') || (e.event === 'status' && /"status":"(succeeded|failed)"/.test(e.data)), 'the first part', 30 * 60_000);
+    const firstPartS = first.event === 'result' ? (first.at - started) / 1000 : Number.NaN;
     const terminal = await stream.next((e) => e.event === 'status' && /"status":"(succeeded|failed)"/.test(e.data), 'the end of the job', 30 * 60_000);
     const wallS = (terminal.at - started) / 1000;
     stream.close();
     const job = (await calls.get(`/v1/jobs/${answer.jobId}`)).job;
     if (job.status !== 'succeeded') throw new Error(`the job failed: ${JSON.stringify(job.error)}`);
     const audioS = job.outputs?.results.find((r) => r.content_type === 'audio/mpeg')?.duration_s ?? Number.NaN;
-    return { model, article, characters: text.length, wallS, audioS, peakMb: peakMemoryMb(engine.pid) };
+    return { model, article, characters: text.length, wallS, audioS, peakMb: peakMemoryMb(engine.pid), firstPartS };
   } finally {
     await engine.dispose();
   }

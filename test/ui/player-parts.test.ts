@@ -45,11 +45,16 @@ describe('Player plays a running job from its parts (UI)', () => {
 
   it('starts on the first part, crosses a part boundary, and moves to the finished file without starting over', async () => {
     const { page } = vscode;
-    await page.keyboard.press('Control+P');
     const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ timeout: 10_000 });
-    await input.fill('long.md');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'long.md' }).first().waitFor({ timeout: 10_000 });
+    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'long.md' }).first();
+    // Quick Open finds the file once the workspace is indexed, which takes a while on a busy machine.
+    await waitFor('Quick Open to list long.md', async () => {
+      await page.keyboard.press('Escape');
+      await page.keyboard.press('Control+P');
+      await input.waitFor({ timeout: 10_000 });
+      await input.fill('long.md');
+      return row.waitFor({ timeout: 5_000 }).then(() => true, () => false);
+    }, 120_000);
     await input.press('Enter');
     await page.locator('.editor-instance .view-lines').first().waitFor({ timeout: 20_000 });
     await vscode.runCommand('Article Audio: Convert Current Document to Audio');
