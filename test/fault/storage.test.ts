@@ -62,7 +62,7 @@ function engineDirFor(uid: number | undefined): string {
     engineCopy = mkdtempSync(path.join(os.tmpdir(), 'aa-fault-engine-'));
     chmodSync(engineCopy, 0o755);
     for (const file of readdirSync(dist)) {
-      if (file.startsWith('engine.') || file.startsWith('synth-worker.') || file.startsWith('parse-worker.') || file.endsWith('.wasm')) copyFileSync(path.join(dist, file), path.join(engineCopy, file));
+      if (file.startsWith('engine.') || file.startsWith('synth-worker.') || file.startsWith('parse-worker.') || file.startsWith('audio-worker.') || file.endsWith('.wasm')) copyFileSync(path.join(dist, file), path.join(engineCopy, file));
     }
     process.on('exit', () => rmSync(engineCopy ?? '', { recursive: true, force: true }));
   }
