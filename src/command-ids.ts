@@ -21,6 +21,9 @@ export const Commands = {
   useLocalEngine: 'articleAudio.useLocalEngine',
   useRemoteService: 'articleAudio.useRemoteService',
   openSample: 'articleAudio.openSample',
+  playNext: 'articleAudio.playNext',
+  addToQueue: 'articleAudio.addToQueue',
+  removeFromQueue: 'articleAudio.removeFromQueue',
 } as const;
 
 export type CommandId = (typeof Commands)[keyof typeof Commands];
@@ -40,4 +43,5 @@ export const ContextKeys = {
   hasRunningJobs: 'articleAudio.hasRunningJobs',
   hasFinishedJobs: 'articleAudio.hasFinishedJobs',
   hasPlayableJobs: 'articleAudio.hasPlayableJobs',
+  hasQueue: 'articleAudio.hasQueue',
 } as const;

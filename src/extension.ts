@@ -13,6 +13,7 @@ import { ExtensionLog } from './connection/log';
 import { JobNotices } from './job-notices';
 import { AudioCache } from './jobs/audio-cache';
 import { JobTracker } from './jobs/job-tracker';
+import { ListeningQueue } from './jobs/listening-queue';
 import type { JobRecord } from './jobs/types';
 import { Fixes, Notifier } from './notify';
 import { trackJobContextKeys } from './views/job-context';
@@ -29,6 +30,7 @@ export interface ArticleAudioApi {
   engine: LocalEngine;
   keys: ApiKeyStore;
   tree: JobsTreeProvider;
+  queue: ListeningQueue;
   view: vscode.TreeView<JobRecord>;
   log: ExtensionLog;
   /** The extension's global storage (engine data dir, audio cache). */
@@ -68,8 +70,9 @@ export function activate(context: vscode.ExtensionContext): ArticleAudioApi {
   const audioCache = new AudioCache(path.join(storage, 'audio'));
   void audioCache.tighten();
   const jobs = new JobTracker(context.globalState, audioCache, connection, log.logger('jobs'));
+  const queue = new ListeningQueue(context.globalState);
   const statusBar = new JobStatusBar(jobs, connection);
-  const tree = new JobsTreeProvider(jobs);
+  const tree = new JobsTreeProvider(jobs, queue);
   const player = registerPlayer(context, jobs, channel, notifier);
   context.subscriptions.push(keys, connection, jobs, statusBar, tree, player, new JobNotices(jobs, notifier, player));
 
@@ -83,12 +86,14 @@ export function activate(context: vscode.ExtensionContext): ArticleAudioApi {
       if (event.visible) statusBar.acknowledge();
     }),
     jobs.onDidChange(() => updateBadge(view, jobs)),
+    // A job removed from the list leaves the listening queue too.
+    jobs.onDidChange(() => queue.retain((id) => jobs.get(id) !== undefined)),
   );
   updateBadge(view, jobs);
 
-  context.subscriptions.push(...registerCommands({ extension: context, jobs, connection, keys, notifier, log: logger, extensionLog: log, channel, statusBar, player }));
+  context.subscriptions.push(...registerCommands({ extension: context, jobs, queue, connection, keys, notifier, log: logger, extensionLog: log, channel, statusBar, player }));
   context.subscriptions.push(
-    trackJobContextKeys(jobs),
+    trackJobContextKeys(jobs, queue),
     connection.onDidChange((service) => {
       logger.info(`now using ${connection.describe(service)}`);
       describeView();
@@ -100,7 +105,7 @@ export function activate(context: vscode.ExtensionContext): ArticleAudioApi {
 
   // The time is read by the activation benchmark (bench/extension.ts). The engine starts at the first job, not here.
   logger.info(`activated in ${Math.round(performance.now() - activationStart)} ms (VS Code ${vscode.version}, ${connection.current() === 'local' ? 'local engine' : 'remote service'})`);
-  return { jobs, connection, statusBar, notifier, engine, keys, tree, view, log, storageUri: context.globalStorageUri, logUri: context.logUri };
+  return { jobs, connection, statusBar, notifier, engine, keys, tree, queue, view, log, storageUri: context.globalStorageUri, logUri: context.logUri };
 }
 
 export function deactivate(): void {

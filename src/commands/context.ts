@@ -6,6 +6,7 @@ import type { ApiKeyStore } from '../connection/api-key';
 import type { ServiceConnection } from '../connection/connection';
 import type { ExtensionLog, Logger } from '../connection/log';
 import type { JobTracker } from '../jobs/job-tracker';
+import type { ListeningQueue } from '../jobs/listening-queue';
 import type { JobRecord } from '../jobs/types';
 import type { Notifier } from '../notify';
 import { jobLabel } from '../views/labels';
@@ -15,6 +16,8 @@ import type { PlayerController } from '../webview/player-panel';
 export interface CommandContext {
   extension: vscode.ExtensionContext;
   jobs: JobTracker;
+  /** What plays next (Play Next / Add to Queue; jobs made in parts queue themselves). */
+  queue: ListeningQueue;
   connection: ServiceConnection;
   keys: ApiKeyStore;
   notifier: Notifier;

@@ -6,6 +6,7 @@ import { countCharacters, MODEL_IDS, modelById, type ModelId, TEXT_MAX_LENGTH, T
 import { Commands } from '../command-ids';
 import { isHttpUrl, readSettings } from '../config';
 import type { NewJob } from '../jobs/job-tracker';
+import { splitText } from '../jobs/split-text';
 import type { JobRecord } from '../jobs/types';
 import { Fixes } from '../notify';
 import { modelLabel } from '../views/labels';
@@ -29,11 +30,8 @@ export const convertSelection = (ctx: CommandContext) => async (): Promise<JobRe
     return undefined;
   }
   const text = selections.map((s) => editor.document.getText(s)).join('\n\n');
-  if (!checkLength(ctx, text, 'The selection')) return undefined;
   const first = selections[0] ?? editor.selection;
-  const modelId = await pickModel(ctx.extension);
-  if (!modelId) return undefined;
-  return submit(ctx, modelId, {
+  const article: Article = {
     title: titleOf(text, `Selection from ${path.basename(editor.document.uri.path) || 'editor'}`),
     text,
     source: {
@@ -41,7 +39,12 @@ export const convertSelection = (ctx: CommandContext) => async (): Promise<JobRe
       documentUri: editor.document.uri.toString(),
       range: { startLine: first.start.line, startCharacter: first.start.character, endLine: first.end.line, endCharacter: first.end.character },
     },
-  });
+  };
+  if (countCharacters(text) > TEXT_MAX_LENGTH) return convertInParts(ctx, article, 'The selection');
+  if (!checkLength(ctx, text, 'The selection')) return undefined;
+  const modelId = await pickModel(ctx.extension);
+  if (!modelId) return undefined;
+  return submit(ctx, modelId, article);
 };
 
 /**
@@ -58,6 +61,8 @@ export const convertDocument = (ctx: CommandContext) => async (uri?: vscode.Uri,
       ctx.notifier.warn('Open the document to convert in an editor first (Markdown or plain text).');
       return undefined;
     }
+    const tooLong = longDocument(document);
+    if (tooLong) return convertInParts(ctx, tooLong, `"${tooLong.title}"`);
     const article = documentArticle(ctx, document, true);
     if (!article) return undefined;
     articles.push(article);
@@ -72,6 +77,8 @@ export const convertDocument = (ctx: CommandContext) => async (uri?: vscode.Uri,
       else refused.push(`${name} (${error instanceof Error ? error.message : String(error)})`);
       continue;
     }
+    const tooLong = uris.length === 1 ? longDocument(document) : undefined;
+    if (tooLong) return convertInParts(ctx, tooLong, `"${name}"`);
     const article = documentArticle(ctx, document, uris.length === 1);
     if (article) articles.push(article);
     else if (uris.length > 1) refused.push(`${name} (${lengthProblem(document.getText(), `"${name}"`) ?? 'not text'})`);
@@ -96,6 +103,43 @@ export const convertUrl = (ctx: CommandContext) => async (given?: string): Promi
   if (!modelId) return undefined;
   return submit(ctx, modelId, { title: titleOfUrl(url), url, source: { kind: 'url', url } });
 };
+
+/** The document as one article when it is over the length limit (to offer it in parts), else undefined. */
+function longDocument(document: vscode.TextDocument): Article | undefined {
+  const text = document.getText();
+  if (countCharacters(text) <= TEXT_MAX_LENGTH) return undefined;
+  const name = path.basename(document.uri.path) || 'Untitled';
+  return { title: titleOf(text, name, document.languageId === 'markdown'), text, source: { kind: 'document', documentUri: document.uri.toString() } };
+}
+
+/**
+ * A text over the service's limit: offers to convert it in parts cut at headings and paragraphs, one job each, and
+ * queues them to play one after the other. Returns the first part's job.
+ */
+async function convertInParts(ctx: CommandContext, article: Article, what: string): Promise<JobRecord | undefined> {
+  const text = article.text ?? '';
+  const parts = splitText(text, TEXT_MAX_LENGTH);
+  const choice = `Convert in ${parts.length} Parts`;
+  const picked = await ctx.notifier.confirm(
+    `${what} has ${countCharacters(text).toLocaleString('en-US')} characters; the service takes at most ${TEXT_MAX_LENGTH.toLocaleString('en-US')} in one job.`,
+    `It can be converted in ${parts.length} parts, cut at headings and paragraphs: one job each, queued to play one after the other. Or select a part of it and convert that.`,
+    choice,
+  );
+  if (picked !== choice) return undefined;
+  const modelId = await pickModel(ctx.extension);
+  if (!modelId) return undefined;
+  const jobs: JobRecord[] = [];
+  for (const part of parts) {
+    const job = await submit(ctx, modelId, { ...article, text: part.text, title: `${article.title} (part ${part.index} of ${parts.length})` });
+    if (!job) break;
+    jobs.push(job);
+  }
+  ctx.queue.add(...jobs.map((job) => job.id));
+  if (jobs.length === parts.length) {
+    ctx.notifier.info(`Converting "${article.title}" in ${parts.length} parts. They are in your listening queue and play one after the other.`);
+  }
+  return jobs[0];
+}
 
 function documentArticle(ctx: CommandContext, document: vscode.TextDocument, warn: boolean): Article | undefined {
   const text = document.getText();

@@ -8,6 +8,7 @@ import type { CommandContext, CommandFactory } from './context';
 import { convertDocument, convertSelection, convertUrl } from './convert';
 import { cancelJob, clearFailed, clearFinished, copyJobId, removeJob, retryJob, revealAudio, showJobError } from './jobs';
 import { openPlayer, saveAudioAs } from './player';
+import { addToQueue, playNext, removeFromQueue } from './queue';
 import { useLocalEngine, useRemoteService } from './service';
 import { openSample, showJobs, showLog } from './views';
 
@@ -34,6 +35,9 @@ const COMMANDS: Record<CommandId, CommandFactory> = {
   [Commands.useLocalEngine]: useLocalEngine,
   [Commands.useRemoteService]: useRemoteService,
   [Commands.openSample]: openSample,
+  [Commands.playNext]: playNext,
+  [Commands.addToQueue]: addToQueue,
+  [Commands.removeFromQueue]: removeFromQueue,
 };
 
 export function registerCommands(ctx: CommandContext): vscode.Disposable[] {

@@ -7,6 +7,9 @@ export interface KeyValueStore {
   update(key: string, value: unknown): PromiseLike<void>;
 }
 
+/** Where a queued job is: playable now, still converting, or never going to play (failed, removed). */
+export type QueuedState = 'ready' | 'pending' | 'gone';
+
 export const QUEUE_KEY = 'articleAudio.queue.v1';
 /** A queue longer than this is a mistake, not a listening plan; the oldest entries go. */
 export const MAX_QUEUED = 500;
@@ -48,13 +51,25 @@ export class ListeningQueue {
     if (this.ids.length > 0) this.change(() => []);
   }
 
-  /** Takes the first job that `playable` accepts off the queue (dropping unplayable ones before it). */
-  takeNext(playable: (id: string) => boolean): string | undefined {
-    const index = this.ids.findIndex(playable);
-    if (index === -1) return undefined;
-    const id = this.ids[index];
-    this.change(() => this.ids.slice(index + 1));
-    return id;
+  /**
+   * The job to play next: the first queued one that is ready is taken off the queue; one still converting stays
+   * first and nothing is taken (the queue waits for it, so parts play in order); gone or failed ones are dropped.
+   */
+  takeNext(state: (id: string) => QueuedState): string | undefined {
+    let dropped = 0;
+    let taken: string | undefined;
+    for (const id of this.ids) {
+      const now = state(id);
+      if (now === 'gone') {
+        dropped++;
+        continue;
+      }
+      if (now === 'ready') taken = id;
+      break;
+    }
+    const skip = dropped + (taken === undefined ? 0 : 1);
+    if (skip > 0) this.change(() => this.ids.slice(skip));
+    return taken;
   }
 
   /** Forgets ids the job list no longer has. */

@@ -22,14 +22,19 @@ const BOUNDARIES: readonly RegExp[] = [/\n+(?=#{1,6}\s)/g, /\n\s*\n/g, /(?<=[.!?
 
 /**
  * Parts of at most `limit` characters (counted with `count`, after trimming), in order, together holding all of the
- * text's content. A part is cut at the best kind of boundary that leaves it at least half the limit long.
+ * text's content, as few as fit and of about equal length. A part is cut at the best kind of boundary that leaves it
+ * at least half its share long.
  */
 export function splitText(text: string, limit: number, count: CharacterCounter = countCodePoints): TextPart[] {
   if (!(limit > 0)) throw new RangeError('limit must be positive');
   const parts: string[] = [];
   let rest = text.trim();
-  while (count(rest) > limit) {
-    const cut = cutPoint(rest, limit, count);
+  for (let total = count(rest); total > limit; total = count(rest)) {
+    // Parts of about equal length (a little over the average, so cuts can find a boundary), never over the limit:
+    // the last part is then never a scrap.
+    const remainingParts = Math.ceil(total / limit);
+    const target = Math.min(limit, Math.ceil((total / remainingParts) * 1.15));
+    const cut = cutPoint(rest, target, count);
     const head = rest.slice(0, cut).trim();
     if (head) parts.push(head);
     rest = rest.slice(cut).trim();

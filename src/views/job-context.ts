@@ -2,6 +2,7 @@
 // (package.json `menus.commandPalette` uses them in `when` clauses).
 import * as vscode from 'vscode';
 import { ContextKeys } from '../command-ids';
+import type { ListeningQueue } from '../jobs/listening-queue';
 import type { JobRecord } from '../jobs/types';
 
 export interface JobList {
@@ -11,7 +12,7 @@ export interface JobList {
   readonly onDidChange: vscode.Event<JobRecord | undefined>;
 }
 
-export function trackJobContextKeys(jobs: JobList): vscode.Disposable {
+export function trackJobContextKeys(jobs: JobList, queue: ListeningQueue): vscode.Disposable {
   const last = new Map<string, boolean>();
   const set = (key: string, value: boolean) => {
     if (last.get(key) === value) return;
@@ -24,7 +25,10 @@ export function trackJobContextKeys(jobs: JobList): vscode.Disposable {
     set(ContextKeys.hasRunningJobs, jobs.unfinished().length > 0);
     set(ContextKeys.hasFinishedJobs, all.some((job) => job.status === 'succeeded' || job.status === 'failed'));
     set(ContextKeys.hasPlayableJobs, jobs.playable().length > 0);
+    set(ContextKeys.hasQueue, queue.items().length > 0);
   };
   update();
-  return jobs.onDidChange(update);
+  const onQueue = queue.onDidChange(update);
+  const onJobs = jobs.onDidChange(update);
+  return vscode.Disposable.from(onQueue, onJobs);
 }

@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 import { Commands } from '../command-ids';
 import { Disposable } from '../disposable';
 import type { JobTracker } from '../jobs/job-tracker';
+import type { ListeningQueue } from '../jobs/listening-queue';
 import type { JobRecord } from '../jobs/types';
 import { age, contextValue, duration, modelLabel, startedAt, stateIcon, statusLabel } from './labels';
 import { escapeMarkdown } from './safe-text';
@@ -12,9 +13,13 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
   private readonly changed = this.register(new vscode.EventEmitter<JobRecord | undefined>());
   readonly onDidChangeTreeData = this.changed.event;
 
-  constructor(private readonly jobs: JobTracker) {
+  constructor(
+    private readonly jobs: JobTracker,
+    private readonly queue: ListeningQueue,
+  ) {
     super();
     this.register(jobs.onDidChange(() => this.changed.fire(undefined)));
+    this.register(queue.onDidChange(() => this.changed.fire(undefined)));
     // Ages ("3 min ago") change with time alone.
     const clock = setInterval(() => this.changed.fire(undefined), 60_000);
     this.register({ dispose: () => clearInterval(clock) });
@@ -32,8 +37,11 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
     const item = new vscode.TreeItem(job.title, vscode.TreeItemCollapsibleState.None);
     item.id = job.id;
     item.iconPath = stateIcon(job);
-    item.contextValue = contextValue(job);
+    const place = this.queue.items().indexOf(job.id);
+    // `+inQueue` keeps the `job.<state>` prefix the menus match on, and adds Remove from Queue.
+    item.contextValue = place === -1 ? contextValue(job) : `${contextValue(job)}+inQueue`;
     const parts = [modelLabel(job.modelId), statusLabel(job)];
+    if (place !== -1) parts.unshift(place === 0 ? 'Up next' : `Queued #${place + 1}`);
     if (job.status === 'succeeded' && job.durationS !== undefined) parts[1] = duration(job.durationS);
     parts.push(age(job.createdAt));
     // Jobs of the same title (the same page converted twice, with another voice) are told apart by model and time.

@@ -3,3 +3,4 @@ import './activation.test';
 import './jobs.test';
 import './remote.test';
 import './ux.test';
+import './queue.test';

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ListeningQueue, MAX_QUEUED, QUEUE_KEY } from '../../../src/jobs/listening-queue';
+import { ListeningQueue, MAX_QUEUED, QUEUE_KEY, type QueuedState } from '../../../src/jobs/listening-queue';
 
 class MemoryStore {
   readonly values = new Map<string, unknown>();
@@ -8,9 +8,10 @@ class MemoryStore {
   get<T>(key: string): T | undefined {
     return this.values.get(key) as T | undefined;
   }
-  async update(key: string, value: unknown): Promise<void> {
+  update(key: string, value: unknown): Promise<void> {
     this.writes++;
     this.values.set(key, structuredClone(value));
+    return Promise.resolve();
   }
 }
 
@@ -32,13 +33,19 @@ describe('ListeningQueue', () => {
     assert.deepEqual(new ListeningQueue(store).items(), ['a', 'b', 'c'], 'a new window reads the same queue');
   });
 
-  it('takes the next playable job and drops the unplayable ones before it', () => {
+  it('takes the next ready job, waits for one still converting, and drops the gone ones before it', () => {
     const queue = new ListeningQueue(new MemoryStore());
-    queue.add('gone', 'running', 'ready', 'later');
-    assert.equal(queue.takeNext((id) => id === 'ready' || id === 'later'), 'ready');
-    assert.deepEqual(queue.items(), ['later']);
-    assert.equal(queue.takeNext(() => false), undefined);
-    assert.deepEqual(queue.items(), ['later'], 'nothing playable: the queue is kept');
+    queue.add('gone', 'part1', 'part2', 'part3');
+    const states: Record<string, QueuedState> = { gone: 'gone', part1: 'ready', part2: 'pending', part3: 'ready' };
+    assert.equal(queue.takeNext((id) => states[id] ?? 'gone'), 'part1');
+    assert.deepEqual(queue.items(), ['part2', 'part3']);
+    assert.equal(queue.takeNext((id) => states[id] ?? 'gone'), undefined, 'part 2 is still converting: part 3 must wait');
+    assert.deepEqual(queue.items(), ['part2', 'part3']);
+    states.part2 = 'ready';
+    assert.equal(queue.takeNext((id) => states[id] ?? 'gone'), 'part2');
+    states.part3 = 'gone';
+    assert.equal(queue.takeNext((id) => states[id] ?? 'gone'), undefined);
+    assert.deepEqual(queue.items(), []);
   });
 
   it('ignores damaged stored values, forgets removed jobs and keeps at most MAX_QUEUED', async () => {
