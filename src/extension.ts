@@ -1,5 +1,6 @@
 // Composition root: builds the parts, wires them together and registers them with VS Code. Every disposable ends up
 // in context.subscriptions. The local engine is started only when a job needs it (or unfinished local jobs exist).
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import * as vscode from 'vscode';
 import { Views } from './command-ids';
@@ -66,7 +67,9 @@ export function activate(context: vscode.ExtensionContext): ArticleAudioApi {
 
   const keys = new ApiKeyStore(context.secrets, log.redactor, () => readSettings().baseUrl);
   const connection = new ServiceConnection(engine, keys, log.logger('service'), token);
-  const notifier = new Notifier(logger, log.redactor, vscode.Uri.joinPath(context.extensionUri, 'README.md'));
+  // An installed .vsix holds the users' page as readme.md (vsce lowercases it); a development checkout has README.md.
+  const readme = ['readme.md', 'README.md'].find((name) => existsSync(path.join(context.extensionPath, name))) ?? 'README.md';
+  const notifier = new Notifier(logger, log.redactor, vscode.Uri.joinPath(context.extensionUri, readme));
   const audioCache = new AudioCache(path.join(storage, 'audio'));
   void audioCache.tighten();
   const jobs = new JobTracker(context.globalState, audioCache, connection, log.logger('jobs'));
