@@ -26,6 +26,7 @@ const CASES: HostileCase[] = [
   { name: '600,000 elements (8 MB)', body: (p) => ({ url: p.url('/many-elements') }) },
   { name: '99,990 × "!" + 2 words (text)', body: () => ({ text: `${'!'.repeat(99_990)} the end` }) },
   { name: '_a_ × 33,333 (text)', body: () => ({ text: '_a_'.repeat(33_333) }) },
+  { name: '"1," × 49,990 (text, podcast)', body: () => ({ model_id: 'article-podcast-1-pro', text: '1,'.repeat(49_990) }) },
   { name: 'Markdown quotes 50,000 deep', body: (p) => ({ url: p.url('/quotes-page') }) },
   { name: '10 MiB WAV intro at 1000 Hz', body: (p) => ({ text: articleText(60), intro_audio_url: p.url('/wav-1000') }) },
   { name: '10 MiB WAV intro at 150 Hz', body: (p) => ({ text: articleText(60), intro_audio_url: p.url('/wav-150') }) },

@@ -75,6 +75,9 @@ const CASES: Case[] = [
   { name: '99,990 characters of one symbol and two words (text)', body: () => ({ text: `${'!'.repeat(99_990)} the end` }), expect: ['too_complex'], message: /took longer than 2 s/, timed: true },
   { name: '99,999 characters of one symbol (a text/plain page)', body: (p) => ({ url: p.url('/one-symbol-page') }), expect: ['too_complex'], timed: true },
   { name: '_a_ repeated to 99,999 characters', body: () => ({ text: '_a_'.repeat(33_333) }), expect: ['too_complex'], message: /Remove such markup/, timed: true },
+  // Parsed at once, but the podcast's script (turns, hand-overs) took minutes on the main thread.
+  { name: '"a-" repeated to 99,980 characters (podcast)', body: () => ({ model_id: 'article-podcast-1-pro', text: 'a-'.repeat(49_990) }), expect: ['too_complex'], message: /Preparing the text for speech took longer/, timed: true },
+  { name: '"1," repeated to 99,980 characters (podcast)', body: () => ({ model_id: 'article-podcast-1-pro', text: '1,'.repeat(49_990) }), expect: ['too_complex'], timed: true },
   { name: 'Markdown quotes 5,000 deep (text)', body: () => ({ text: `${'>'.repeat(5000)} ${articleText(60)}` }), expect: ['too_complex'], message: /nests quotes or lists more than \d+ levels/ },
   { name: 'Markdown quotes 50,000 deep (a text/markdown page)', body: (p) => ({ url: p.url('/quotes-page') }), expect: ['too_complex'] },
   {

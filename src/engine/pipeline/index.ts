@@ -14,7 +14,7 @@ import { type Article, articleMarkdown, articleText, countWords } from './articl
 import type { LineWritten, PartFile } from './audio-protocol';
 import { decodeText, FetchError, fetchWithLimits } from './fetch-source';
 import { JobAudio } from './job-audio';
-import { buildScript, type ScriptLine, type Voice } from './script';
+import type { ScriptLine, Voice } from './script';
 import { SynthesisPool, type Utterance } from './synth-pool';
 import { type Chapter, type Cue, toChaptersJson, toWebVtt } from './transcript';
 import { DEFAULT_PARSE_LIMITS, type ParseLimits, ParseRunner } from './parse-runner';
@@ -162,7 +162,8 @@ class SpeechPipeline implements ArticlePipeline {
     ]);
     context.progress(0.08);
 
-    const { profile, lines, sections } = buildScript(article, input.modelId);
+    // In the parse worker as well: pathological text makes normalization take minutes (parse-runner.ts).
+    const { profile, lines, sections } = await this.parser.buildScript(article, input.modelId, signal);
     const audioPath = path.join(context.workDir, OUTPUT_NAMES.audio);
     const multiVoice = profile.voices.length > 1;
     const audio = await JobAudio.open({ path: audioPath, partsDir: context.workDir, sampleRate: SAMPLE_RATE, bitrate: profile.bitrate, partTargetsS: context.publishPart ? PART_TARGETS_S : [] }).catch((error: unknown) => {

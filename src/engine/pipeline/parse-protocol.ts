@@ -1,7 +1,15 @@
 // Messages between the pipeline (parse-runner.ts) and a parse worker thread (parse-worker.ts): one request, one
 // response, then the worker is ended.
 import type { Article } from './article';
-import type { PipelineErrorCode } from './types';
+import type { ModelProfile, ScriptLine } from './script';
+import type { EngineModelId, PipelineErrorCode } from './types';
+
+/** What buildScript (script.ts) returns. */
+export interface Script {
+  profile: ModelProfile;
+  lines: ScriptLine[];
+  sections: number;
+}
 
 export type ParseRequest =
   | {
@@ -20,6 +28,12 @@ export type ParseRequest =
       label: string;
     }
   | {
+      /** The text for speech: normalization and sentence splitting (script.ts), which pathological text slows down. */
+      kind: 'script';
+      article: Article;
+      modelId: EngineModelId;
+    }
+  | {
       kind: 'clip';
       bytes: Uint8Array;
       which: 'intro' | 'outro';
@@ -31,6 +45,7 @@ export type ParseRequest =
 export type ParseResponse =
   | { ok: true; article: Article }
   | { ok: true; samples: Float32Array }
+  | { ok: true; script: Script }
   | { ok: false; code: PipelineErrorCode; message: string }
   /** A failure that is a defect, not the input's fault: the job fails as `internal`. */
   | { ok: false; code?: undefined; message: string };

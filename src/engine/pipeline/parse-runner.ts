@@ -6,8 +6,8 @@
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Article } from './article';
-import type { ParseRequest, ParseResponse } from './parse-protocol';
-import { PipelineError } from './types';
+import type { ParseRequest, ParseResponse, Script } from './parse-protocol';
+import { type EngineModelId, PipelineError } from './types';
 
 export interface ParseLimits {
   /** Wall-clock time one task may take. */
@@ -26,9 +26,10 @@ export interface ParseLimits {
  * Real pages nest 20-60 elements deep and rarely pass 150 (a browser's parser stops nesting at 512); Readability's
  * cost grows with the square of depth (400 deep: about 0.5 s), so 400 keeps every real page and refuses the bombs.
  * Markdown nests quotes and lists a few levels; marked overflows the stack on ~2000 and lists slow down
- * quadratically (200 deep: 0.1 s, 1000 deep: 10 s).
+ * quadratically (200 deep: 0.1 s, 1000 deep: 10 s). A 6.7 MB page of real article markup extracts in a 256 MB heap
+ * (and fails in 128 MB); it takes over a minute on a loaded 2-core machine, so the time limit ends it first anyway.
  */
-export const DEFAULT_PARSE_LIMITS: ParseLimits = { timeoutMs: 30_000, memoryMb: 512, maxHtmlDepth: 400, maxMarkdownDepth: 100, maxClipSeconds: 180 };
+export const DEFAULT_PARSE_LIMITS: ParseLimits = { timeoutMs: 30_000, memoryMb: 256, maxHtmlDepth: 400, maxMarkdownDepth: 100, maxClipSeconds: 180 };
 
 function workerLocation(): { script: string; evaluate: boolean } {
   if (__filename.endsWith('.ts')) {
@@ -65,6 +66,21 @@ export class ParseRunner {
     });
     if (!('article' in response)) throw new Error('The parse worker answered without an article');
     return response.article;
+  }
+
+  /**
+   * The script for speech (script.ts's buildScript): fast on prose (a 99,000-character article: under a second), but
+   * the podcast's turns took minutes on text such as "a-" or "1," repeated 50,000 times (10,000 "a-": 4 s, growing
+   * with the square of the length), so it runs here too; fails with too_complex.
+   */
+  async buildScript(article: Article, modelId: EngineModelId, signal: AbortSignal): Promise<Script> {
+    const response = await this.run({ kind: 'script', article, modelId }, signal, {
+      code: 'too_complex',
+      what: 'Preparing the text for speech',
+      advice: 'The text is too unusual to read aloud safely (long runs of punctuation, digits or symbols can do that). Remove such runs, or convert a part of it.',
+    });
+    if (!('script' in response)) throw new Error('The parse worker answered without a script');
+    return response.script;
   }
 
   /** An intro or outro, decoded, resampled to `sampleRate`, levelled and faded; fails with intro_/outro_unusable. */

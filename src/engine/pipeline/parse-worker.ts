@@ -14,6 +14,7 @@ const load = {
   html: () => require('./html-article') as typeof import('./html-article'),
   markdown: () => require('./markdown') as typeof import('./markdown'),
   clip: () => require('./clip') as typeof import('./clip'),
+  script: () => require('./script') as typeof import('./script'),
 };
 /* eslint-enable @typescript-eslint/no-require-imports, @typescript-eslint/consistent-type-imports */
 
@@ -65,6 +66,7 @@ async function handle(request: ParseRequest): Promise<ParseResponse> {
       throw error;
     }
   }
+  if (request.kind === 'script') return { ok: true, script: load.script().buildScript(request.article, request.modelId) };
   const { bytes, which, url, sampleRate, maxSeconds } = request;
   const { ClipProblem, prepareClip } = load.clip();
   try {

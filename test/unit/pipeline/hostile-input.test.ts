@@ -145,6 +145,15 @@ describe('the parse worker', () => {
     );
   });
 
+  it('builds the script for speech off the main thread, and stops pathological text at the time limit', async () => {
+    const runner = new ParseRunner({ ...DEFAULT_PARSE_LIMITS, timeoutMs: 500 });
+    const article = await new ParseRunner().parseMarkdown('# Title\n\nThe river town woke early. Boats left before the sun rose.', 'The text', signal);
+    const script = await new ParseRunner().buildScript(article, 'article-audio-1-mini', signal);
+    assert.ok(script.lines.some((line) => /river town/.test(line.written)), JSON.stringify(script.lines));
+    const hostile = { blocks: [{ kind: 'paragraph' as const, text: '1,'.repeat(49_990) }] };
+    await assert.rejects(runner.buildScript(hostile, 'article-podcast-1-pro', signal), (e: PipelineError) => e.code === 'too_complex' && /Preparing the text for speech/.test(e.message));
+  });
+
   it('is ended when the job is cancelled', async () => {
     const runner = new ParseRunner({ ...DEFAULT_PARSE_LIMITS, timeoutMs: 120_000 });
     const controller = new AbortController();
