@@ -18,8 +18,8 @@ describe('cli: article input', () => {
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('keeps the article of an HTML page with its title and headings, without navigation, byline or footer', async () => {
-    const text = await htmlToText(readFileSync(path.join(fixtures, 'article.html'), 'utf8'));
+  it('keeps the article of an HTML page with its title and headings, without navigation, byline or footer', () => {
+    const text = htmlToText(readFileSync(path.join(fixtures, 'article.html'), 'utf8'));
     const blocks = text.split('\n\n');
     assert.equal(blocks[0], '# The River Town');
     assert.ok(blocks.includes('## Morning'));
