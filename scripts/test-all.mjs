@@ -167,7 +167,8 @@ async function ui() {
       '--import', 'tsx',
       '--test',
       '--test-concurrency=1',
-      '--test-timeout=600000',
+      // Only a guard against a hung run: a Pro job of 99k characters (player-parts) takes many minutes on busy cores.
+      '--test-timeout=3600000',
       '--test-reporter=spec', '--test-reporter-destination=stdout',
       '--test-reporter=tap', `--test-reporter-destination=${tap}`,
       ...(grep ? ['--test-name-pattern', grep] : []),
