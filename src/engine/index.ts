@@ -104,13 +104,14 @@ export async function serveHttp(service: JobServiceApi, settings: HttpNodeSettin
   const streams = new EventStreams({ heartbeatMs: settings.heartbeatMs, retryMs: settings.streamRetryMs, maxBufferedBytes: 1024 * 1024 });
   let closing = false;
   let url = '';
+  let aliases = new Set<string>();
   const handler = createRequestHandler({
     service,
     tokens,
     streams,
     maxBodyBytes: settings.maxBodyBytes,
     limits: new TokenLimits(settings.limits ?? { submitRatePerMinute: 0, storageBytes: 0, minFreeDiskBytes: 0 }),
-    baseUrl: () => settings.publicUrl ?? url,
+    baseUrl: (host) => settings.publicUrl ?? (host !== undefined && aliases.has(host.toLowerCase()) ? `http://${host.toLowerCase()}` : url),
     isClosing: () => closing,
     log,
   });
@@ -137,6 +138,8 @@ export async function serveHttp(service: JobServiceApi, settings: HttpNodeSettin
   }
   const port = (server.address() as AddressInfo).port;
   url = `http://${urlHost(settings.host)}:${port}`;
+  // Names of this very address a local client may use; a Host header naming one of them is answered in kind.
+  aliases = new Set(['127.0.0.1', 'localhost', '[::1]', urlHost(settings.host)].map((name) => `${name}:${port}`));
   log('info', `Listening on ${url}; ${description}.`);
   if (settings.publicUrl === undefined && !isLoopback(settings.host)) {
     log('warn', `Output addresses name ${url}; clients on other machines need --public-url (the address they reach this engine at).`);

@@ -134,6 +134,13 @@ describe('engine: output addresses never come from the Host header', () => {
     assert.match(body, new RegExp(`"url":"${engine.url.replace(/\./g, '\\.')}/v1/jobs/`));
   });
 
+  it('answers in kind a Host that names this same engine (localhost for 127.0.0.1)', async () => {
+    const body = await submitted(engine, `localhost:${engine.port}`);
+    assert.match(body, new RegExp(`"url":"http://localhost:${engine.port}/v1/jobs/`));
+    // The same name on another port is not this engine.
+    assert.doesNotMatch(await submitted(engine, `localhost:${engine.port + 1}`), /localhost/);
+  });
+
   it('uses --public-url when given', async () => {
     const proxied = await startEngineProcess({ args: ['--public-url', 'https://audio.example.org/'] });
     try {

@@ -23,11 +23,12 @@ export interface RequestHandlerOptions {
   /** Per-token rate and storage, and the disk's free space, checked before a job is stored. */
   limits: TokenLimits;
   /**
-   * Base of the absolute addresses in responses: the configured public URL, else the address the engine listens on.
-   * Never the request's Host header: any client can set it, and the links it would make (in answers, stream events
-   * and cached history) would point other clients, with their tokens, wherever it says.
+   * Base of the absolute addresses in responses for a request's Host header: the configured public URL, else the
+   * address the engine listens on, or another name of that same address the client used (localhost for 127.0.0.1).
+   * Never any other Host: a client can set it to anything, and the links it would make (in answers and stream
+   * events) would send other clients, with their tokens, wherever it says.
    */
-  baseUrl: () => string;
+  baseUrl: (host: string | undefined) => string;
   isClosing: () => boolean;
   log: Logger;
 }
@@ -93,7 +94,7 @@ export function createRequestHandler(options: RequestHandlerOptions): (req: Inco
     if (options.isClosing()) throw ApiError.unavailable();
     const owner = tokens.ownerOf(req.headers.authorization);
     if (owner === undefined) throw ApiError.unauthorized();
-    const base = options.baseUrl();
+    const base = options.baseUrl(req.headers.host);
 
     switch (target.name) {
       case 'submit': {

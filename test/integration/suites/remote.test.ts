@@ -53,7 +53,13 @@ async function startProxy(): Promise<Proxy> {
 async function startRemoteEngine(dataDir: string): Promise<{ port: number; child: ChildProcess }> {
   const extension = vscode.extensions.getExtension(EXTENSION_ID);
   assert.ok(extension);
-  const child = spawn(process.execPath, [path.join(extension.extensionPath, 'dist', 'engine.js'), '--port', '0', '--data-dir', dataDir, '--exit-with-stdin'], {
+  // Clients reach it as HOST through the proxy, so it must name that address in its output links (--public-url): it
+  // never takes it from the Host header. The port is chosen first so that the address is known before it starts.
+  const free = net.createServer();
+  await new Promise<void>((resolve) => free.listen(0, '127.0.0.1', resolve));
+  const chosen = (free.address() as net.AddressInfo).port;
+  await new Promise<void>((resolve) => free.close(() => resolve()));
+  const child = spawn(process.execPath, [path.join(extension.extensionPath, 'dist', 'engine.js'), '--port', String(chosen), '--public-url', `http://${HOST}:${chosen}`, '--data-dir', dataDir, '--exit-with-stdin'], {
     env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', ARTICLE_AUDIO_TOKENS: KEY },
     stdio: ['pipe', 'pipe', 'ignore'],
   });
