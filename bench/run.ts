@@ -16,13 +16,14 @@ import { engineSpeed } from './engine-speed';
 import { extraction } from './extraction';
 import { extension } from './extension';
 import { firstPart } from './first-part';
+import { listening } from './listening';
 import { hostile } from './hostile';
 import { repoRoot } from './lib/articles';
 import { describeMachine, machineText } from './lib/machine';
 import { ARTICLES, type Bench, type BenchOptions, MODELS, type Row, formatTable } from './lib/report';
 import { service } from './service';
 
-const BENCHES: Bench[] = [engineSpeed, firstPart, engineMemory, service, extension, client, hostile, extraction];
+const BENCHES: Bench[] = [engineSpeed, firstPart, engineMemory, service, extension, client, hostile, extraction, listening];
 
 function listOption(args: string[], name: string): string[] | undefined {
   const index = args.indexOf(name);

@@ -4,7 +4,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parentPort } from 'node:worker_threads';
-import { int16ToFloat, normalizeLoudness, silence, trimSilence, TARGET_RMS } from './audio';
+import { int16ToFloat, silence, trimSilence } from './audio';
+import { levelToLoudness } from './loudness';
 import type { AudioFinished, AudioRequest, AudioResponse, LineWritten, PartFile } from './audio-protocol';
 import { wholeFrames } from './mp3-frames';
 import { Mp3Writer } from './mp3-writer';
@@ -94,7 +95,7 @@ async function handle(request: AudioRequest): Promise<LineWritten | AudioFinishe
       return undefined;
     case 'line': {
       const speech = trimSilence(int16ToFloat(request.samples), request.sampleRate);
-      normalizeLoudness(speech, request.sampleRate, TARGET_RMS);
+      levelToLoudness(speech, request.sampleRate);
       if (request.pauseBeforeS > 0 && writer!.durationS > 0) await writer!.write(silence(request.pauseBeforeS, sampleRate));
       const start = writer!.durationS;
       await writer!.write(speech);

@@ -23,21 +23,6 @@ export function activeRms(samples: Float32Array, sampleRate: number): number {
   return Math.sqrt(active.reduce((a, b) => a + b, 0) / Math.max(1, active.length));
 }
 
-/** Speech and music are brought to this level (about -20 dBFS RMS), so voices and intro/outro sound alike. */
-export const TARGET_RMS = 0.1;
-const PEAK_LIMIT = 0.98;
-
-/** Scales to the target loudness, without clipping. */
-export function normalizeLoudness(samples: Float32Array, sampleRate: number, target = TARGET_RMS): Float32Array {
-  const rms = activeRms(samples, sampleRate);
-  if (rms < 1e-5) return samples;
-  let peak = 0;
-  for (const s of samples) peak = Math.max(peak, Math.abs(s));
-  const gain = Math.min(target / rms, PEAK_LIMIT / Math.max(peak, 1e-9));
-  for (let i = 0; i < samples.length; i++) samples[i]! *= gain;
-  return samples;
-}
-
 export function fadeIn(samples: Float32Array, count: number): void {
   const n = Math.min(count, samples.length);
   for (let i = 0; i < n; i++) samples[i]! *= i / n;

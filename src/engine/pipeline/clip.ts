@@ -4,7 +4,8 @@
 // A small file can hold hours of audio at a low sample rate (10 MiB of 16-bit WAV at 1000 Hz is 87 minutes, 84
 // million samples once resampled to 16 kHz), so the file's rate and length are read from its headers and bounded
 // *before* anything is decoded, and the resampler is fed in chunks.
-import { TARGET_RMS, fadeIn, fadeOut, normalizeLoudness, sniffAudioFormat, type AudioFormat } from './audio';
+import { fadeIn, fadeOut, sniffAudioFormat, type AudioFormat } from './audio';
+import { levelToLoudness } from './loudness';
 import { StreamResampler } from './resample';
 
 export interface ClipLimits {
@@ -215,7 +216,7 @@ export async function decodeClip(bytes: Uint8Array, sampleRate: number, limits: 
 export async function prepareClip(bytes: Uint8Array, which: 'intro' | 'outro', sampleRate: number, limits: ClipLimits): Promise<Float32Array> {
   const samples = await decodeClip(bytes, sampleRate, limits);
   if (samples.length < sampleRate * 0.05) throw new ClipProblem('it is empty');
-  normalizeLoudness(samples, sampleRate, TARGET_RMS);
+  levelToLoudness(samples, sampleRate);
   const fade = Math.round(FADE_S * sampleRate);
   if (which === 'intro') {
     fadeIn(samples, Math.round(0.02 * sampleRate));

@@ -1,0 +1,225 @@
+// Listening quality (issue 18): what a speech recogniser hears. Each fixed text of bench/listening/ (prose,
+// technical, numeric) goes through the real pipeline in every model; Debian's pocketsphinx transcribes the MP3, and
+// the word error is counted against the words the engine meant to say (the script's spoken lines) and against the
+// source text. Raw Flite in the same run is the baseline: the same voice saying the engine's words straight to a
+// WAV file (no pauses, levelling or MP3), and the same voice given the source text as it is (no normalizer).
+// Also: words per minute, the pauses between sentences and paragraphs, podcast turn length, loudness (ffmpeg
+// ebur128), and whether any line of README.md or ARCHITECTURE.md loses its last word.
+//
+// Needs pocketsphinx, pocketsphinx-en-us and ffmpeg; installed with apt-get when missing and running as root.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { articleText as textOfArticle } from '../src/engine/pipeline/article';
+import { createSpeechPipeline } from '../src/engine/pipeline';
+import { parseMarkdown } from '../src/engine/pipeline/markdown';
+import { buildScript, MODEL_PROFILES } from '../src/engine/pipeline/script';
+import { splitSentences } from '../src/engine/pipeline/sentences';
+import { SynthesisPool } from '../src/engine/pipeline/synth-pool';
+import type { FliteVoice } from '../src/engine/pipeline/synth-protocol';
+import { parseWebVtt } from '../src/webview/transcript';
+import { repoRoot } from './lib/articles';
+import { type Bench, type ModelId, type Row, below, shortModel } from './lib/report';
+
+const TEXTS = ['prose', 'technical', 'numeric'] as const;
+const TARGETS: Partial<Record<ModelId, Partial<Record<(typeof TEXTS)[number], number>>>> = {
+  'article-audio-1-pro': { prose: 10, technical: 15 },
+};
+
+function haveTools(): boolean {
+  const has = (tool: string) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0;
+  return has('pocketsphinx_continuous') && has('ffmpeg');
+}
+
+function installTools(progress: (m: string) => void): void {
+  if (haveTools()) return;
+  if (process.getuid?.() !== 0) throw new Error('pocketsphinx and ffmpeg are missing: apt-get install pocketsphinx pocketsphinx-en-us ffmpeg (as root)');
+  progress('listening: installing pocketsphinx, pocketsphinx-en-us and ffmpeg with apt-get');
+  execFileSync('apt-get', ['install', '-y', '--no-install-recommends', 'pocketsphinx', 'pocketsphinx-en-us', 'ffmpeg'], { stdio: 'ignore', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+}
+
+/** Lower-case words without punctuation, as the recogniser writes them. */
+export function wordsOf(text: string): string[] {
+  return text.toLowerCase().replace(/[’']/g, "'").replace(/-/g, ' ').split(/[^a-z0-9']+/).map((w) => w.replace(/^'+|'+$/g, '')).filter(Boolean);
+}
+
+/** Word error rate: word-level Levenshtein distance over the reference length. */
+export function wordError(reference: string[], heard: string[]): number {
+  let previous = Array.from({ length: heard.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= reference.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= heard.length; j++) row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (reference[i - 1] === heard[j - 1] ? 0 : 1));
+    previous = row;
+  }
+  return reference.length === 0 ? 0 : previous[heard.length]! / reference.length;
+}
+
+function toWav16k(input: string, output: string): void {
+  execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', input, '-ar', '16000', '-ac', '1', output]);
+}
+
+function recognise(wav: string): string {
+  const result = spawnSync('pocketsphinx_continuous', ['-infile', wav, '-logfn', '/dev/null'], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+  return result.stdout;
+}
+
+function loudness(file: string): { lufs: number; truePeak: number } {
+  const result = spawnSync('ffmpeg', ['-nostats', '-i', file, '-af', 'ebur128=peak=true', '-f', 'null', '-'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const summary = result.stderr.slice(result.stderr.lastIndexOf('Summary:'));
+  return { lufs: Number(/I:\s+(-?[\d.]+) LUFS/.exec(summary)?.[1]), truePeak: Number(/Peak:\s+(-?[\d.]+) dBFS/.exec(summary)?.[1]) };
+}
+
+function writeWav(file: string, samples: Int16Array[], sampleRate: number): void {
+  const count = samples.reduce((n, s) => n + s.length, 0);
+  const wav = Buffer.alloc(44 + count * 2);
+  wav.write('RIFF', 0, 'ascii');
+  wav.writeUInt32LE(36 + count * 2, 4);
+  wav.write('WAVEfmt ', 8, 'ascii');
+  wav.writeUInt32LE(16, 16);
+  wav.writeUInt16LE(1, 20);
+  wav.writeUInt16LE(1, 22);
+  wav.writeUInt32LE(sampleRate, 24);
+  wav.writeUInt32LE(sampleRate * 2, 28);
+  wav.writeUInt16LE(2, 32);
+  wav.writeUInt16LE(16, 34);
+  wav.write('data', 36, 'ascii');
+  wav.writeUInt32LE(count * 2, 40);
+  let offset = 44;
+  for (const part of samples) for (const s of part) offset = wav.writeInt16LE(s, offset);
+  writeFileSync(file, wav);
+}
+
+const median = (values: number[]) => (values.length === 0 ? Number.NaN : [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!);
+const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
+
+async function synthesizeToWav(pool: SynthesisPool, texts: { text: string; voice: FliteVoice }[], file: string): Promise<void> {
+  const parts = await Promise.all(texts.map(async ({ text, voice }) => (await pool.synthesize(text, voice)).samples));
+  writeWav(file, parts, 16_000);
+}
+
+export const listening: Bench = {
+  name: 'listening',
+  title: 'Listening: word error heard by pocketsphinx, pace, pauses, loudness',
+  async run(options) {
+    installTools(options.progress);
+    const rows: Row[] = [];
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'aa-listening-'));
+    const pipeline = createSpeechPipeline({ workers: 2 });
+    const pool = new SynthesisPool(2);
+    try {
+      for (const name of TEXTS) {
+        const markdown = readFileSync(path.join(__dirname, 'listening', `${name}.md`), 'utf8');
+        const source = wordsOf(textOfArticle(parseMarkdown(markdown)));
+        for (const model of options.models) {
+          options.progress(`listening: ${shortModel(model)} reads ${name}`);
+          const { lines } = buildScript(parseMarkdown(markdown), model);
+          const meant = wordsOf(lines.map((l) => l.spoken).join(' '));
+          const workDir = mkdtempSync(path.join(dir, `${name}-`));
+          await pipeline.run({ jobId: `${name}-${model}`, modelId: model, text: markdown }, {
+            workDir, signal: new AbortController().signal, progress: () => {}, log: () => {},
+            fetchLimits: { maxBytes: 1 << 20, timeoutMs: 20_000, maxRedirects: 5 },
+          });
+          const mp3 = path.join(workDir, 'audio.mp3');
+          const wav = path.join(workDir, 'audio.wav');
+          toWav16k(mp3, wav);
+          const heard = wordsOf(recognise(wav));
+          const cues = parseWebVtt(readFileSync(path.join(workDir, 'transcript.vtt'), 'utf8'));
+          const durationS = cues.length > 0 ? cues[cues.length - 1]!.end : 0;
+          const gaps = cues.slice(1).map((cue, i) => ({ gap: cue.start - cues[i]!.end, paragraph: cue.paragraph === true, speakerChange: cue.speaker !== cues[i]!.speaker }));
+          const level = loudness(mp3);
+          const werMeant = wordError(meant, heard);
+          const target = TARGETS[model]?.[name];
+          const label = `${shortModel(model)}, ${name}`;
+          rows.push({
+            bench: 'listening: word error vs meant words',
+            case: label,
+            result: pct(werMeant),
+            ...(target !== undefined ? { target: `<= ${target} %`, verdict: below(werMeant * 100, target + 1e-9) } : {}),
+            note: `vs source text ${pct(wordError(source, heard))}; ${meant.length} words meant, ${heard.length} heard`,
+          });
+          const turns: number[] = [];
+          let turnStart = cues[0]?.start ?? 0;
+          cues.forEach((cue, i) => {
+            const next = cues[i + 1];
+            if (!next || next.speaker !== cue.speaker) {
+              turns.push(cue.end - turnStart);
+              turnStart = next?.start ?? 0;
+            }
+          });
+          rows.push({
+            bench: 'listening: pace and pauses',
+            case: label,
+            result: `${((meant.length / durationS) * 60).toFixed(0)} wpm`,
+            ...(model === 'article-audio-1-mini' ? { target: '165-175 wpm', verdict: (meant.length / durationS) * 60 >= 165 && (meant.length / durationS) * 60 <= 175 ? 'meets' as const : 'misses' as const } : {}),
+            note: `median pause between sentences ${median(gaps.filter((g) => !g.paragraph && !g.speakerChange).map((g) => g.gap)).toFixed(2)} s, between paragraphs ${median(gaps.filter((g) => g.paragraph).map((g) => g.gap)).toFixed(2)} s${model.includes('podcast') ? `; ${turns.length} turns, average ${(turns.reduce((a, b) => a + b, 0) / turns.length).toFixed(1)} s` : ''}`,
+          });
+          rows.push({
+            bench: 'listening: loudness (ebur128)',
+            case: label,
+            result: `${level.lufs.toFixed(1)} LUFS`,
+            target: '-19 LUFS mono',
+            verdict: Math.abs(level.lufs + 19) <= 1 ? 'meets' : 'misses',
+            note: `true peak ${level.truePeak.toFixed(1)} dBTP (target <= -1); ${MODEL_PROFILES[model].bitrate / 1000} kbps`,
+          });
+
+          // Baselines: the same voice, straight to WAV: the engine's words, and the source text as written.
+          const voices = MODEL_PROFILES[model].voices;
+          const voice = voices[0]!.flite;
+          const rawMeant = path.join(workDir, 'raw-meant.wav');
+          await synthesizeToWav(pool, lines.map((l) => ({ text: l.spoken, voice: voices[l.voice]!.flite })), rawMeant);
+          const rawMeantHeard = wordsOf(recognise(rawMeant));
+          const rawSource = path.join(workDir, 'raw-source.wav');
+          const sourceLines = parseMarkdown(markdown).blocks.flatMap((b) => (b.kind === 'paragraph' || b.kind === 'heading' || b.kind === 'quote' ? splitSentences(b.text) : b.kind === 'list' ? b.items : []));
+          await synthesizeToWav(pool, sourceLines.map((text) => ({ text, voice })), rawSource);
+          const rawSourceHeard = wordsOf(recognise(rawSource));
+          rows.push({
+            bench: 'listening: raw Flite baseline',
+            case: `${voices.map((v) => v.flite).join(' + ')} (${shortModel(model)}), ${name}`,
+            result: pct(wordError(meant, rawMeantHeard)),
+            note: `engine's words straight to WAV, vs meant words; the source text unnormalized: ${pct(wordError(source, rawSourceHeard))} vs source`,
+          });
+          rmSync(workDir, { recursive: true, force: true });
+        }
+      }
+      rows.push(...(await lastWords(pool, options.progress)));
+    } finally {
+      await pipeline.close();
+      await pool.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+    return rows;
+  },
+};
+
+/**
+ * Every line of this repo's README.md and ARCHITECTURE.md, as Pro says it, against the same line without its last
+ * word: a line that is not longer by at least 0.1 s lost its last word.
+ */
+async function lastWords(pool: SynthesisPool, progress: (m: string) => void): Promise<Row[]> {
+  const rows: Row[] = [];
+  for (const file of ['README.md', 'ARCHITECTURE.md']) {
+    progress(`listening: last words of every line of ${file}`);
+    const { lines, profile } = buildScript(parseMarkdown(readFileSync(path.join(repoRoot, file), 'utf8')), 'article-audio-1-pro');
+    const voice = profile.voices[0]!.flite;
+    const lost: string[] = [];
+    let checked = 0;
+    await Promise.all(lines.map(async (line) => {
+      const words = line.spoken.trim().split(/\s+/);
+      if (words.length < 2) return;
+      const cut = words.slice(0, -1).join(' ');
+      const [full, shorter] = await Promise.all([pool.synthesize(line.spoken, voice), pool.synthesize(cut, voice)]);
+      checked++;
+      if ((full.samples.length - shorter.samples.length) / full.sampleRate < 0.1) lost.push(line.spoken.slice(-40));
+    }));
+    rows.push({
+      bench: 'listening: lines whose last word is unspoken',
+      case: `pro, ${file} (${checked} lines)`,
+      result: String(lost.length),
+      target: '0',
+      verdict: lost.length === 0 ? 'meets' : 'misses',
+      note: lost.slice(0, 3).map((l) => `…${l}`).join(' | '),
+    });
+  }
+  return rows;
+}

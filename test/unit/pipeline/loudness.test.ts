@@ -1,0 +1,47 @@
+// Loudness per ITU-R BS.1770 (K-weighted, gated), and levelling to the podcast target: -19 LUFS for mono with the
+// peak under -1 dBFS. The reference point of the standard: a full-scale 997 Hz sine reads -3.01 LUFS.
+import * as assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { integratedLoudness, levelToLoudness, TARGET_LUFS } from '../../../src/engine/pipeline/loudness';
+import { SynthesisPool } from '../../../src/engine/pipeline/synth-pool';
+
+function sine(frequency: number, amplitude: number, seconds: number, sampleRate: number): Float32Array {
+  return Float32Array.from({ length: Math.round(seconds * sampleRate) }, (_, i) => amplitude * Math.sin((2 * Math.PI * frequency * i) / sampleRate));
+}
+
+describe('pipeline: loudness (BS.1770)', () => {
+  for (const rate of [16_000, 44_100, 48_000]) {
+    it(`a full-scale 997 Hz sine at ${rate} Hz reads -3.01 LUFS, and -23 dBFS reads -23 LUFS`, () => {
+      assert.ok(Math.abs(integratedLoudness(sine(997, 1, 3, rate), rate) + 3.01) < 0.1, String(integratedLoudness(sine(997, 1, 3, rate), rate)));
+      const quiet = integratedLoudness(sine(997, 10 ** (-20 / 20), 3, rate), rate);
+      assert.ok(Math.abs(quiet + 23.01) < 0.1, String(quiet));
+    });
+  }
+
+  it('the gates leave out silence: a tone with long pauses reads as the tone', () => {
+    const rate = 16_000;
+    const tone = sine(997, 0.1, 2, rate);
+    const withPauses = new Float32Array(tone.length * 3);
+    withPauses.set(tone, tone.length);
+    // Blocks that straddle the edges of the tone pass the relative gate, as the standard has it: within 1 LU.
+    assert.ok(Math.abs(integratedLoudness(withPauses, rate) - integratedLoudness(tone, rate)) < 1);
+    assert.equal(integratedLoudness(new Float32Array(rate), rate), Number.NEGATIVE_INFINITY);
+  });
+
+  const pool = new SynthesisPool(1);
+  after(() => pool.close());
+
+  for (const voice of ['kal16', 'rms', 'slt'] as const) {
+    it(`${voice}: speech is levelled to ${TARGET_LUFS} LUFS with its peak under -1 dBFS`, async () => {
+      const utterance = await pool.synthesize('The mill stood empty at the edge of the harbour for most of the last century.', voice);
+      const samples = Float32Array.from(utterance.samples, (s) => s / 32768);
+      levelToLoudness(samples, utterance.sampleRate);
+      const lufs = integratedLoudness(samples, utterance.sampleRate);
+      let peak = 0;
+      for (const s of samples) peak = Math.max(peak, Math.abs(s));
+      assert.ok(peak <= 10 ** (-1 / 20), `peak ${(20 * Math.log10(peak)).toFixed(1)} dBFS`);
+      // The peak ceiling may hold a very peaky voice a little under the target, never over it.
+      assert.ok(lufs <= TARGET_LUFS + 0.1 && lufs >= TARGET_LUFS - 3, `${lufs.toFixed(2)} LUFS`);
+    });
+  }
+});
