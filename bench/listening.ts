@@ -23,6 +23,12 @@ import { repoRoot } from './lib/articles';
 import { type Bench, type ModelId, type Row, below, shortModel } from './lib/report';
 
 const TEXTS = ['prose', 'technical', 'numeric'] as const;
+
+/** LISTENING_TEXTS=prose,technical limits a run to some texts (each text and model takes minutes on a busy machine). */
+function selectedTexts(): (typeof TEXTS)[number][] {
+  const wanted = process.env.LISTENING_TEXTS?.split(',').filter(Boolean);
+  return wanted ? TEXTS.filter((t) => wanted.includes(t)) : [...TEXTS];
+}
 const TARGETS: Partial<Record<ModelId, Partial<Record<(typeof TEXTS)[number], number>>>> = {
   'article-audio-1-pro': { prose: 10, technical: 15 },
 };
@@ -104,11 +110,17 @@ export const listening: Bench = {
   async run(options) {
     installTools(options.progress);
     const rows: Row[] = [];
+    // Each row is printed as soon as it is measured, so a long run that is stopped still leaves its figures.
+    const push = (...added: Row[]) => {
+      rows.push(...added);
+      for (const row of added) options.progress(`listening row: ${row.bench} | ${row.case} | ${row.result} | ${row.note ?? ''}`);
+    };
     const dir = mkdtempSync(path.join(os.tmpdir(), 'aa-listening-'));
     const pipeline = createSpeechPipeline({ workers: 2 });
     const pool = new SynthesisPool(2);
     try {
-      for (const name of TEXTS) {
+      if (process.env.LISTENING_LAST_WORDS !== '0') push(...(await lastWords(pool, options.progress)));
+      for (const name of selectedTexts()) {
         const markdown = readFileSync(path.join(__dirname, 'listening', `${name}.md`), 'utf8');
         const source = wordsOf(textOfArticle(parseMarkdown(markdown)));
         for (const model of options.models) {
@@ -131,7 +143,7 @@ export const listening: Bench = {
           const werMeant = wordError(meant, heard);
           const target = TARGETS[model]?.[name];
           const label = `${shortModel(model)}, ${name}`;
-          rows.push({
+          push({
             bench: 'listening: word error vs meant words',
             case: label,
             result: pct(werMeant),
@@ -147,14 +159,14 @@ export const listening: Bench = {
               turnStart = next?.start ?? 0;
             }
           });
-          rows.push({
+          push({
             bench: 'listening: pace and pauses',
             case: label,
             result: `${((meant.length / durationS) * 60).toFixed(0)} wpm`,
             ...(model === 'article-audio-1-mini' ? { target: '165-175 wpm', verdict: (meant.length / durationS) * 60 >= 165 && (meant.length / durationS) * 60 <= 175 ? 'meets' as const : 'misses' as const } : {}),
             note: `median pause between sentences ${median(gaps.filter((g) => !g.paragraph && !g.speakerChange).map((g) => g.gap)).toFixed(2)} s, between paragraphs ${median(gaps.filter((g) => g.paragraph).map((g) => g.gap)).toFixed(2)} s${model.includes('podcast') ? `; ${turns.length} turns, average ${(turns.reduce((a, b) => a + b, 0) / turns.length).toFixed(1)} s` : ''}`,
           });
-          rows.push({
+          push({
             bench: 'listening: loudness (ebur128)',
             case: label,
             result: `${level.lufs.toFixed(1)} LUFS`,
@@ -173,7 +185,7 @@ export const listening: Bench = {
           const sourceLines = parseMarkdown(markdown).blocks.flatMap((b) => (b.kind === 'paragraph' || b.kind === 'heading' || b.kind === 'quote' ? splitSentences(b.text) : b.kind === 'list' ? b.items : []));
           await synthesizeToWav(pool, sourceLines.map((text) => ({ text, voice })), rawSource);
           const rawSourceHeard = wordsOf(recognise(rawSource));
-          rows.push({
+          push({
             bench: 'listening: raw Flite baseline',
             case: `${voices.map((v) => v.flite).join(' + ')} (${shortModel(model)}), ${name}`,
             result: pct(wordError(meant, rawMeantHeard)),
@@ -182,7 +194,6 @@ export const listening: Bench = {
           rmSync(workDir, { recursive: true, force: true });
         }
       }
-      rows.push(...(await lastWords(pool, options.progress)));
     } finally {
       await pipeline.close();
       await pool.close();
