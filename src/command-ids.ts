@@ -24,6 +24,7 @@ export const Commands = {
   playNext: 'articleAudio.playNext',
   addToQueue: 'articleAudio.addToQueue',
   removeFromQueue: 'articleAudio.removeFromQueue',
+  togglePlayback: 'articleAudio.togglePlayback',
 } as const;
 
 export type CommandId = (typeof Commands)[keyof typeof Commands];
@@ -44,4 +45,5 @@ export const ContextKeys = {
   hasFinishedJobs: 'articleAudio.hasFinishedJobs',
   hasPlayableJobs: 'articleAudio.hasPlayableJobs',
   hasQueue: 'articleAudio.hasQueue',
+  playerOpen: 'articleAudio.playerOpen',
 } as const;

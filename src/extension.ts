@@ -76,8 +76,8 @@ export function activate(context: vscode.ExtensionContext): ArticleAudioApi {
   const queue = new ListeningQueue(context.globalState);
   const statusBar = new JobStatusBar(jobs, connection);
   const tree = new JobsTreeProvider(jobs, queue);
-  const player = registerPlayer(context, jobs, channel, notifier);
-  context.subscriptions.push(keys, connection, jobs, statusBar, tree, player, new JobNotices(jobs, notifier, player));
+  const player = registerPlayer(context, jobs, channel, notifier, queue);
+  context.subscriptions.push(keys, connection, jobs, statusBar, tree, player, new JobNotices(jobs, notifier, player, queue));
 
   const view = vscode.window.createTreeView(Views.jobs, { treeDataProvider: tree, showCollapseAll: false });
   // Which engine new jobs go to: "local engine", or the remote address (shown as text, never as a link).

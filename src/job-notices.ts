@@ -3,22 +3,26 @@
 import { readSettings } from './config';
 import { Disposable } from './disposable';
 import type { JobTracker } from './jobs/job-tracker';
+import type { ListeningQueue } from './jobs/listening-queue';
 import { Fixes, jobErrorFixes, type Notifier } from './notify';
 import type { PlayerController } from './webview/player-panel';
 
 export class JobNotices extends Disposable {
-  constructor(jobs: JobTracker, notifier: Notifier, player: PlayerController) {
+  constructor(jobs: JobTracker, notifier: Notifier, player: PlayerController, queue: ListeningQueue) {
     super();
+    // A queued job plays in its turn: while the player has something, it neither opens nor announces itself.
+    const waitsItsTurn = (id: string) => queue.has(id) && player.current !== undefined;
     this.register(
       // Listening starts with the first part, while the rest is converted.
       jobs.onDidGetFirstPart(({ job, startedHere }) => {
+        if (waitsItsTurn(job.id)) return;
         if (startedHere && readSettings().openPlayerWhenDone) void player.open(job.id, { preserveFocus: true });
       }),
     );
     this.register(
       jobs.onDidFinish(({ job, startedHere }) => {
         if (job.status === 'succeeded') {
-          if (!startedHere) return;
+          if (!startedHere || waitsItsTurn(job.id)) return;
           if (readSettings().openPlayerWhenDone) void player.open(job.id, { preserveFocus: true });
           else notifier.info(`"${job.title}" is ready to play.`, [Fixes.openPlayer(job.id), Fixes.saveAs(job.id)]);
           return;

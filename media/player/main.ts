@@ -8,6 +8,7 @@ import {
   type PageAction,
   type PageMessage,
   type PlayerPageState,
+  type UpNextItem,
   PLAYBACK_RATES,
   SKIP_SECONDS,
   clampRate,
@@ -60,6 +61,8 @@ const ui = {
   unavailableReason: element('unavailable-reason', HTMLParagraphElement),
   unavailableActions: element('unavailable-actions', HTMLDivElement),
   announcer: element('announcer', HTMLParagraphElement),
+  upNext: element('up-next', HTMLElement),
+  upNextList: element('up-next-list', HTMLOListElement),
 };
 
 interface Loaded {
@@ -109,6 +112,8 @@ const ACTION_LABELS: Record<PageAction, string> = {
   retryJob: 'Convert Again',
   removeJob: 'Remove from List',
   showJobs: 'Show Jobs',
+  playNow: 'Play Now',
+  removeFromQueue: 'Remove from Queue',
 };
 
 function post(message: PageMessage): void {
@@ -197,7 +202,8 @@ function showJob(message: LoadMessage): void {
   // The finished file of the job playing from its parts: go on from the same place, playing if it was.
   const switching = live !== undefined && live.jobId === message.job.id && !message.live && loaded?.message.job.id === message.job.id;
   const position = switching ? ui.audio.currentTime : message.position;
-  resumeAfterLoad = switching && !ui.audio.paused;
+  // The listening queue went on to this job: it plays as the one before it did.
+  resumeAfterLoad = (switching && !ui.audio.paused) || message.autoplay === true;
   ui.audio.pause();
   stopLive();
   message = { ...message, position };
@@ -325,6 +331,39 @@ function renderTranscript(cues: TranscriptCue[], chapters: ChapterMark[]): void 
 function sameText(a: string, b: string): boolean {
   const words = (s: string) => s.toLowerCase().match(/[\p{L}\p{N}]+/gu)?.join(' ') ?? '';
   return words(a) === words(b);
+}
+
+/** The listening queue under the transport: each job can be played now or taken out. Titles only as text. */
+function showQueue(items: UpNextItem[]): void {
+  ui.upNext.hidden = items.length === 0;
+  ui.upNextList.replaceChildren(
+    ...items.map((item) => {
+      const row = document.createElement('li');
+      const play = document.createElement('button');
+      play.type = 'button';
+      play.className = 'up-next-title';
+      play.textContent = item.title;
+      play.title = item.ready ? 'Play now' : 'Still converting; it plays when ready';
+      play.disabled = !item.ready;
+      play.addEventListener('click', () => post({ type: 'action', action: 'playNow', jobId: item.id }));
+      row.append(play);
+      if (!item.ready) {
+        const state = document.createElement('span');
+        state.className = 'up-next-state';
+        state.textContent = 'converting…';
+        row.append(state);
+      }
+      const remove = document.createElement('button');
+      remove.type = 'button';
+      remove.className = 'icon-button up-next-remove';
+      remove.textContent = '×';
+      remove.setAttribute('aria-label', `Remove ${item.title} from the queue`);
+      remove.title = 'Remove from the queue';
+      remove.addEventListener('click', () => post({ type: 'action', action: 'removeFromQueue', jobId: item.id }));
+      row.append(remove);
+      return row;
+    }),
+  );
 }
 
 function showUnavailable(message: Extract<HostMessage, { type: 'unavailable' }>): void {
@@ -673,6 +712,12 @@ window.addEventListener('message', (event: MessageEvent<unknown>) => {
       return;
     case 'part':
       if (live && live.jobId === message.jobId) acceptPart(live, message.part, true);
+      return;
+    case 'queue':
+      showQueue(message.items);
+      return;
+    case 'control':
+      togglePlay();
       return;
   }
 });

@@ -7,7 +7,7 @@ import { clearApiKey, setApiKey } from './api-key';
 import type { CommandContext, CommandFactory } from './context';
 import { convertDocument, convertSelection, convertUrl } from './convert';
 import { cancelJob, clearFailed, clearFinished, copyJobId, removeJob, retryJob, revealAudio, showJobError } from './jobs';
-import { openPlayer, saveAudioAs } from './player';
+import { openPlayer, saveAudioAs, togglePlayback } from './player';
 import { addToQueue, playNext, removeFromQueue } from './queue';
 import { useLocalEngine, useRemoteService } from './service';
 import { openSample, showJobs, showLog } from './views';
@@ -38,6 +38,7 @@ const COMMANDS: Record<CommandId, CommandFactory> = {
   [Commands.playNext]: playNext,
   [Commands.addToQueue]: addToQueue,
   [Commands.removeFromQueue]: removeFromQueue,
+  [Commands.togglePlayback]: togglePlayback,
 };
 
 export function registerCommands(ctx: CommandContext): vscode.Disposable[] {

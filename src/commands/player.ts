@@ -12,6 +12,12 @@ export const openPlayer = (ctx: CommandContext) => async (target?: JobTarget): P
   if (job) await ctx.player.open(job.id);
 };
 
+/** Play / pause from anywhere (Ctrl+Alt+Space while the player is open); with no player, offers to open one. */
+export const togglePlayback = (ctx: CommandContext) => (): void => {
+  if (ctx.player.togglePlayback()) return;
+  ctx.notifier.info('The player has no audio open.', [{ title: 'Open Player', run: () => vscode.commands.executeCommand(Commands.openPlayer) }]);
+};
+
 export const saveAudioAs = (ctx: CommandContext) => async (which?: JobTarget): Promise<void> => {
   const job = await resolveJob(ctx, which, (j) => j.files !== undefined, 'No finished job has audio yet.');
   if (!job) return;

@@ -85,6 +85,10 @@ export function renderPlayerHtml(resources: PlayerPageResources): string {
     </div>
     <p id="playback-error" class="error" role="alert" hidden></p>
   </section>
+  <section id="up-next" class="up-next" aria-labelledby="up-next-heading" hidden>
+    <h2 id="up-next-heading">Up next</h2>
+    <ol id="up-next-list"></ol>
+  </section>
   <div class="content">
     <nav id="chapters" class="chapters" aria-labelledby="chapters-heading" hidden>
       <h2 id="chapters-heading">Chapters</h2>

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { access, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import * as vscode from 'vscode';
-import { Commands, Views } from '../command-ids';
+import { Commands, ContextKeys, Views } from '../command-ids';
 import type { CachedPart, JobRecord, PlayableJobs } from '../jobs/types';
 import { modelLabel, startedAt } from '../views/labels';
 import { plainLabel } from '../views/safe-text';
@@ -17,7 +17,20 @@ import { formatTime, parseChapters, parseWebVtt, type ChapterMark, type Transcri
 
 export interface PlayerController extends vscode.Disposable {
   /** Opens (or reveals and switches) the one player panel on this job; with no id, asks with a quick pick among jobs.playable(). */
-  open(jobId?: string, options?: { preserveFocus?: boolean }): Promise<void>;
+  open(jobId?: string, options?: { preserveFocus?: boolean; autoplay?: boolean }): Promise<void>;
+  /** Plays or pauses what the player shows; false when it shows nothing. */
+  togglePlayback(): boolean;
+  /** The job the player shows, if any. */
+  readonly current: string | undefined;
+}
+
+/** The listening queue as the player uses it (src/jobs/listening-queue.ts). */
+export interface PlayerQueue {
+  items(): readonly string[];
+  has(id: string): boolean;
+  remove(id: string): void;
+  takeNext(state: (id: string) => 'ready' | 'pending' | 'gone'): string | undefined;
+  onDidChange(listener: () => void): { dispose(): void };
 }
 
 /**
@@ -30,8 +43,8 @@ export interface PlayerNotices {
   error(context: string, error: unknown): void;
 }
 
-export function registerPlayer(context: vscode.ExtensionContext, jobs: PlayableJobs, log: vscode.LogOutputChannel, notices: PlayerNotices): PlayerController {
-  return new Player(context, jobs, log, notices);
+export function registerPlayer(context: vscode.ExtensionContext, jobs: PlayableJobs, log: vscode.LogOutputChannel, notices: PlayerNotices, queue: PlayerQueue): PlayerController {
+  return new Player(context, jobs, log, notices, queue);
 }
 
 /** While playing, the position is written to globalState at most this often (and always on pause, switch and close). */
@@ -45,8 +58,8 @@ class PagePort {
   constructor(private readonly webview: vscode.Webview) {}
 
   post(message: HostMessage): void {
-    // A load shows a job, so it replaces whatever still waits; parts belong to the load before them.
-    if (!this.ready && message.type !== 'part') this.queue = [];
+    // A load shows a job, so it replaces whatever still waits; parts and the queue belong to the load before them.
+    if (!this.ready && (message.type === 'load' || message.type === 'unavailable')) this.queue = [];
     if (this.ready) void this.webview.postMessage(message);
     else this.queue.push(message);
   }
@@ -71,6 +84,8 @@ interface Playing {
   sounding: boolean;
   /** While the job runs: how many of its parts the page has (it plays them until the finished file is here). */
   liveParts?: number;
+  /** The queue already went on from this job (an `ended` report can come twice). */
+  advanced?: boolean;
 }
 
 class Player implements PlayerController {
@@ -84,6 +99,8 @@ class Player implements PlayerController {
   private partSending: Promise<void> = Promise.resolve();
   /** Counts calls of show(), so that a slow one does not overwrite a later one. */
   private showCount = 0;
+  /** An article ended while the next queued job was still converting: it plays as soon as it is ready. */
+  private waitingForNext = false;
   private readonly audioRoot: vscode.Uri;
   private readonly mediaRoot: vscode.Uri;
 
@@ -92,6 +109,7 @@ class Player implements PlayerController {
     private readonly jobs: PlayableJobs,
     private readonly log: vscode.LogOutputChannel,
     private readonly notices: PlayerNotices,
+    private readonly queue: PlayerQueue,
   ) {
     this.memory = new ListeningMemory(context.globalState);
     this.audioRoot = vscode.Uri.joinPath(context.globalStorageUri, 'audio');
@@ -103,10 +121,21 @@ class Player implements PlayerController {
       }),
     );
     const subscription = jobs.onDidChange(() => void this.onJobsChanged());
-    this.disposables.push({ dispose: () => subscription.dispose() });
+    const queued = queue.onDidChange(() => this.postQueue());
+    this.disposables.push({ dispose: () => subscription.dispose() }, { dispose: () => queued.dispose() });
   }
 
-  async open(jobId?: string, options: { preserveFocus?: boolean } = {}): Promise<void> {
+  get current(): string | undefined {
+    return this.playing?.job.id;
+  }
+
+  togglePlayback(): boolean {
+    if (!this.panel || !this.port || !this.playing) return false;
+    this.port.post({ type: 'control', command: 'togglePlay' });
+    return true;
+  }
+
+  async open(jobId?: string, options: { preserveFocus?: boolean; autoplay?: boolean } = {}): Promise<void> {
     const id = jobId ?? (await this.pickJob());
     if (id === undefined) return;
     const current = this.playing;
@@ -132,7 +161,7 @@ class Player implements PlayerController {
       });
       this.adopt(panel);
     }
-    await this.show(id);
+    await this.show(id, options.autoplay);
   }
 
   dispose(): void {
@@ -160,6 +189,7 @@ class Player implements PlayerController {
 
   private adopt(panel: vscode.WebviewPanel): void {
     this.panel = panel;
+    void vscode.commands.executeCommand('setContext', ContextKeys.playerOpen, true);
     panel.iconPath = vscode.Uri.joinPath(this.mediaRoot, 'icon-activity.svg');
     const webview = panel.webview;
     const nonce = randomBytes(16).toString('base64');
@@ -183,12 +213,17 @@ class Player implements PlayerController {
         this.panel = undefined;
         this.port = undefined;
         this.playing = undefined;
+        this.waitingForNext = false;
+        void vscode.commands.executeCommand('setContext', ContextKeys.playerOpen, false);
       }),
     ];
   }
 
-  private async show(jobId: string): Promise<void> {
+  private async show(jobId: string, autoplay = false): Promise<void> {
     this.rememberPosition();
+    this.waitingForNext = false;
+    // A queued job opened (by hand, or by the queue going on) is being heard: it leaves the queue.
+    this.queue.remove(jobId);
     const ticket = ++this.showCount;
     const job = this.jobs.get(jobId);
     if (!job) {
@@ -220,7 +255,8 @@ class Player implements PlayerController {
     if (!message.live) this.jobs.setPlayingWhileConverting(job.id, false);
     this.readAlong.follow(job, message.cues.map((cue) => cue.text));
     this.panel.title = job.title;
-    this.port.post(message);
+    this.port.post(autoplay ? { ...message, autoplay: true } : message);
+    this.postQueue();
     this.log.info(`player: playing ${job.id} from ${formatTime(message.position)} (${message.cues.length} sentences, ${message.chapters.length} chapters)`);
   }
 
@@ -330,6 +366,7 @@ class Player implements PlayerController {
       case 'ready': {
         const reloaded = this.port?.markReady() ?? false;
         if (reloaded && this.playing) await this.show(this.playing.job.id);
+        else this.postQueue();
         return;
       }
       case 'progress': {
@@ -340,6 +377,12 @@ class Player implements PlayerController {
         if (playing.liveParts !== undefined) this.jobs.setPlayingWhileConverting(playing.job.id, playing.sounding);
         this.readAlong.showCue(message.cue);
         if (!message.playing || message.ended || Date.now() - playing.lastSaved >= SAVE_EVERY_MS) this.rememberPosition();
+        if (message.playing) this.waitingForNext = false;
+        // The end of a finished job's audio (not of the parts heard so far): the listening queue goes on.
+        if (message.ended && playing.liveParts === undefined && !playing.advanced) {
+          playing.advanced = true;
+          await this.playNextQueued();
+        }
         return;
       }
       case 'settings':
@@ -376,7 +419,43 @@ class Player implements PlayerController {
       case 'showJobs':
         await vscode.commands.executeCommand(Commands.showJobs);
         return;
+      case 'playNow':
+        return this.open(jobId, { autoplay: true });
+      case 'removeFromQueue':
+        this.queue.remove(jobId);
+        return;
     }
+  }
+
+  /** What a queued job is to the player: playable now, still converting, or never going to play. */
+  private queuedState(id: string): 'ready' | 'pending' | 'gone' {
+    const job = this.jobs.get(id);
+    if (!job || job.status === 'failed') return 'gone';
+    return job.status === 'succeeded' && job.files ? 'ready' : 'pending';
+  }
+
+  /** Plays the next job of the listening queue, or waits for it if it is still converting. */
+  private async playNextQueued(): Promise<void> {
+    const next = this.queue.takeNext((id) => this.queuedState(id));
+    if (next) {
+      this.log.info(`player: the listening queue goes on with ${next}`);
+      await this.open(next, { preserveFocus: true, autoplay: true });
+      return;
+    }
+    this.waitingForNext = this.queue.items().length > 0;
+  }
+
+  /** Tells the page what is up next (every queued job but the one playing). */
+  private postQueue(): void {
+    if (!this.port) return;
+    const items = this.queue
+      .items()
+      .filter((id) => id !== this.playing?.job.id)
+      .flatMap((id) => {
+        const job = this.jobs.get(id);
+        return job && job.status !== 'failed' ? [{ id, title: job.title, ready: this.queuedState(id) === 'ready' }] : [];
+      });
+    this.port.post({ type: 'queue', items });
   }
 
   private async openSource(jobId: string): Promise<void> {
@@ -401,6 +480,12 @@ class Player implements PlayerController {
   }
 
   private async onJobsChanged(): Promise<void> {
+    this.postQueue();
+    if (this.waitingForNext && this.panel) {
+      const head = this.queue.items()[0];
+      if (head === undefined) this.waitingForNext = false;
+      else if (this.queuedState(head) !== 'pending') await this.playNextQueued();
+    }
     const playing = this.playing;
     if (!playing || !this.panel) return;
     const job = this.jobs.get(playing.job.id);

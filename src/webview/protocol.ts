@@ -59,6 +59,8 @@ export interface LoadMessage {
   muted: boolean;
   /** Why the transcript is empty, when it is. */
   transcriptNote?: string;
+  /** Start playing once loaded: the listening queue went on to this job after the previous one ended. */
+  autoplay?: boolean;
 }
 
 /** Extension -> page: the job cannot be played (files gone, job removed). */
@@ -77,7 +79,27 @@ export interface PartMessage {
   part: LivePart;
 }
 
-export type HostMessage = LoadMessage | UnavailableMessage | PartMessage;
+/** One entry of the listening queue, as the page shows it under "Up next". */
+export interface UpNextItem {
+  id: string;
+  title: string;
+  /** False while the job is still converting (the queue waits for it). */
+  ready: boolean;
+}
+
+/** Extension -> page: the listening queue changed. */
+export interface QueueMessage {
+  type: 'queue';
+  items: UpNextItem[];
+}
+
+/** Extension -> page: a playback command from outside the page (a keybinding in the editor). */
+export interface ControlMessage {
+  type: 'control';
+  command: 'togglePlay';
+}
+
+export type HostMessage = LoadMessage | UnavailableMessage | PartMessage | QueueMessage | ControlMessage;
 
 /** Page -> extension: the page is listening; queued messages may be sent. */
 export interface ReadyMessage {
@@ -103,7 +125,7 @@ export interface SettingsMessage {
   muted: boolean;
 }
 
-export type PageAction = 'saveAs' | 'openSource' | 'pickJob' | 'retryJob' | 'removeJob' | 'showJobs';
+export type PageAction = 'saveAs' | 'openSource' | 'pickJob' | 'retryJob' | 'removeJob' | 'showJobs' | 'playNow' | 'removeFromQueue';
 
 export interface ActionMessage {
   type: 'action';
@@ -119,7 +141,7 @@ export interface PageErrorMessage {
 
 export type PageMessage = ReadyMessage | ProgressMessage | SettingsMessage | ActionMessage | PageErrorMessage;
 
-const PAGE_ACTIONS: readonly PageAction[] = ['saveAs', 'openSource', 'pickJob', 'retryJob', 'removeJob', 'showJobs'];
+const PAGE_ACTIONS: readonly PageAction[] = ['saveAs', 'openSource', 'pickJob', 'retryJob', 'removeJob', 'showJobs', 'playNow', 'removeFromQueue'];
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -165,6 +187,10 @@ export function isLivePart(value: unknown): value is LivePart {
   );
 }
 
+function isUpNextItem(value: unknown): value is UpNextItem {
+  return isRecord(value) && isNonEmptyString(value.id) && isString(value.title) && typeof value.ready === 'boolean';
+}
+
 function isJobInfo(value: unknown): value is PlayerJobInfo {
   return (
     isRecord(value) &&
@@ -193,8 +219,13 @@ export function isHostMessage(value: unknown): value is HostMessage {
         isRate(value.rate) &&
         isVolume(value.volume) &&
         typeof value.muted === 'boolean' &&
-        isOptional(value.transcriptNote, isString)
+        isOptional(value.transcriptNote, isString) &&
+        isOptional(value.autoplay, (v): v is boolean => typeof v === 'boolean')
       );
+    case 'queue':
+      return Array.isArray(value.items) && value.items.length <= 1000 && value.items.every(isUpNextItem);
+    case 'control':
+      return value.command === 'togglePlay';
     case 'part':
       return isNonEmptyString(value.jobId) && isLivePart(value.part);
     case 'unavailable':

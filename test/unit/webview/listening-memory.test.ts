@@ -50,7 +50,9 @@ describe('player: listening memory', () => {
     for (const rate of [2.5, 2, 1.75, 1.5]) memory.savePreferences({ rate, volume: 1, muted: false });
     memory.savePosition('a', 4);
     memory.savePosition('a', 5);
-    await new Promise((resolve) => setTimeout(resolve, 80));
+    // The timer writes by itself (no flush): wait for it however slow the machine, then count the writes.
+    for (let waited = 0; store.writes.length < 2 && waited < 30_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+    await new Promise((resolve) => setTimeout(resolve, 50));
     assert.deepEqual(store.writes.sort(), [PLAYBACK_KEY, POSITIONS_KEY]);
     assert.deepEqual(store.data.get(PLAYBACK_KEY), { rate: 1.5, volume: 1, muted: false });
     // Changes while a write is under way wait for it.

@@ -1,0 +1,103 @@
+// The listening queue and play/pause from the editor, as a listener uses them in real VS Code with the real local
+// engine: queue a second article, see it under "Up next" in the player, play the first with Ctrl+Alt+Space from the
+// editor, and hear the player go on to the queued article by itself when the first ends.
+import * as assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Frame } from 'playwright-core';
+import { launchVSCode, type VSCodeSession } from '../support/vscode-ui';
+
+const FIRST = '# First Story\n\nThe first story is short. It has two sentences only.\n';
+const SECOND = '# Second Story\n\nThe second story follows the first. It plays when the first one ends.\n';
+
+async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+describe('Listening queue (UI)', () => {
+  let vscode: VSCodeSession;
+  let workspace: string;
+
+  before(async () => {
+    workspace = mkdtempSync(path.join(os.tmpdir(), 'article-audio-ui-queue-'));
+    writeFileSync(path.join(workspace, 'first.md'), FIRST);
+    writeFileSync(path.join(workspace, 'second.md'), SECOND);
+    vscode = await launchVSCode({ workspace, settings: { 'articleAudio.model': 'article-audio-1-mini', 'articleAudio.openPlayerWhenDone': false } });
+  });
+
+  after(async () => {
+    await vscode?.close();
+    if (workspace) rmSync(workspace, { recursive: true, force: true });
+  });
+
+  async function openFile(name: string, heading: string): Promise<void> {
+    const { page } = vscode;
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Control+P');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ timeout: 10_000 });
+    await input.fill(name);
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor({ timeout: 10_000 });
+    await input.press('Enter');
+    await page.locator('.editor-instance .view-lines', { hasText: heading }).first().waitFor({ timeout: 20_000 });
+  }
+
+  /** Runs a palette command that asks for a job, and picks the row with this title (retrying while jobs finish). */
+  async function runOnJob(command: string, title: string): Promise<void> {
+    const { page } = vscode;
+    await waitFor(`"${title}" offered by ${command}`, async () => {
+      await vscode.runCommand(command);
+      const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+      const found = await row.waitFor({ timeout: 3_000 }).then(
+        () => true,
+        () => false,
+      );
+      if (found) await row.click();
+      else await page.keyboard.press('Escape');
+      return found;
+    }, 180_000);
+  }
+
+  async function audio(frame: Frame, expression: string): Promise<unknown> {
+    return frame.evaluate(`(() => { const a = document.getElementById('audio'); return ${expression}; })()`);
+  }
+
+  it('shows the queue in the player, plays from the editor key, and goes on to the queued article when the first ends', async () => {
+    const { page } = vscode;
+    await openFile('first.md', 'First Story');
+    await vscode.runCommand('Article Audio: Convert Current Document to Audio');
+    await openFile('second.md', 'Second Story');
+    await vscode.runCommand('Article Audio: Convert Current Document to Audio');
+
+    await runOnJob('Article Audio: Add to Queue', 'Second Story');
+    await runOnJob('Article Audio: Open Player', 'First Story');
+    const frame = await vscode.webviewFrame('Article Audio Player', 30_000);
+    await frame.locator('#player').waitFor({ state: 'visible', timeout: 20_000 });
+    assert.equal(await frame.locator('#job-title').innerText(), 'First Story');
+    const upNext = frame.locator('#up-next .up-next-title', { hasText: 'Second Story' });
+    await upNext.waitFor({ timeout: 20_000 });
+    await waitFor('the queued job to be ready', async () => !(await upNext.isDisabled()), 180_000);
+    await vscode.screenshot('player-queue');
+    assert.equal(await audio(frame, 'a.paused'), true, 'nothing plays before the listener asks');
+
+    // Play from the editor: the key works while the focus is in the source, not in the player.
+    await openFile('first.md', 'First Story');
+    await page.keyboard.press('Control+Alt+Space');
+    await waitFor('the audio to play', async () => (await audio(frame, 'a.paused')) === false && Number(await audio(frame, 'a.currentTime')) > 0);
+    await page.keyboard.press('Control+Alt+Space');
+    await waitFor('the audio to pause', async () => (await audio(frame, 'a.paused')) === true);
+
+    // Near the end of the first story, play on: the queue takes over when it ends.
+    await audio(frame, 'Number.isFinite(a.duration) && (a.currentTime = Math.max(0, a.duration - 1.5))');
+    await page.keyboard.press('Control+Alt+Space');
+    await waitFor('the player to go on to the queued article', async () => (await frame.locator('#job-title').innerText().catch(() => '')) === 'Second Story', 60_000);
+    await waitFor('the second article to play', async () => (await audio(frame, 'a.paused')) === false && Number(await audio(frame, 'a.currentTime')) > 0.3, 30_000);
+    assert.equal(await frame.locator('#up-next').isHidden(), true, 'the queue is empty once its last article plays');
+  });
+});
