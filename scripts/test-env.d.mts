@@ -4,5 +4,6 @@ export function cacheRoot(): string;
 export function codeServerDir(): string;
 export function vscodeServerMain(): string;
 export function chromiumPath(): string;
-export function ensureTestEnvironment(): void;
-export function ensurePostgres(): void;
+export function installAllowed(): boolean;
+export function ensureTestEnvironment(options?: { install?: boolean }): void;
+export function ensurePostgres(options?: { install?: boolean }): void;

@@ -43,12 +43,21 @@ function debianPackageInstalled(name) {
   return spawnSync('dpkg-query', ['-W', '-f=${Status}', name], { encoding: 'utf8' }).stdout?.includes('install ok installed');
 }
 
-function ensureDebianPackages() {
+/** Installs missing packages only when asked (`install`: CI, or `npm test -- --install`); else says what to run. */
+/** Installing Debian packages (apt-get) is asked for: in CI, or by `npm test -- --install` (which sets the variable). */
+export function installAllowed() {
+  return process.env.CI === 'true' || process.env.ARTICLE_AUDIO_TEST_INSTALL === '1';
+}
+
+function ensureDebianPackages(install) {
   const wanted = ['chromium', 'ripgrep', 'libkrb5-dev', 'unzip'];
   const missing = wanted.filter((name) => !debianPackageInstalled(name));
   if (missing.length === 0) return;
-  if (process.getuid?.() !== 0) {
-    throw new Error(`Missing Debian packages: ${missing.join(', ')}. Install them with: sudo apt-get install -y ${missing.join(' ')}`);
+  if (!install || process.getuid?.() !== 0) {
+    throw new Error(
+      `Missing Debian packages for the VS Code and browser tests: ${missing.join(', ')}. Install them with ` +
+        `\`sudo apt-get install -y ${missing.join(' ')}\`${process.getuid?.() === 0 ? ', or run `npm test -- --install`' : ''}.`,
+    );
   }
   log(`installing Debian packages: ${missing.join(', ')} (once)`);
   execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
@@ -93,20 +102,22 @@ function ensureCodeServer() {
 }
 
 /** Debian's Postgres server for the team service's tests (test/team/postgres.ts runs initdb in a temp folder). */
-export function ensurePostgres() {
+export function ensurePostgres({ install = installAllowed() } = {}) {
   if (debianPackageInstalled('postgresql') || spawnSync('sh', ['-c', 'ls /usr/lib/postgresql/*/bin/initdb'], { stdio: 'ignore' }).status === 0) return;
-  if (process.getuid?.() !== 0) throw new Error('The team tests need a Postgres server: sudo apt-get install -y postgresql');
+  if (!install || process.getuid?.() !== 0) {
+    throw new Error(`The team tests need a Postgres server: \`sudo apt-get install -y postgresql\`${process.getuid?.() === 0 ? ', or run `npm test -- --install`' : ''}.`);
+  }
   log('installing Debian package postgresql (once)');
   execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
   execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'postgresql'], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
 }
 
-export function ensureTestEnvironment() {
-  if (!has('rg') || !has('unzip') || !existsSync(chromiumPath()) || !debianPackageInstalled('libkrb5-dev')) ensureDebianPackages();
+export function ensureTestEnvironment({ install = installAllowed() } = {}) {
+  if (!has('rg') || !has('unzip') || !existsSync(chromiumPath()) || !debianPackageInstalled('libkrb5-dev')) ensureDebianPackages(install);
   ensureCodeServer();
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  ensureTestEnvironment();
+  ensureTestEnvironment({ install: process.argv.includes('--install') || installAllowed() });
   log(`ready: ${vscodeServerMain()}`);
 }

@@ -72,7 +72,13 @@ export function activate(context: vscode.ExtensionContext): ArticleAudioApi {
   const notifier = new Notifier(logger, log.redactor, vscode.Uri.joinPath(context.extensionUri, readme));
   const audioCache = new AudioCache(path.join(storage, 'audio'));
   void audioCache.tighten();
-  const jobs = new JobTracker(context.globalState, audioCache, connection, log.logger('jobs'));
+  const jobs = new JobTracker({
+    store: context.globalState,
+    cache: audioCache,
+    services: connection,
+    log: log.logger('jobs'),
+    emitter: () => new vscode.EventEmitter(),
+  });
   const queue = new ListeningQueue(context.globalState);
   const statusBar = new JobStatusBar(jobs, connection);
   const tree = new JobsTreeProvider(jobs, queue);

@@ -34,6 +34,12 @@ export class JobNotices extends Disposable {
       }),
     );
     this.register(
+      // Once per service and outage; following goes on in the background (src/api/follow.ts).
+      jobs.onDidLoseContact(({ job, message }) => {
+        notifier.warn(`Cannot reach the job service for "${job.title}": ${message} Article Audio keeps trying in the background.`, [Fixes.showLog]);
+      }),
+    );
+    this.register(
       jobs.onDidLoseTrack(({ job, error }) => {
         notifier.error(`Article Audio lost track of "${job.title}"`, error, [Fixes.retryJob(job.id)]);
       }),

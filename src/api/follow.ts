@@ -46,8 +46,6 @@ export const DEFAULT_STREAM: Required<StreamOptions> = {
   statusCheckMs: 60_000,
 };
 
-/** Consecutive failed status checks tolerated while polling (each already retried by the HTTP layer). */
-const MAX_POLL_FAILURES = 3;
 /** Bound on what is remembered for de-duplication; a job with more events than this is not a job. */
 const MAX_REMEMBERED_EVENTS = 50_000;
 const MAX_RECONNECT_BACKOFF_MS = 30_000;
@@ -206,8 +204,11 @@ async function* pollToEnd(deps: FollowDependencies, id: string, scope: Operation
       failures = 0;
     } catch (error) {
       if (scope.signal.aborted) throw scope.reason();
-      if (!isTransient(error) || ++failures > MAX_POLL_FAILURES) throw error;
+      // The HTTP layer has retried this check already. A service that is down is waited for on the polling schedule
+      // until the caller's deadline or abort, telling the consumer once per outage: the one place that keeps trying.
+      if (!isTransient(error)) throw error;
       const wait = Math.max(retryAfterOf(error) ?? 0, schedule.next());
+      if (++failures === 1) yield { type: 'unreachable', message: (error as Error).message, retryInMs: wait };
       deps.log('warn', `job ${id}: checking the status failed (${(error as Error).message}); checking again in ${formatDuration(wait)}`);
       await scope.sleep(wait);
       continue;
@@ -307,6 +308,7 @@ async function* followStream(deps: FollowDependencies, id: string, scope: Operat
       failures++;
       lastFailure = error;
       waitMs = delayAfter(error);
+      if (failures === 1) yield { type: 'unreachable', message: error.message, retryInMs: waitMs };
       continue;
     }
 
@@ -330,6 +332,7 @@ async function* followStream(deps: FollowDependencies, id: string, scope: Operat
         failures++;
         lastFailure = error;
         waitMs = delayAfter(error);
+        if (failures === 1) yield { type: 'unreachable', message: error.message, retryInMs: waitMs };
         continue;
       }
       // 404/405/501, another 4xx, or not a stream: the service cannot stream this job; the status endpoint decides.

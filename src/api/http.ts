@@ -104,8 +104,9 @@ function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** STYLE.md: 408, 409 (a request with the same Idempotency-Key still in progress), 429 and 5xx may pass by themselves. */
 function isRetryableStatus(status: number): boolean {
-  return status === 408 || status === 429 || (status >= 500 && status <= 599 && status !== 501 && status !== 505);
+  return status === 408 || status === 409 || status === 429 || (status >= 500 && status <= 599 && status !== 501 && status !== 505);
 }
 
 function firstHeader(headers: Headers, name: string): string | undefined {

@@ -23,6 +23,7 @@ const jobSchema = z.looseObject({
   status: z.string(),
   progress: optionalNumber,
   created_at: optionalString,
+  title: z.catch(z.optional(z.nullable(z.string())), undefined),
   outputs: z.catch(z.optional(z.nullable(z.looseObject({ results: optionalArray }))), undefined),
   error: z.optional(z.unknown()),
 });
@@ -136,6 +137,9 @@ export function readJob(data: unknown, fallbackId: string, resolve: UrlResolver)
   const progress = clampProgress(value.progress) ?? (value.status === 'succeeded' ? 1 : undefined);
   if (progress !== undefined) job.progress = progress;
   if (value.created_at !== undefined) job.createdAt = value.created_at;
+  // A title from outside: one line, bounded (it is shown in lists and notifications).
+  const title = value.title?.replace(/\s+/g, ' ').trim().slice(0, 300);
+  if (title) job.title = title;
   return job;
 }
 

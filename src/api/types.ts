@@ -51,6 +51,8 @@ export interface Job {
   /** 0..1 when known. */
   progress?: number;
   createdAt?: string;
+  /** The article's title, when the service found one (an engine extension, set once the job has succeeded). */
+  title?: string;
   outputs: { results: OutputFile[] } | null;
   error: JobErrorDetails | null;
 }
@@ -76,6 +78,11 @@ export type JobEvent =
     }
   /** How the client is following the job changed (stream opened, dropped, fell back to polling). */
   | { type: 'transport'; mode: 'stream' | 'poll'; reason?: string }
+  /**
+   * The service could not be reached (or failed) on the first try of an outage, after the HTTP layer's own retries;
+   * following goes on in the background (reconnecting, then polling) until the job ends, the deadline or an abort.
+   */
+  | { type: 'unreachable'; message: string; retryInMs: number }
   /** Always the last event: the final job as the status endpoint reports it. */
   | { type: 'end'; job: Job };
 

@@ -35,6 +35,9 @@ export class ProgressDisplay {
       case 'transport':
         if (event.mode === 'poll') this.line(`(following the job by polling${event.reason ? `: ${event.reason}` : ''})`);
         break;
+      case 'unreachable':
+        this.line(`${event.message} Still trying (next in ${Math.round(event.retryInMs / 1000)} s).`);
+        break;
       case 'result':
         this.progress = 1;
         break;

@@ -12,8 +12,9 @@ import type { LocalEngine } from './local-engine';
 import type { Logger } from './log';
 import { dispatcherFor, readProxySettings } from './proxy';
 
-/** `local` for the built-in engine, else the remote base URL. Stored with each job. */
-export type ServiceId = 'local' | (string & {});
+import { OtherServiceError, type JobServices, type ServiceId } from '../jobs/services';
+
+export { OtherServiceError, type ServiceId } from '../jobs/services';
 
 export const USER_AGENT = 'article-audio-vscode/0.1';
 
@@ -24,14 +25,7 @@ export class MissingApiKeyError extends AuthenticationError {
   }
 }
 
-/** A job belongs to another service than the one the settings name now. */
-export class OtherServiceError extends Error {
-  static {
-    this.prototype.name = 'OtherServiceError';
-  }
-}
-
-export class ServiceConnection extends Disposable {
+export class ServiceConnection extends Disposable implements JobServices {
   private readonly changed = this.register(new vscode.EventEmitter<ServiceId>());
   /** Fires when the settings switch to another service, or its key or proxy changed. */
   readonly onDidChange = this.changed.event;

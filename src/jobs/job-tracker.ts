@@ -1,35 +1,33 @@
 // The extension's record of every job: submits new ones, follows each unfinished job (stream, else polling) until it
 // ends, downloads the outputs of finished ones into the audio cache, and keeps the list in extension storage so that
 // after a reload or a restart unfinished jobs are followed again and finished ones stay playable.
-import { mkdir, readFile } from 'node:fs/promises';
+//
+// Plain Node: the event emitters, the key-value store (VS Code's globalState), the services and the log are handed in,
+// so the tracker is tested without VS Code (test/unit/jobs/). It keeps no retry loop of its own: the HTTP layer
+// retries each request, and followJob reconnects the stream and polls through an outage, reporting it once
+// (`unreachable`), which the tracker passes on as onDidLoseContact.
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import * as vscode from 'vscode';
 import {
   ArticleAudioError,
-  ConnectionError,
   InvalidResponseError,
   type Job,
   type JobEvent,
   type JobPart,
-  type JobServiceClient,
   type ModelId,
   NotFoundError,
   type OutputFile,
   PartSequence,
-  ServerError,
-  TimeoutError,
   isTerminalStatus,
 } from '../api/index';
-import { OtherServiceError, type ServiceConnection, type ServiceId } from '../connection/connection';
-import type { Level, Logger } from '../connection/log';
 import type { AudioCache } from './audio-cache';
+import { type Emitter, type JobClient, type JobLog, type JobServices, type KeyValueStore, type LogLevel, OtherServiceError, type ServiceId } from './services';
 import type { CachedJobFiles, JobRecord, JobSource, PlayableJobs } from './types';
 
 const STORAGE_KEY = 'articleAudio.jobs.v1';
 /** The list keeps this many jobs; older finished ones (and their cached audio) are dropped first. */
 const MAX_JOBS = 200;
 const SAVE_DELAY_MS = 500;
-const MAX_TRACKING_ATTEMPTS = 8;
 
 export interface NewJob {
   title: string;
@@ -48,13 +46,30 @@ export interface FinishedJob {
   startedHere: boolean;
 }
 
-/** Tracking stopped without the job ending (service unreachable, job unknown to the service). */
+/** Tracking stopped without the job ending (an error that will not pass by itself, such as a rejected key). */
 export interface TrackingProblem {
   job: JobRecord;
   error: unknown;
 }
 
-export class JobTracker implements PlayableJobs, vscode.Disposable {
+/** The service of a job could not be reached; following goes on in the background. Once per service and outage. */
+export interface ContactProblem {
+  job: JobRecord;
+  service: ServiceId;
+  message: string;
+}
+
+export interface JobTrackerDependencies {
+  /** Where the list is kept (VS Code's globalState). */
+  store: KeyValueStore;
+  cache: AudioCache;
+  services: JobServices;
+  log: JobLog;
+  /** Makes the tracker's event emitters (vscode.EventEmitter in the extension). */
+  emitter: <T>() => Emitter<T>;
+}
+
+export class JobTracker implements PlayableJobs {
   private readonly jobs = new Map<string, JobRecord>();
   private readonly followers = new Map<string, AbortController>();
   private readonly startedHere = new Set<string>();
@@ -62,31 +77,57 @@ export class JobTracker implements PlayableJobs, vscode.Disposable {
   /** Per running job: which parts came in (in order, each once) and the chain of their downloads. */
   private readonly partSequences = new Map<string, PartSequence>();
   private readonly partDownloads = new Map<string, Promise<void>>();
-  private readonly changed = new vscode.EventEmitter<JobRecord | undefined>();
-  private readonly finished = new vscode.EventEmitter<FinishedJob>();
-  private readonly trackingProblems = new vscode.EventEmitter<TrackingProblem>();
+  private readonly unreachable = new Set<ServiceId>();
+  /** The client each job is followed with, to notice when the service has moved (a restarted local engine). */
+  private readonly clients = new Map<string, JobClient>();
+  private readonly changed: Emitter<JobRecord | undefined>;
+  private readonly finished: Emitter<FinishedJob>;
+  private readonly firstPart: Emitter<FinishedJob>;
+  private readonly trackingProblems: Emitter<TrackingProblem>;
+  private readonly contactProblems: Emitter<ContactProblem>;
+  private readonly memento: KeyValueStore;
+  private readonly cache: AudioCache;
+  private readonly connection: JobServices;
+  private readonly logger: JobLog;
   private saveTimer: NodeJS.Timeout | undefined;
   private disposed = false;
 
   /** A job was added, changed or removed (undefined: several). */
-  readonly onDidChange = this.changed.event;
+  readonly onDidChange: Emitter<JobRecord | undefined>['event'];
   /** A job reached succeeded (with its files cached) or failed. */
-  readonly onDidFinish = this.finished.event;
-  private readonly firstPart = new vscode.EventEmitter<FinishedJob>();
+  readonly onDidFinish: Emitter<FinishedJob>['event'];
   /** A running job's first part is here: it can be played while it is converted. */
-  readonly onDidGetFirstPart = this.firstPart.event;
-  readonly onDidLoseTrack = this.trackingProblems.event;
+  readonly onDidGetFirstPart: Emitter<FinishedJob>['event'];
+  readonly onDidLoseTrack: Emitter<TrackingProblem>['event'];
+  readonly onDidLoseContact: Emitter<ContactProblem>['event'];
 
-  constructor(
-    private readonly memento: vscode.Memento,
-    private readonly cache: AudioCache,
-    private readonly connection: ServiceConnection,
-    private readonly log: Logger,
-  ) {
-    for (const record of memento.get<JobRecord[]>(STORAGE_KEY, [])) {
+  constructor(dependencies: JobTrackerDependencies) {
+    this.memento = dependencies.store;
+    this.cache = dependencies.cache;
+    this.connection = dependencies.services;
+    this.logger = dependencies.log;
+    this.changed = dependencies.emitter();
+    this.finished = dependencies.emitter();
+    this.firstPart = dependencies.emitter();
+    this.trackingProblems = dependencies.emitter();
+    this.contactProblems = dependencies.emitter();
+    this.onDidChange = this.changed.event;
+    this.onDidFinish = this.finished.event;
+    this.onDidGetFirstPart = this.firstPart.event;
+    this.onDidLoseTrack = this.trackingProblems.event;
+    this.onDidLoseContact = this.contactProblems.event;
+    const saved = this.memento.get<unknown>(STORAGE_KEY);
+    for (const record of Array.isArray(saved) ? (saved as unknown[]) : []) {
       if (isRecord(record)) this.jobs.set(record.id, { ...record, playingWhileConverting: undefined });
     }
   }
+
+  private readonly log = {
+    debug: (message: string) => this.logger.log('debug', message),
+    info: (message: string) => this.logger.log('info', message),
+    warn: (message: string) => this.logger.log('warn', message),
+    error: (message: string) => this.logger.log('error', message),
+  };
 
   /** Newest first. */
   all(): JobRecord[] {
@@ -240,55 +281,45 @@ export class JobTracker implements PlayableJobs, vscode.Disposable {
   }
 
   private async track(id: string, signal: AbortSignal): Promise<void> {
-    for (let attempt = 1; !signal.aborted; attempt++) {
-      const job = this.jobs.get(id);
-      if (!job) return;
-      try {
-        const client = await this.connection.client(job.service);
-        let final: Job | undefined;
-        if (isTerminalStatus(job.status) && job.status === 'succeeded') {
-          final = await client.getJob(id, { signal });
-        } else {
-          const lastEventId = this.lastEventIds.get(id);
-          for await (const event of client.followJob(id, { signal, ...(lastEventId ? { lastEventId } : {}) })) {
-            if (event.type === 'end') final = event.job;
-            else if (event.type === 'result' && event.part) this.receivePart(job, event.part, client, signal);
-            else this.onEvent(job, event);
-          }
+    const job = this.jobs.get(id);
+    if (!job) return;
+    try {
+      const client = await this.connection.client(job.service);
+      this.clients.set(id, client);
+      let final: Job | undefined;
+      if (isTerminalStatus(job.status) && job.status === 'succeeded') {
+        final = await client.getJob(id, { signal });
+      } else {
+        const lastEventId = this.lastEventIds.get(id);
+        for await (const event of client.followJob(id, { signal, ...(lastEventId ? { lastEventId } : {}) })) {
+          if (event.type === 'end') final = event.job;
+          else if (event.type === 'result' && event.part) this.receivePart(job, event.part, client, signal);
+          else this.onEvent(job, event);
         }
-        if (!final) return;
-        await this.finish(job, final, client, signal);
-        return;
-      } catch (error) {
-        if (signal.aborted) return;
-        if (error instanceof OtherServiceError) {
-          job.lastMessage = error.message;
-          this.changedJob(job, true);
-          return;
-        }
-        if (error instanceof NotFoundError) {
-          this.fail(job, { code: 'not_found', message: `${this.connection.describe(job.service)} no longer knows this job (finished jobs are kept for a limited time, and jobs are visible only to the key that created them).` });
-          return;
-        }
-        const passing = error instanceof ConnectionError || error instanceof TimeoutError || error instanceof ServerError || error instanceof InvalidResponseError;
-        if (!passing || attempt >= MAX_TRACKING_ATTEMPTS) {
-          job.lastMessage = `Stopped following: ${messageOf(error)}`;
-          this.log.error(`job ${id}: stopped following it: ${messageOf(error)}`);
-          this.changedJob(job, true);
-          this.trackingProblems.fire({ job, error });
-          return;
-        }
-        const waitMs = Math.min(30_000, 1_000 * 2 ** (attempt - 1));
-        this.log.warn(`job ${id}: lost contact (${messageOf(error)}); trying again in ${Math.round(waitMs / 1000)} s`);
-        // The local engine may have restarted on another port.
-        this.connection.reset();
-        await delay(waitMs, signal);
       }
+      if (!final) return;
+      await this.finish(job, final, client, signal);
+    } catch (error) {
+      if (signal.aborted) return;
+      if (error instanceof OtherServiceError) {
+        job.lastMessage = error.message;
+        this.changedJob(job, true);
+        return;
+      }
+      if (error instanceof NotFoundError) {
+        this.fail(job, { code: 'not_found', message: `${this.connection.describe(job.service)} no longer knows this job (finished jobs are kept for a limited time, and jobs are visible only to the key that created them).` });
+        return;
+      }
+      // Not an outage (those are waited out inside followJob): a rejected key, an answer that is not the API.
+      job.lastMessage = `Stopped following: ${messageOf(error)}`;
+      this.log.error(`job ${id}: stopped following it: ${messageOf(error)}`);
+      this.changedJob(job, true);
+      this.trackingProblems.fire({ job, error });
     }
   }
 
   /** Downloads announced parts in order, each once (a replayed stream repeats them), while the job runs. */
-  private receivePart(job: JobRecord, part: JobPart, client: JobServiceClient, signal: AbortSignal): void {
+  private receivePart(job: JobRecord, part: JobPart, client: JobClient, signal: AbortSignal): void {
     let sequence = this.partSequences.get(job.id);
     if (!sequence) {
       sequence = new PartSequence(job.parts?.length ?? 0);
@@ -300,7 +331,7 @@ export class JobTracker implements PlayableJobs, vscode.Disposable {
     }
   }
 
-  private async downloadPart(job: JobRecord, part: JobPart, client: JobServiceClient, signal: AbortSignal): Promise<void> {
+  private async downloadPart(job: JobRecord, part: JobPart, client: JobClient, signal: AbortSignal): Promise<void> {
     if (signal.aborted || job.files) return;
     const dir = path.join(this.cache.dir(job.id), 'parts');
     const name = `part-${String(part.index).padStart(4, '0')}`;
@@ -328,6 +359,7 @@ export class JobTracker implements PlayableJobs, vscode.Disposable {
 
   private onEvent(job: JobRecord, event: Exclude<JobEvent, { type: 'end' }>): void {
     if ('eventId' in event && event.eventId) this.lastEventIds.set(job.id, event.eventId);
+    if (event.type === 'status' || event.type === 'log' || event.type === 'result') this.unreachable.delete(job.service);
     switch (event.type) {
       case 'status':
         if (event.status === job.status && event.progress === job.progress) return;
@@ -337,8 +369,8 @@ export class JobTracker implements PlayableJobs, vscode.Disposable {
         this.changedJob(job, false);
         return;
       case 'log': {
-        const level: Level = event.level === 'error' ? 'error' : event.level === 'warn' ? 'warn' : event.level === 'debug' ? 'debug' : 'info';
-        this.log.child(`job ${shortId(job.id)}`).log(level, event.message);
+        const level: LogLevel = event.level === 'error' ? 'error' : event.level === 'warn' ? 'warn' : event.level === 'debug' ? 'debug' : 'info';
+        this.logger.log(level, `[job ${shortId(job.id)}] ${event.message}`);
         job.lastMessage = event.message;
         this.changedJob(job, false);
         return;
@@ -348,13 +380,42 @@ export class JobTracker implements PlayableJobs, vscode.Disposable {
         if (audio?.durationS !== undefined) job.durationS = audio.durationS;
         return;
       }
+      case 'unreachable':
+        job.lastMessage = `Cannot reach ${this.connection.describe(job.service)}; still trying. ${event.message}`;
+        this.log.warn(`job ${job.id}: ${event.message} (trying again in ${Math.round(event.retryInMs / 1000)} s, then on the polling schedule)`);
+        this.changedJob(job, true);
+        this.followAgainIfMoved(job);
+        if (!this.unreachable.has(job.service)) {
+          this.unreachable.add(job.service);
+          this.contactProblems.fire({ job, service: job.service, message: event.message });
+        }
+        return;
       case 'transport':
         this.log.debug(`job ${job.id}: following by ${event.mode === 'stream' ? 'the event stream' : 'polling'}${event.reason ? ` (${event.reason})` : ''}`);
         return;
     }
   }
 
-  private async finish(job: JobRecord, final: Job, client: JobServiceClient, signal: AbortSignal): Promise<void> {
+  /**
+   * A local engine that stopped is started again on another port: the follower would keep knocking at the old one,
+   * so the job is followed again with the client for the new address. Not a retry: nothing is repeated if the
+   * service is where it was.
+   */
+  private followAgainIfMoved(job: JobRecord): void {
+    const used = this.clients.get(job.id);
+    const controller = this.followers.get(job.id);
+    void this.connection.client(job.service).then(
+      (fresh) => {
+        if (fresh === used || !controller || this.followers.get(job.id) !== controller || this.disposed) return;
+        this.log.info(`job ${job.id}: ${this.connection.describe(job.service)} moved; following it there`);
+        controller.abort();
+        this.follow(job.id);
+      },
+      () => undefined,
+    );
+  }
+
+  private async finish(job: JobRecord, final: Job, client: JobClient, signal: AbortSignal): Promise<void> {
     this.partSequences.delete(job.id);
     this.partDownloads.delete(job.id);
     if (final.status === 'failed') {
@@ -380,13 +441,13 @@ export class JobTracker implements PlayableJobs, vscode.Disposable {
     job.lastMessage = undefined;
     const audio = results.find((r) => r.url === results[0]?.url);
     if (audio?.durationS !== undefined) job.durationS = audio.durationS;
-    if (files.article) job.title = (await titleFromArticle(files.article)) ?? job.title;
+    if (final.title) job.title = final.title;
     this.log.info(`job ${job.id} finished: ${files.audio}`);
     this.changedJob(job, true);
     this.finished.fire({ job, startedHere: this.startedHere.has(job.id) || job.startedHere === true });
   }
 
-  private async download(job: JobRecord, results: OutputFile[], client: JobServiceClient, signal: AbortSignal): Promise<CachedJobFiles> {
+  private async download(job: JobRecord, results: OutputFile[], client: JobClient, signal: AbortSignal): Promise<CachedJobFiles> {
     await this.cache.prepare(job.id);
     const files: Partial<CachedJobFiles> = {};
     for (const planned of this.cache.plan(job.id, results)) {
@@ -430,12 +491,15 @@ export class JobTracker implements PlayableJobs, vscode.Disposable {
     this.scheduleSave(saveSoon);
   }
 
+  /** Drops the oldest finished jobs until at most MAX_JOBS are left (unfinished ones are never dropped). */
   private prune(): void {
-    const all = this.all();
-    for (const job of all.slice(MAX_JOBS)) {
+    let excess = this.jobs.size - MAX_JOBS;
+    for (const job of this.all().reverse()) {
+      if (excess <= 0) return;
       if (!isTerminalStatus(job.status)) continue;
       this.jobs.delete(job.id);
       void this.cache.remove(job.id);
+      excess--;
     }
   }
 
@@ -469,32 +533,11 @@ function shortId(id: string): string {
   return id.length > 12 ? id.slice(-8) : id;
 }
 
-async function titleFromArticle(file: string): Promise<string | undefined> {
-  try {
-    const text = await readFile(file, 'utf8');
-    const heading = /^#\s+(.+)$/m.exec(text.slice(0, 4000));
-    return heading?.[1]?.trim().slice(0, 200) || undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 function isRecord(value: unknown): value is JobRecord {
   if (typeof value !== 'object' || value === null) return false;
   const record = value as Partial<JobRecord>;
   return typeof record.id === 'string' && typeof record.title === 'string' && typeof record.status === 'string' && typeof record.createdAt === 'string' && typeof record.service === 'string' && typeof record.source === 'object';
 }
 
-function delay(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-  });
-}
 
 export type { ServiceId };

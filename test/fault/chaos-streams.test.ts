@@ -70,7 +70,7 @@ describe('fault: every event stream dropped at random points (chaos proxy)', () 
       assert.equal(direct.events.at(-1)?.data, 'succeeded');
       assert.ok(history.length >= 30, `only ${history.length} events in the history of ${jobId}`);
 
-      const fromStream = events.filter((e): e is Exclude<JobEvent, { type: 'transport' | 'end' }> => e.type === 'status' || e.type === 'log' || e.type === 'result');
+      const fromStream = events.filter((e): e is Extract<JobEvent, { type: 'status' | 'log' | 'result' }> => e.type === 'status' || e.type === 'log' || e.type === 'result');
       assert.ok(!events.some((e) => e.type === 'transport' && e.mode === 'poll'), `job ${jobId} fell back to polling`);
       assert.deepEqual(
         fromStream.map((e) => e.eventId),

@@ -14,11 +14,14 @@ describe('cancelling and deadlines', () => {
   after(() => server.close());
 
   it('an abort ends a pending waitForJob promptly, in the middle of a polling wait', async () => {
-    server.on('GET', '/v1/jobs/a1', (_req, res) => sendEnvelope(res, 200, jobBody('a1', 'processing')));
-    const { client } = clientFor(server, { polling: { initialMs: 10_000, factor: 2, maxMs: 20_000 } });
     const controller = new AbortController();
+    server.on('GET', '/v1/jobs/a1', (_req, res) => {
+      sendEnvelope(res, 200, jobBody('a1', 'processing'));
+      // Aborted once the first check is answered: during the 10 s wait before the next one.
+      res.once('finish', () => setImmediate(() => controller.abort()));
+    });
+    const { client } = clientFor(server, { polling: { initialMs: 10_000, factor: 2, maxMs: 20_000 } });
     const pending = client.waitForJob('a1', { transport: 'poll', signal: controller.signal });
-    setTimeout(() => controller.abort(), 200);
     const { error } = await rejectionOf(pending);
     assert.equal((error as Error).name, 'AbortError');
     assert.equal(server.requestsTo('GET', '/v1/jobs/a1').length, 1);

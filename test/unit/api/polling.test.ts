@@ -2,7 +2,7 @@
 // status keeps the schedule (no hot loop); the deadline ends it with a TimeoutError.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { DEFAULT_POLLING, JobFailedError, PollingSchedule, ServerError, TimeoutError, type JobEvent } from '../../../src/api';
+import { DEFAULT_POLLING, JobFailedError, PollingSchedule, TimeoutError, type JobEvent } from '../../../src/api';
 import { jobBody, sendEnvelope, sendErrors, startFaultServer, type FaultServer } from '../../support/fault-server';
 import { clientFor, rejectionOf } from './support';
 
@@ -93,11 +93,16 @@ describe('following a job by polling', () => {
     assert.equal(job.status, 'succeeded');
     assert.ok(logs.some((line) => /warn: job p3: checking the status failed .*HTTP 502/.test(line)), logs.join('\n'));
 
-    // ...but not forever.
+    // A service that stays down is waited for on the polling schedule until the deadline, and said once.
     server.on('GET', '/v1/jobs/p4', (_req, res) => sendErrors(res, 500, [{ code: 'internal', message: 'down' }]));
-    const { error } = await rejectionOf(client.waitForJob('p4', { transport: 'poll', deadline: Date.now() + 5000 }));
-    assert.ok(error instanceof ServerError);
-    assert.equal(server.requestsTo('GET', '/v1/jobs/p4').length, 4);
+    const events: JobEvent[] = [];
+    const { error } = await rejectionOf(client.waitForJob('p4', { transport: 'poll', deadline: Date.now() + 1000, onEvent: (event) => events.push(event) }));
+    assert.ok(error instanceof TimeoutError, String(error));
+    assert.equal(error.kind, 'deadline');
+    assert.ok(server.requestsTo('GET', '/v1/jobs/p4').length >= 3);
+    const unreachable = events.filter((event) => event.type === 'unreachable');
+    assert.equal(unreachable.length, 1);
+    assert.match(unreachable[0]!.message, /HTTP 500/);
   });
 
   it('waitForJob resolves with a succeeded job and rejects a failed one with its error details', async () => {

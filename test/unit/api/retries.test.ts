@@ -50,6 +50,21 @@ describe('retries', () => {
     assert.notEqual(server.requestsTo('POST', '/v1/article-to-audio').at(-1)!.headers['idempotency-key'], keys[0]);
   });
 
+  it('retries 409 (the same Idempotency-Key still in progress) with the same key', async () => {
+    server.on(
+      'POST',
+      '/v1/article-to-audio',
+      (_req, res) => sendErrors(res, 409, [{ code: 'conflict', message: 'A request with this key is in progress.' }]),
+      (_req, res) => sendEnvelope(res, 202, accepted('r409')),
+    );
+    const before = server.requestsTo('POST', '/v1/article-to-audio').length;
+    const result = await clientFor(server).client.submitArticle({ model_id: 'article-audio-1-mini', text: TEXT });
+    assert.equal(result.jobId, 'r409');
+    const posts = server.requestsTo('POST', '/v1/article-to-audio').slice(before);
+    assert.equal(posts.length, 2);
+    assert.equal(posts[1]!.headers['idempotency-key'], posts[0]!.headers['idempotency-key']);
+  });
+
   it("sends the caller's Idempotency-Key as given", async () => {
     server.on('POST', '/v1/article-to-audio', (_req, res) => sendEnvelope(res, 202, accepted('r3')));
     await clientFor(server).client.submitArticle({ model_id: 'article-audio-1-mini', text: TEXT }, { idempotencyKey: 'doc-42-v1' });

@@ -325,8 +325,9 @@ describe('following a job by its event stream', () => {
     const opens = server.requestsTo('GET', '/v1/jobs/s18/stream');
     assert.equal(opens.length, 3);
     for (let i = 1; i < opens.length; i++) assert.ok(opens[i]!.at - opens[i - 1]!.at >= 280, 'waited as the service asked');
-    assert.deepEqual(typesOf(events), ['transport:poll', 'status', 'end']);
-    assert.match((events[0] as { reason: string }).reason, /failed 3 times in a row .*HTTP 503/);
+    assert.deepEqual(typesOf(events), ['unreachable', 'transport:poll', 'status', 'end']);
+    assert.match((events[0] as { message: string }).message, /HTTP 503/, 'the first failure is told at once');
+    assert.match((events[1] as { reason: string }).reason, /failed 3 times in a row .*HTTP 503/);
   });
 
   it('falls back to polling when the stream is not an event stream (404, JSON)', async () => {
