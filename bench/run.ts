@@ -3,7 +3,7 @@
 //
 //   npm run bench                              everything (several minutes), writes BENCHMARKS.md
 //   npm run bench -- --quick                   short and medium articles only, fewer samples
-//   npm run bench -- speed memory              only these benchmarks (speed, memory, service, extension, client, hostile)
+//   npm run bench -- speed memory              only these benchmarks (speed, memory, service, extension, client, hostile, team)
 //   npm run bench -- speed --models mini,pro --articles short,medium
 //   npm run bench -- --write                   write BENCHMARKS.md after a partial run too
 //   npm run bench -- extraction --pages DIR    article extraction on a development set (bench/devset.ts builds it)
@@ -22,8 +22,9 @@ import { repoRoot } from './lib/articles';
 import { describeMachine, machineText } from './lib/machine';
 import { ARTICLES, type Bench, type BenchOptions, MODELS, type Row, formatTable } from './lib/report';
 import { service } from './service';
+import { team } from './team';
 
-const BENCHES: Bench[] = [engineSpeed, firstPart, engineMemory, service, extension, client, hostile, extraction, listening];
+const BENCHES: Bench[] = [engineSpeed, firstPart, engineMemory, service, extension, client, hostile, extraction, listening, team];
 
 function listOption(args: string[], name: string): string[] | undefined {
   const index = args.indexOf(name);

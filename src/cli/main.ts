@@ -13,6 +13,7 @@ Commands:
   convert <url | file | ->  turn an article into an MP3 and a transcript (the main job)
   serve                     run the job service (the local engine, or a team API node with --database)
   worker                    run a synthesis worker of a team service (Postgres)
+  token add NAME | list | remove NAME   manage a team service's API tokens in its database (--database)
   help [command]            show help for a command
 
 Run \`article-audio <command> --help\` for its options.
@@ -49,6 +50,12 @@ async function main(argv: readonly string[]): Promise<number | undefined> {
       }
       await worker(rest);
       return undefined; // runs until a signal ends the process
+    case 'token': {
+      // Loaded only here: the Postgres driver is not part of the local engine.
+      const team = await import('../engine/team/main');
+      await team.tokenCommand(rest, process.env);
+      return EXIT.ok;
+    }
     case 'convert':
       if (wantsHelp) {
         process.stdout.write(`${CONVERT_HELP}\n`);
@@ -56,7 +63,7 @@ async function main(argv: readonly string[]): Promise<number | undefined> {
       }
       return convert(rest);
     default:
-      throw new UsageError(`Unknown command "${command}". Commands: convert, serve, worker, help.`);
+      throw new UsageError(`Unknown command "${command}". Commands: convert, serve, worker, token, help.`);
   }
 }
 

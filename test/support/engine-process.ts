@@ -63,6 +63,11 @@ process.on('exit', () => {
 });
 
 export async function startEngineProcess(options: EngineProcessOptions = {}): Promise<EngineProcess> {
+  // The same black-box tests against the team service (API node + worker over Postgres): test/team/team-engine.ts.
+  if (process.env.ARTICLE_AUDIO_TEST_ENGINE === 'postgres' && (options.entry ?? 'serve') === 'serve' && !options.args?.includes('--database')) {
+    const { startTeamEngineProcess } = await import('../team/team-engine');
+    return startTeamEngineProcess(options, startEngineProcess);
+  }
   const entry = options.entry ?? 'serve';
   const script = path.join(repoRoot, 'dist', entry === 'serve' ? 'cli.js' : 'engine.js');
   if (!existsSync(script)) throw new Error(`${script} is missing: run \`npm run build\` first.`);

@@ -2,7 +2,6 @@
 // worker). Loaded only when one of them runs, so the Postgres driver and the AWS SDK stay out of the extension.
 // Team flags are read here; every other flag is the engine's own (settings.ts).
 import os from 'node:os';
-import { TokenRing } from '../auth';
 import { createDefaultPipeline } from '../default-pipeline';
 import { type RunningEngine, serveHttp } from '../index';
 import type { Logger, LogLevel } from '../job-service';
@@ -15,6 +14,7 @@ import { openPool, redactUrl } from './db';
 import { openOutputStorage } from './output-storage';
 import { PgEventBus } from './pg-events';
 import { migrate } from './schema';
+import { TeamTokens, manageTokens, unusableToken } from './tokens';
 import { Worker } from './worker';
 
 const ORDER: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
@@ -69,12 +69,17 @@ export interface ApiNode extends RunningEngine {
 export async function startApiNode(args: readonly string[], env: NodeJS.ProcessEnv, log?: Logger): Promise<ApiNode> {
   const team = splitTeamArgs(args, env);
   const storageSpec = requireStorage(team, 'serve --database');
-  const settings = readEngineSettings(team.rest, env, { port: 8787 });
+  // Users may all be in the database (article-audio token add), so tokens from the environment are optional here.
+  const fromEnv = Boolean(env.ARTICLE_AUDIO_TOKENS?.trim()) || team.rest.some((a) => a === '--tokens-file' || a.startsWith('--tokens-file=')) || Boolean(env.ARTICLE_AUDIO_TOKENS_FILE);
+  const settings = readEngineSettings(team.rest, fromEnv ? env : { ...env, ARTICLE_AUDIO_TOKENS: unusableToken() }, { port: 8787 });
   const logger = log ?? teamLogger(settings.logLevel, team.json, { role: 'api', node: `${os.hostname()}:${process.pid}` });
   const databaseUrl = team.database as string;
   const pool = openPool(databaseUrl, logger);
   const storage = await openOutputStorage(storageSpec, team.s3Endpoint);
   await migrate(pool);
+  const tokens = new TeamTokens(settings.engine.tokens, pool, logger);
+  await tokens.start();
+  if (!fromEnv && tokens.databaseTokens === 0) logger('warn', 'No API tokens yet: add one per user with `article-audio token add NAME --database …`, or set ARTICLE_AUDIO_TOKENS.');
   const bus = new PgEventBus(pool, databaseUrl, logger);
   await bus.start();
   const engine = settings.engine;
@@ -93,7 +98,7 @@ export async function startApiNode(args: readonly string[], env: NodeJS.ProcessE
     {
       host: engine.host ?? '127.0.0.1',
       port: engine.port ?? 8787,
-      tokens: new TokenRing(engine.tokens),
+      tokens,
       heartbeatMs: engine.heartbeatMs ?? 15_000,
       streamRetryMs: engine.streamRetryMs ?? 2000,
       maxBodyBytes: engine.maxBodyBytes ?? 1024 * 1024,
@@ -114,6 +119,7 @@ export async function startApiNode(args: readonly string[], env: NodeJS.ProcessE
     close() {
       closed ??= (async () => {
         await running.close();
+        tokens.stop();
         await storage.close();
         await pool.end();
       })();
@@ -125,8 +131,7 @@ export async function startApiNode(args: readonly string[], env: NodeJS.ProcessE
 /** `article-audio serve --database …` as a process. */
 export async function serveTeam(args: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
   const team = splitTeamArgs(args, env);
-  const settings = readEngineSettings(team.rest, env, { port: 8787 });
-  const log = teamLogger(settings.logLevel, team.json, { role: 'api', node: `${os.hostname()}:${process.pid}` });
+  const log = teamLogger(logLevelOf(team.rest, env), team.json, { role: 'api', node: `${os.hostname()}:${process.pid}` });
   const node = await startApiNode(args, env, log);
   stopOnSignals(log, () => node.close(), 20_000);
   process.stdout.write(`Article Audio team API node listening on ${node.url}\n`);
@@ -189,4 +194,26 @@ export async function runWorkerProcess(args: readonly string[], env: NodeJS.Proc
   const running = await startWorker(args, env, { log, ...(pipeline ? { pipeline } : {}) });
   stopOnSignals(log, () => running.stop(), 30_000);
   process.stdout.write(`Article Audio worker ${running.worker.id} started\n`);
+}
+
+function logLevelOf(rest: readonly string[], env: NodeJS.ProcessEnv): LogLevel {
+  const index = rest.indexOf('--log-level');
+  const value = (index >= 0 ? rest[index + 1] : undefined) ?? env.ARTICLE_AUDIO_LOG_LEVEL ?? 'info';
+  if (!ORDER.includes(value as LogLevel)) throw new UsageError(`--log-level must be one of ${ORDER.join(', ')}.`);
+  return value as LogLevel;
+}
+
+/** `article-audio token add|list|remove [NAME] --database …`. */
+export async function tokenCommand(args: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
+  const team = splitTeamArgs(args, env);
+  if (!team.database) throw new UsageError('token needs --database postgres://… (or ARTICLE_AUDIO_DATABASE_URL).');
+  const [action, name, ...extra] = team.rest;
+  if (action === undefined || extra.length > 0) throw new UsageError('Usage: article-audio token add NAME | list | remove NAME --database postgres://…');
+  const pool = openPool(team.database, () => undefined, 1);
+  try {
+    await migrate(pool);
+    await manageTokens(pool, action, name, (line) => process.stdout.write(`${line}\n`));
+  } finally {
+    await pool.end();
+  }
 }

@@ -11,10 +11,10 @@ import type { Client, Pool, PoolClient } from 'pg';
 import { modelById } from '../../protocol';
 import type { Logger } from '../job-service';
 import type { NewEvent } from '../live-job';
-import { type ArticlePipeline, type FetchLimits, type PipelineLogLevel, type PipelineOutput, PipelineError } from '../pipeline/types';
+import { type ArticlePipeline, type FetchLimits, type PipelineLogLevel, type PipelineOutput, type PipelinePart, PipelineError } from '../pipeline/types';
 import { ProgressThrottle } from '../progress-throttle';
 import type { Claim, JobFailure, OutputStorage, StoredJob, StoredOutput, WorkQueue } from '../store/types';
-import { closingEvents, logEvent, statusEvent } from '../stream-events';
+import { closingEvents, logEvent, partResultEvent, statusEvent } from '../stream-events';
 import { newClient, transaction } from './db';
 import { type JobRow, appendEvents, lockJob, recordOf, saveJob } from './jobs';
 import { QUEUE_CHANNEL } from './schema';
@@ -267,7 +267,18 @@ export class Worker {
           ...(request.intro_audio_url !== undefined ? { introAudioUrl: request.intro_audio_url } : {}),
           ...(request.outro_audio_url !== undefined ? { outroAudioUrl: request.outro_audio_url } : {}),
         },
-        { workDir, signal: controller.signal, progress: (fraction) => throttle.report(fraction), log, fetchLimits: options.fetchLimits },
+        {
+          workDir,
+          signal: controller.signal,
+          progress: (fraction) => throttle.report(fraction),
+          log,
+          fetchLimits: options.fetchLimits,
+          publishPart: (part) => {
+            const published = chain.then(() => (lostLease ? undefined : this.publishPart(claim, workDir, part)));
+            chain = published.catch((error: unknown) => options.log('warn', `Job ${claim.jobId}: could not publish part ${part.index} (${describe(error)}).`));
+            return chain;
+          },
+        },
       );
     } catch (error) {
       failure = error;
@@ -289,6 +300,34 @@ export class Worker {
       clearInterval(heartbeat);
       await rm(workDir, { recursive: true, force: true }).catch(() => undefined);
     }
+  }
+
+  /**
+   * Puts a part's files in the output storage and announces them (fenced, like every write of the run). Parts live
+   * under one key per job: a run after a takeover makes the same parts again and skips the ones already announced.
+   */
+  private async publishPart(claim: JobClaim, workDir: string, part: PipelinePart): Promise<void> {
+    const current = await this.options.pool.query<JobRow>('SELECT * FROM aa_jobs WHERE id = $1', [claim.jobId]);
+    const known = current.rows[0]?.record.parts ?? [];
+    if (part.files.every((file) => known.some((k) => k.name === file.name))) return;
+    const stored: StoredOutput[] = [];
+    for (const file of part.files) {
+      stored.push(
+        await this.options.storage.put(claim.jobId, file.name, path.join(workDir, file.name), {
+          contentType: file.contentType,
+          ...(file.durationS !== undefined ? { durationS: file.durationS } : {}),
+          key: `${claim.jobId}/parts`,
+        }),
+      );
+    }
+    await this.queue.fenced(claim, async (client, row) => {
+      const before = recordOf(row);
+      const parts = [...(before.parts ?? []).filter((k) => !stored.some((s) => s.name === k.name)), ...stored];
+      const record: StoredJob = { ...before, parts, updatedAt: new Date().toISOString() };
+      await saveJob(client, record);
+      const styleId = STYLE_IDS[record.request.model_id];
+      await appendEvents(client, row, [partResultEvent(record, styleId, { index: part.index, start_s: part.startS, duration_s: part.durationS, final: part.final }, stored)]);
+    });
   }
 
   private async succeed(claim: JobClaim, workDir: string, output: PipelineOutput): Promise<void> {
