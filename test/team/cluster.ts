@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { type EngineProcess, repoRoot, startEngineProcess } from '../support/engine-process';
 import { createDatabase } from './postgres';
 
@@ -39,6 +40,8 @@ export interface Cluster {
   apis: EngineProcess[];
   workers: WorkerProcess[];
   startApi(): Promise<EngineProcess>;
+  /** A query on the cluster's database. */
+  query<T extends pg.QueryResultRow>(sql: string, values?: unknown[]): Promise<T[]>;
   startWorker(): Promise<WorkerProcess>;
   dispose(): Promise<void>;
 }
@@ -117,6 +120,15 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     workers,
     startApi,
     startWorker,
+    async query<T extends pg.QueryResultRow>(sql: string, values: unknown[] = []) {
+      const client = new pg.Client({ connectionString: databaseUrl });
+      await client.connect();
+      try {
+        return (await client.query<T>(sql, values)).rows;
+      } finally {
+        await client.end();
+      }
+    },
     async dispose() {
       await Promise.all(workers.map((w) => w.kill9()));
       await Promise.all(apis.map((a) => a.dispose()));

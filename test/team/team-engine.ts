@@ -31,6 +31,9 @@ export async function startTeamEngineProcess(options: EngineProcessOptions, embe
   return api;
 }
 
-process.on('exit', () => {
-  void server?.then((s) => s.stop());
-});
+/** Stops the Postgres server the fixtures of this test process shared (its child process keeps node alive). */
+export async function stopTeamPostgres(): Promise<void> {
+  const running = server;
+  server = undefined;
+  await (await running)?.stop();
+}

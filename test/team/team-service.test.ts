@@ -3,9 +3,12 @@
 // and read on another; Last-Event-ID replays from any node; cancel reaches the worker; idempotency holds across
 // nodes; a worker killed mid-job loses its lease and another finishes the job once; SIGTERM gives a job back.
 import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type ServiceCalls, articleText, call, serviceCalls, waitForJob } from '../support/http-calls';
 import { openStream } from '../support/sse-reader';
+import { repoRoot } from '../support/engine-process';
 import { silentMp3 } from '../support/test-pipeline';
 import { type Cluster, startCluster } from './cluster';
 import { type TestPostgres, startPostgres } from './postgres';
@@ -113,6 +116,44 @@ describe('team service (Postgres + S3): API nodes and workers as processes', () 
       assert.equal(health.status, 200);
       assert.equal((health.body as { data: { ok: boolean; role: string } }).data.ok, true);
       assert.equal((health.body as { data: { ok: boolean; role: string } }).data.role, 'api');
+    }
+  });
+
+  it('accepts a named token added to the database with `article-audio token add`, on every node, until it is removed; logs are JSON lines without tokens', async () => {
+    const cli = (...args: string[]) =>
+      execFileSync(process.execPath, [path.join(repoRoot, 'dist', 'cli.js'), 'token', ...args, '--database', cluster.databaseUrl], { encoding: 'utf8' }).trim();
+    const token = cli('add', 'alice');
+    assert.match(token, /^[A-Za-z0-9_-]{32}$/);
+    assert.match(cli('list'), /^alice\t/m);
+    const stored = await cluster.query<{ token_sha256: string }>('SELECT token_sha256 FROM aa_tokens');
+    assert.ok(!JSON.stringify(stored).includes(token), 'the database keeps a digest, not the token');
+    for (const api of cluster.apis) {
+      const alice = serviceCalls(api.url, token);
+      // Nodes re-read the table every 5 s: wait for this one to know her.
+      for (let answer = await alice.get('/v1/jobs/00000000-0000-4000-8000-000000000000'); answer.status === 401; answer = await alice.get('/v1/jobs/00000000-0000-4000-8000-000000000000')) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
+    const alice = serviceCalls((cluster.apis[0] as { url: string }).url, token);
+    const id = (await alice.submit({ model_id: mini, text: articleText() })).jobId;
+    await waitForJob(alice, id, (j) => j.status === 'succeeded', 60_000);
+    assert.equal((await a.get(`/v1/jobs/${id}`)).status, 404, 'other users do not see her jobs');
+    cli('remove', 'alice');
+    for (let answer = await alice.get(`/v1/jobs/${id}`); answer.status !== 401; answer = await alice.get(`/v1/jobs/${id}`)) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    for (const api of cluster.apis) {
+      const lines = api.stderr.split('\n').filter((line) => line.trim() !== '');
+      assert.ok(lines.length > 0);
+      const notJson = lines.filter((line) => {
+        try {
+          return typeof (JSON.parse(line) as { msg: unknown }).msg !== 'string';
+        } catch {
+          return true;
+        }
+      });
+      assert.deepEqual(notJson, [], 'every log line is a JSON object');
+      for (const secret of [token, ...cluster.tokens]) assert.ok(!api.stderr.includes(secret), 'no token in the log');
     }
   });
 

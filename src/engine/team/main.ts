@@ -35,6 +35,12 @@ function requireStorage(team: TeamArgs, command: string): string {
   return team.storage;
 }
 
+/** Node's own warnings (the AWS SDK announces the end of its Node 20 support this way) as JSON lines too. */
+function warningsToLog(log: Logger): void {
+  process.removeAllListeners('warning');
+  process.on('warning', (warning) => log('warn', `${warning.name}: ${warning.message.replace(/\s*\n\s*/g, ' ')}`));
+}
+
 /** Wires SIGINT/SIGTERM to a clean stop; a second signal or a stop that hangs exits at once. */
 function stopOnSignals(log: Logger, stop: () => Promise<void>, deadlineMs: number): void {
   let stopping = false;
@@ -132,6 +138,7 @@ export async function startApiNode(args: readonly string[], env: NodeJS.ProcessE
 export async function serveTeam(args: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
   const team = splitTeamArgs(args, env);
   const log = teamLogger(logLevelOf(team.rest, env), team.json, { role: 'api', node: `${os.hostname()}:${process.pid}` });
+  warningsToLog(log);
   const node = await startApiNode(args, env, log);
   stopOnSignals(log, () => node.close(), 20_000);
   process.stdout.write(`Article Audio team API node listening on ${node.url}\n`);
@@ -191,6 +198,7 @@ export async function runWorkerProcess(args: readonly string[], env: NodeJS.Proc
   const team = splitTeamArgs(args, env);
   const settings = readEngineSettings(team.rest, { ...env, ARTICLE_AUDIO_TOKENS: 'worker-serves-no-requests' }, { port: 0 });
   const log = teamLogger(settings.logLevel, team.json, { role: 'worker', node: `${os.hostname()}:${process.pid}` });
+  warningsToLog(log);
   const running = await startWorker(args, env, { log, ...(pipeline ? { pipeline } : {}) });
   stopOnSignals(log, () => running.stop(), 30_000);
   process.stdout.write(`Article Audio worker ${running.worker.id} started\n`);
