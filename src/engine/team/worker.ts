@@ -325,7 +325,7 @@ export class Worker {
       const parts = [...(before.parts ?? []).filter((k) => !stored.some((s) => s.name === k.name)), ...stored];
       const record: StoredJob = { ...before, parts, updatedAt: new Date().toISOString() };
       await saveJob(client, record);
-      const styleId = STYLE_IDS[record.request.model_id];
+      const styleId = modelById(record.request.model_id).styleId;
       await appendEvents(client, row, [partResultEvent(record, styleId, { index: part.index, start_s: part.startS, duration_s: part.durationS, final: part.final }, stored)]);
     });
   }
