@@ -40,7 +40,6 @@ describe('Packaging', () => {
       'extension/readme.md',
       'extension/dist/extension.js',
       'extension/dist/engine.js',
-      'extension/dist/cli.js',
       'extension/dist/synth-worker.js',
       'extension/dist/flite.wasm',
       'extension/dist/speex-resampler-nonsimd.wasm',
@@ -48,6 +47,7 @@ describe('Packaging', () => {
     ]) {
       assert.ok(entries.includes(needed), `${needed} is missing from the .vsix`);
     }
+    assert.ok(!entries.includes('extension/dist/cli.js'), 'the command line is not packaged: the extension never loads it');
     const unwanted = entries.filter((e) => /\.(map|ts)$|\/(src|test|node_modules|scripts|bench)\//.test(e));
     assert.deepEqual(unwanted, [], 'sources, tests or source maps were packaged');
   });
