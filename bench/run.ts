@@ -23,8 +23,9 @@ import { describeMachine, machineText } from './lib/machine';
 import { ARTICLES, type Bench, type BenchOptions, MODELS, type Row, formatTable } from './lib/report';
 import { service } from './service';
 import { team } from './team';
+import { serviceDown } from './service-down';
 
-const BENCHES: Bench[] = [engineSpeed, firstPart, engineMemory, service, extension, client, hostile, extraction, listening, team];
+const BENCHES: Bench[] = [engineSpeed, firstPart, engineMemory, service, serviceDown, extension, client, hostile, extraction, listening, team];
 
 function listOption(args: string[], name: string): string[] | undefined {
   const index = args.indexOf(name);

@@ -49,6 +49,11 @@ export const DEFAULT_STREAM: Required<StreamOptions> = {
 /** Bound on what is remembered for de-duplication; a job with more events than this is not a job. */
 const MAX_REMEMBERED_EVENTS = 50_000;
 const MAX_RECONNECT_BACKOFF_MS = 30_000;
+/**
+ * A service answers a stream's headers at once (the events come later); one that has not within this time is hung,
+ * and the user hears "cannot reach" within it rather than after the full request limit (bench/service-down.ts).
+ */
+const STREAM_HEADERS_TIMEOUT_MS = 10_000;
 /** How long the stream is read on after a terminal status, for the result and `end` that should follow it. */
 const TERMINAL_GRACE_MS = 2000;
 
@@ -301,7 +306,7 @@ async function* followStream(deps: FollowDependencies, id: string, scope: Operat
     if (state.history.lastEventId) headers['last-event-id'] = state.history.lastEventId;
     let response;
     try {
-      response = await http.open({ url, operation, jobId: id, headers, headersTimeoutMs: deps.requestTimeoutMs }, connection.signal, scope);
+      response = await http.open({ url, operation, jobId: id, headers, headersTimeoutMs: Math.min(deps.requestTimeoutMs, STREAM_HEADERS_TIMEOUT_MS) }, connection.signal, scope);
     } catch (error) {
       unlink();
       if (!(error instanceof ArticleAudioError) || !isTransient(error)) throw error;
