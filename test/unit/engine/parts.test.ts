@@ -108,6 +108,7 @@ describe('engine: audio in parts', () => {
     fixture = await startFixture({ pipelineOptions: { parts: 12, steps: 36, stepMs: 30 }, progressIntervalMs: 1, streamRetryMs: 15, heartbeatMs: 200 });
     const seed = Number(process.env.FAULT_SEED ?? 20261123);
     t.diagnostic(`chaos seed ${seed}`);
+    const engineUrl = fixture.engine.url;
     const proxy = await startChaosProxy(fixture.engine.port, seededRandom(seed), 2500);
     try {
       const client = new JobServiceClient({ baseUrl: proxy.url, apiKey: TOKEN, stream: { maxFailures: 10_000, reconnectMs: 10, idleTimeoutMs: 10_000 } });
@@ -125,7 +126,7 @@ describe('engine: audio in parts', () => {
         assert.deepEqual(parts.map((p) => p.index), [...Array(12).keys()]);
         assert.equal(parts.at(-1)?.final, true);
         // Output addresses name the engine's own address (or --public-url), never a Host header it was sent.
-        assert.ok(parts.every((p) => p.url.startsWith(`${fixture.engine.url}/v1/jobs/`) && p.transcriptUrl?.endsWith('.vtt')), parts[0]?.url);
+        assert.ok(parts.every((p) => p.url.startsWith(`${engineUrl}/v1/jobs/`) && p.transcriptUrl?.endsWith('.vtt')), parts[0]?.url);
       }
     } finally {
       await proxy.close();
