@@ -21,7 +21,10 @@ const undiciSlim = {
     build.onResolve({ filter: /^undici$/ }, () => ({ path: path.join(root, 'scripts', 'undici-slim.cjs') }));
     // undici embeds its HTTP parser twice (SIMD and plain WebAssembly, 72 KB each) and falls back to the plain one
     // when loading the SIMD build throws; leave the SIMD build out of the extension bundle.
-    build.onResolve({ filter: /llhttp_simd-wasm\.js$/ }, () => ({ path: 'llhttp-simd', namespace: 'undici-slim-stub' }));
+    build.onResolve({ filter: /llhttp_simd-wasm\.js$/ }, () => ({
+      path: 'llhttp-simd',
+      namespace: 'undici-slim-stub',
+    }));
     build.onLoad({ filter: /.*/, namespace: 'undici-slim-stub' }, () => ({
       contents: "throw new Error('the SIMD HTTP parser is not bundled; undici uses the plain one')",
       loader: 'js',
@@ -60,7 +63,13 @@ const node = {
 /** @type {esbuild.BuildOptions[]} */
 const builds = [
   // The extension host bundle: small, `vscode` provided by the host.
-  { ...node, entryPoints: { extension: 'src/extension.ts' }, outdir: 'dist', external: ['vscode'], plugins: [undiciSlim] },
+  {
+    ...node,
+    entryPoints: { extension: 'src/extension.ts' },
+    outdir: 'dist',
+    external: ['vscode'],
+    plugins: [undiciSlim],
+  },
   // The local engine as a process of its own (started by the extension), the command line, and the speech workers.
   {
     ...node,
@@ -109,5 +118,7 @@ if (watch) {
 } else {
   const started = Date.now();
   await Promise.all(builds.map((options) => esbuild.build(options)));
-  console.log(`[esbuild] built ${builds.length} bundle groups in ${Date.now() - started} ms${production ? ' (production)' : ''}`);
+  console.log(
+    `[esbuild] built ${builds.length} bundle groups in ${Date.now() - started} ms${production ? ' (production)' : ''}`,
+  );
 }

@@ -13,12 +13,32 @@ const LAYERS = [
   { folder: 'engine', may: ['protocol'], vscode: false },
   { folder: 'cli', may: ['protocol', 'api', 'engine'], vscode: false },
   { folder: 'jobs', may: ['protocol', 'api'], vscode: false },
-  { folder: 'connection', may: ['protocol', 'api', 'engine/process-tuning', 'jobs', 'config', 'command-ids', 'disposable'], vscode: true },
+  {
+    folder: 'connection',
+    may: ['protocol', 'api', 'engine/process-tuning', 'jobs', 'config', 'command-ids', 'disposable'],
+    vscode: true,
+  },
   { folder: 'views', may: ['protocol', 'api', 'jobs', 'config', 'command-ids', 'disposable'], vscode: true },
   { folder: 'webview', may: ['protocol', 'api', 'jobs', 'views', 'config', 'command-ids', 'disposable'], vscode: true },
 ];
 /** Everything under src/ that a layer could name: the folders above, and the composition root's files. */
-const MODULES = ['protocol', 'api', 'engine', 'cli', 'jobs', 'connection', 'views', 'webview', 'commands', 'extension', 'notify', 'job-notices', 'config', 'command-ids', 'disposable'];
+const MODULES = [
+  'protocol',
+  'api',
+  'engine',
+  'cli',
+  'jobs',
+  'connection',
+  'views',
+  'webview',
+  'commands',
+  'extension',
+  'notify',
+  'job-notices',
+  'config',
+  'command-ids',
+  'disposable',
+];
 
 function escape(text) {
   return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
@@ -35,14 +55,25 @@ function layerRules() {
       regex: `^(\\.\\./)+${escape(m)}(${allowedFiles.some((f) => f.startsWith(`${m}/`)) ? `/${except.join('')}` : '(/|\\.ts$|$)'})`,
       message: `src/${folder} may import only ${[...may, vscode ? 'vscode' : undefined].filter(Boolean).join(', ') || 'zod'} (ARCHITECTURE.md, Modules): not src/${m}.`,
     }));
-    if (!node) patterns.push({ regex: '^node:', message: `src/${folder} is plain TypeScript shared by every side: no node:* modules.` });
+    if (!node)
+      patterns.push({
+        regex: '^node:',
+        message: `src/${folder} is plain TypeScript shared by every side: no node:* modules.`,
+      });
     return {
       files: [`src/${folder}/**/*.ts`],
       rules: {
         'no-restricted-imports': [
           'error',
           {
-            paths: vscode ? [] : [{ name: 'vscode', message: `src/${folder} runs outside VS Code (engine, command line, tests): it must not import vscode.` }],
+            paths: vscode
+              ? []
+              : [
+                  {
+                    name: 'vscode',
+                    message: `src/${folder} runs outside VS Code (engine, command line, tests): it must not import vscode.`,
+                  },
+                ],
             patterns,
           },
         ],
@@ -50,7 +81,19 @@ function layerRules() {
     };
   }).concat({
     files: ['media/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { paths: [{ name: 'vscode', message: 'The player page runs in a webview: it talks to the extension by messages, never vscode.' }] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: 'vscode',
+              message: 'The player page runs in a webview: it talks to the extension by messages, never vscode.',
+            },
+          ],
+        },
+      ],
+    },
   });
 }
 
@@ -63,11 +106,22 @@ export default tseslint.config(
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
     rules: {
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
       // node:test's describe/it return promises the runner itself awaits.
       '@typescript-eslint/no-floating-promises': [
         'error',
-        { allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['describe', 'it', 'test', 'suite', 'before', 'after', 'beforeEach', 'afterEach'] }] },
+        {
+          allowForKnownSafeCalls: [
+            {
+              from: 'package',
+              package: 'node:test',
+              name: ['describe', 'it', 'test', 'suite', 'before', 'after', 'beforeEach', 'afterEach'],
+            },
+          ],
+        },
       ],
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       eqeqeq: ['error', 'smart'],
@@ -93,6 +147,20 @@ export default tseslint.config(
   {
     files: ['**/*.mjs', '**/*.js'],
     ...tseslint.configs.disableTypeChecked,
-    languageOptions: { parserOptions: { projectService: false, project: null }, globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', Buffer: 'readonly', fetch: 'readonly', URLSearchParams: 'readonly' } },
+    languageOptions: {
+      parserOptions: { projectService: false, project: null },
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        URL: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        Buffer: 'readonly',
+        fetch: 'readonly',
+        URLSearchParams: 'readonly',
+      },
+    },
   },
 );

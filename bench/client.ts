@@ -29,7 +29,9 @@ export const client: Bench = {
   title: 'Client: requests and time to notice, streaming vs polling',
   async run(options) {
     const lengthsS = options.quick ? [5, 20] : [5, 20, 60];
-    options.progress(`client: following jobs of ${lengthsS.join(', ')} s (takes about ${Math.round(Math.max(...lengthsS) * 1.3 + 5)} s)`);
+    options.progress(
+      `client: following jobs of ${lengthsS.join(', ')} s (takes about ${Math.round(Math.max(...lengthsS) * 1.3 + 5)} s)`,
+    );
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'article-audio-bench-client-'));
     const requestLog: string[] = [];
     const engine = await startEngine({
@@ -37,22 +39,38 @@ export const client: Bench = {
       tokens: [TOKEN],
       concurrency: 32,
       // Each job is held for the number of milliseconds its text starts with, then finishes at once.
-      pipeline: createTestPipeline({ steps: 1, stepMs: 1, hold: (input) => new Promise<void>((resolve) => setTimeout(resolve, Number(/^(\d+)/.exec(input.text ?? '')?.[1] ?? 0))) }),
+      pipeline: createTestPipeline({
+        steps: 1,
+        stepMs: 1,
+        hold: (input) =>
+          new Promise<void>((resolve) => setTimeout(resolve, Number(/^(\d+)/.exec(input.text ?? '')?.[1] ?? 0))),
+      }),
       log: (_level, message) => requestLog.push(message),
     });
     try {
       const runs = lengthsS.flatMap((lengthS) =>
         FOLLOWERS.map(async (follower) => {
-          const api = new JobServiceClient({ baseUrl: engine.url, apiKey: TOKEN, ...(follower.polling ? { polling: follower.polling } : {}) });
+          const api = new JobServiceClient({
+            baseUrl: engine.url,
+            apiKey: TOKEN,
+            ...(follower.polling ? { polling: follower.polling } : {}),
+          });
           const text = `${lengthS * 1000} ms. A job of known length, followed to its end by one client.`;
           const { jobId } = await api.submitArticle({ model_id: 'article-audio-1-mini', text });
           let noticed = Number.NaN;
           let finishedAt = Number.NaN;
           for await (const event of api.followJob(jobId, { transport: follower.transport })) {
-            if (event.type === 'status' && (event.status === 'succeeded' || event.status === 'failed') && Number.isNaN(noticed)) noticed = Date.now();
+            if (
+              event.type === 'status' &&
+              (event.status === 'succeeded' || event.status === 'failed') &&
+              Number.isNaN(noticed)
+            )
+              noticed = Date.now();
             if (event.type === 'end') {
               if (Number.isNaN(noticed)) noticed = Date.now();
-              const body = (await (await fetch(`${engine.url}/v1/jobs/${jobId}`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { data: { finished_at: string } };
+              const body = (await (
+                await fetch(`${engine.url}/v1/jobs/${jobId}`, { headers: { authorization: `Bearer ${TOKEN}` } })
+              ).json()) as { data: { finished_at: string } };
               finishedAt = Date.parse(body.data.finished_at);
             }
           }
@@ -63,7 +81,8 @@ export const client: Bench = {
       const rows: Row[] = [];
       for (const result of results) {
         // The engine logs every request with its path; the one status read above is the benchmark's own.
-        const requests = requestLog.filter((line) => line.includes(result.jobId) && /^(GET|POST|HEAD) /.test(line)).length - 1;
+        const requests =
+          requestLog.filter((line) => line.includes(result.jobId) && /^(GET|POST|HEAD) /.test(line)).length - 1;
         rows.push({
           bench: 'client: following a job',
           case: `${result.lengthS} s job, ${result.follower}`,

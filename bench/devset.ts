@@ -40,7 +40,10 @@ function show(repo: string, file: string): Buffer {
 }
 
 function list(repo: string, folder: string): string[] {
-  return git(repo, ['ls-tree', '--name-only', 'HEAD', `${folder}/`]).toString('utf8').split('\n').filter(Boolean);
+  return git(repo, ['ls-tree', '--name-only', 'HEAD', `${folder}/`])
+    .toString('utf8')
+    .split('\n')
+    .filter(Boolean);
 }
 
 /** Saved pages come in many encodings; the page's own declaration decides, then UTF-8, then Windows-1252. */
@@ -68,7 +71,10 @@ function write(out: string, name: string, html: string, page: DevPage): void {
 
 /** scrapinghub/article-extraction-benchmark: 181 news and blog pages, article bodies written out by hand. */
 function scrapinghub(repo: string, out: string): number {
-  const truth = JSON.parse(show(repo, 'ground-truth.json').toString('utf8')) as Record<string, { articleBody: string; url?: string }>;
+  const truth = JSON.parse(show(repo, 'ground-truth.json').toString('utf8')) as Record<
+    string,
+    { articleBody: string; url?: string }
+  >;
   let count = 0;
   for (const [id, entry] of Object.entries(truth)) {
     const html = gunzipSync(show(repo, `html/${id}.html.gz`)).toString('utf8');
@@ -91,7 +97,12 @@ function readability(repo: string, out: string): number {
     }
     const html = decodePage(show(repo, `${folder}/source.html`));
     const expected = fragmentText(show(repo, `${folder}/expected.html`).toString('utf8'));
-    write(out, `moz-${name}`, html, { source: 'readability', url: `http://fakehost/test/${name}.html`, expected, article: meta.readerable !== false });
+    write(out, `moz-${name}`, html, {
+      source: 'readability',
+      url: `http://fakehost/test/${name}.html`,
+      expected,
+      article: meta.readerable !== false,
+    });
     count++;
   }
   return count;
@@ -99,15 +110,22 @@ function readability(repo: string, out: string): number {
 
 /** adbar/trafilatura evaluation: ~950 pages in many languages, a few must-contain and must-not-contain snippets each. */
 function trafilatura(repo: string, out: string): number {
-  const data = JSON.parse(show(repo, 'tests/evaldata.json').toString('utf8')) as Record<string, { file: string; with?: string[]; without?: string[] }>;
+  const data = JSON.parse(show(repo, 'tests/evaldata.json').toString('utf8')) as Record<
+    string,
+    { file: string; with?: string[]; without?: string[] }
+  >;
   const where = new Map<string, string>();
-  for (const folder of ['tests/cache', 'tests/eval']) for (const file of list(repo, folder)) where.set(path.posix.basename(file), file);
+  for (const folder of ['tests/cache', 'tests/eval'])
+    for (const file of list(repo, folder)) where.set(path.posix.basename(file), file);
   let count = 0;
   for (const [url, entry] of Object.entries(data)) {
     const file = where.get(entry.file);
     if (!file) continue;
     const html = decodePage(show(repo, file));
-    const name = `tf-${entry.file.replace(/\.html?$/i, '').replace(/[^\w.-]+/g, '_').slice(0, 80)}`;
+    const name = `tf-${entry.file
+      .replace(/\.html?$/i, '')
+      .replace(/[^\w.-]+/g, '_')
+      .slice(0, 80)}`;
     write(out, name, html, { source: 'trafilatura', url, include: entry.with ?? [], exclude: entry.without ?? [] });
     count++;
   }
@@ -126,7 +144,11 @@ function main(): void {
     process.exit(2);
   }
   mkdirSync(out, { recursive: true });
-  const sources: [string, (repo: string, out: string) => number][] = [['--scrapinghub', scrapinghub], ['--readability', readability], ['--trafilatura', trafilatura]];
+  const sources: [string, (repo: string, out: string) => number][] = [
+    ['--scrapinghub', scrapinghub],
+    ['--readability', readability],
+    ['--trafilatura', trafilatura],
+  ];
   for (const [flag, exportFrom] of sources) {
     const repo = option(flag);
     if (repo) console.log(`${flag.slice(2)}: ${exportFrom(repo, out)} pages`);

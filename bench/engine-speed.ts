@@ -61,7 +61,7 @@ export const engineSpeed: Bench = {
         rows.push({
           bench: 'MP3 encoding alone, same length',
           case: label,
-          result: `${(encodingS / raw.wallS * 100).toFixed(0)}% of synthesis time (${encodingS.toFixed(1)} s, ${(e2e.audioS / encodingS).toFixed(0)}x)`,
+          result: `${((encodingS / raw.wallS) * 100).toFixed(0)}% of synthesis time (${encodingS.toFixed(1)} s, ${(e2e.audioS / encodingS).toFixed(0)}x)`,
           note: 'one thread; in the engine it runs beside the synthesis workers',
         });
         rows.push({

@@ -25,7 +25,11 @@ export const extension: Bench = {
         if (!SKIP.has(name)) cpSync(path.join(repoRoot, name), path.join(work, name), { recursive: true });
       }
       symlinkSync(path.join(repoRoot, 'node_modules'), path.join(work, 'node_modules'), 'dir');
-      execFileSync('npm', ['run', 'package', '--silent'], { cwd: work, stdio: 'pipe', env: { ...process.env, npm_config_loglevel: 'error' } });
+      execFileSync('npm', ['run', 'package', '--silent'], {
+        cwd: work,
+        stdio: 'pipe',
+        env: { ...process.env, npm_config_loglevel: 'error' },
+      });
       const size = (file: string) => statSync(path.join(work, file)).size;
       const rows: Row[] = [];
       const extensionBytes = size('dist/extension.js');
@@ -37,9 +41,15 @@ export const extension: Bench = {
         verdict: below(extensionBytes / 1024, EXTENSION_TARGET_KB),
       });
       for (const file of ['dist/engine.js', 'dist/cli.js', 'dist/synth-worker.js', 'media/build/player.js']) {
-        if (existsSync(path.join(work, file))) rows.push({ bench: 'bundle (minified)', case: file, result: kb(size(file)) });
+        if (existsSync(path.join(work, file)))
+          rows.push({ bench: 'bundle (minified)', case: file, result: kb(size(file)) });
       }
-      rows.push({ bench: 'package', case: 'dist/article-audio.vsix', result: kb(size('dist/article-audio.vsix')), note: 'most of it is flite.wasm (speech data)' });
+      rows.push({
+        bench: 'package',
+        case: 'dist/article-audio.vsix',
+        result: kb(size('dist/article-audio.vsix')),
+        note: 'most of it is flite.wasm (speech data)',
+      });
       options.progress('extension: activation in VS Code (3 fresh windows)');
       rows.push(...(await activationRows(work)));
       return rows;
@@ -73,7 +83,14 @@ async function activationRows(extensionPath: string): Promise<Row[]> {
         await vscode.page.keyboard.press('F1');
         const input = vscode.page.locator('.quick-input-widget input');
         await input.fill('>Article Audio: Show Jobs');
-        await vscode.page.locator('.quick-input-list .monaco-list-row', { hasText: 'Show Jobs' }).first().waitFor({ timeout: 5_000 }).then(() => input.press('Enter'), () => vscode.page.keyboard.press('Escape'));
+        await vscode.page
+          .locator('.quick-input-list .monaco-list-row', { hasText: 'Show Jobs' })
+          .first()
+          .waitFor({ timeout: 5_000 })
+          .then(
+            () => input.press('Enter'),
+            () => vscode.page.keyboard.press('Escape'),
+          );
         await new Promise((resolve) => setTimeout(resolve, 1_000));
         logged = activationLogged(vscode.userDataDir);
       }

@@ -71,7 +71,13 @@ interface PageResult {
 
 function score(name: string, html: string, page: DevPage, out: Extracted): PageResult {
   const text = out.text ?? '';
-  const result: PageResult = { name, bytes: Buffer.byteLength(html), article: page.article !== false, rejected: out.text === undefined, ms: out.ms };
+  const result: PageResult = {
+    name,
+    bytes: Buffer.byteLength(html),
+    article: page.article !== false,
+    rejected: out.text === undefined,
+    ms: out.ms,
+  };
   // A page its source marks as no article (Readability's own small test cases) is scored only on being rejected.
   if (page.expected !== undefined && result.article) result.overlap = shingleOverlap(page.expected, text);
   const read = normalizeSnippet(text);
@@ -107,8 +113,10 @@ interface Summary {
   typicalWorstMs: number;
 }
 
-const mean = (values: number[]) => (values.length === 0 ? Number.NaN : values.reduce((a, b) => a + b, 0) / values.length);
-const pageF1 = (o: Overlap) => (o.precision + o.recall === 0 ? 0 : (2 * o.precision * o.recall) / (o.precision + o.recall));
+const mean = (values: number[]) =>
+  values.length === 0 ? Number.NaN : values.reduce((a, b) => a + b, 0) / values.length;
+const pageF1 = (o: Overlap) =>
+  o.precision + o.recall === 0 ? 0 : (2 * o.precision * o.recall) / (o.precision + o.recall);
 
 function summarize(results: PageResult[]): Summary {
   const scored = results.filter((r) => r.overlap);
@@ -148,7 +156,11 @@ function loadPages(dir: string, sources: string[] | undefined): { name: string; 
     .sort()
     .map((file) => {
       const name = file.slice(0, -'.json'.length);
-      return { name, html: readFileSync(path.join(dir, `${name}.html`), 'utf8'), page: JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as DevPage };
+      return {
+        name,
+        html: readFileSync(path.join(dir, `${name}.html`), 'utf8'),
+        page: JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as DevPage,
+      };
     });
 }
 
@@ -165,7 +177,12 @@ export interface ExtractionReport {
   engineOnlyRejected: string[];
 }
 
-export function compareExtractors(dir: string, sources?: string[], details?: string, progress?: (message: string) => void): ExtractionReport {
+export function compareExtractors(
+  dir: string,
+  sources?: string[],
+  details?: string,
+  progress?: (message: string) => void,
+): ExtractionReport {
   const pages = loadPages(dir, sources);
   if (pages.length === 0) throw new Error(`no pages in ${dir} (build them with bench/devset.ts)`);
   // One warm-up page each, so neither side pays for the JIT on the first page.
@@ -180,17 +197,29 @@ export function compareExtractors(dir: string, sources?: string[], details?: str
     if (index % 100 === 0) progress?.(`extraction: page ${index + 1} of ${pages.length}`);
     const url = page.url ?? `https://example.org/${name}`;
     // Alternate who goes first, so a burst of load from elsewhere does not always hit the same side.
-    const runs: [Extractor, PageResult[]][] = [[engine, ours], [readability, theirs]];
+    const runs: [Extractor, PageResult[]][] = [
+      [engine, ours],
+      [readability, theirs],
+    ];
     if (index % 2 === 1) runs.reverse();
     const outs = runs.map(([extract, into]) => {
       const out = extract(html, url);
       into.push(score(name, html, page, out));
       return out;
     });
-    if (details) lines.push(JSON.stringify({ ours: ours.at(-1), theirs: theirs.at(-1), text: index % 2 === 0 ? outs[0]!.text : outs[1]!.text }));
+    if (details)
+      lines.push(
+        JSON.stringify({
+          ours: ours.at(-1),
+          theirs: theirs.at(-1),
+          text: index % 2 === 0 ? outs[0]!.text : outs[1]!.text,
+        }),
+      );
   });
   if (details) writeFileSync(details, `${lines.join('\n')}\n`);
-  const engineLosses = ours.filter((r, i) => r.article && r.overlap && r.overlap.recall < 0.5 && theirs[i]!.overlap!.recall > 0.9).map((r) => r.name);
+  const engineLosses = ours
+    .filter((r, i) => r.article && r.overlap && r.overlap.recall < 0.5 && theirs[i]!.overlap!.recall > 0.9)
+    .map((r) => r.name);
   const engineOnlyRejected = ours.filter((r, i) => r.article && r.rejected && !theirs[i]!.rejected).map((r) => r.name);
   return { engine: summarize(ours), readability: summarize(theirs), engineLosses, engineOnlyRejected };
 }
@@ -227,22 +256,74 @@ export const extraction: Bench = {
   title: 'Article extraction on the development set, engine and plain Readability side by side',
   run(options) {
     if (!options.pages) {
-      return Promise.resolve([{ bench: 'article extraction', case: 'skipped', result: 'no --pages DIR', note: 'build the development set with bench/devset.ts (ARCHITECTURE.md, Benchmarks)' }]);
+      return Promise.resolve([
+        {
+          bench: 'article extraction',
+          case: 'skipped',
+          result: 'no --pages DIR',
+          note: 'build the development set with bench/devset.ts (ARCHITECTURE.md, Benchmarks)',
+        },
+      ]);
     }
     const sources = options.sources;
     const report = compareExtractors(options.pages, sources, options.details, options.progress);
-    console.log(`\nArticle extraction, ${options.pages}${sources ? ` (${sources.join(', ')})` : ''}:\n${sideBySide(report)}`);
-    console.log(`Pages where the engine reads under half while Readability reads over 90 %: ${report.engineLosses.join(', ') || 'none'}`);
-    console.log(`Article pages the engine rejects and Readability reads: ${report.engineOnlyRejected.join(', ') || 'none'}`);
+    console.log(
+      `\nArticle extraction, ${options.pages}${sources ? ` (${sources.join(', ')})` : ''}:\n${sideBySide(report)}`,
+    );
+    console.log(
+      `Pages where the engine reads under half while Readability reads over 90 %: ${report.engineLosses.join(', ') || 'none'}`,
+    );
+    console.log(
+      `Article pages the engine rejects and Readability reads: ${report.engineOnlyRejected.join(', ') || 'none'}`,
+    );
     const { engine: e, readability: r } = report;
     const set = `${e.pages} pages`;
     const rows: Row[] = [
-      { bench: 'extraction F1 (4-gram shingles)', case: `${set}, ${e.scored} with expected text`, result: `${f3(e.f1)} (Readability ${f3(r.f1)})`, target: `>= ${TARGET_F1}`, verdict: atLeast(e.f1, TARGET_F1), note: `precision ${f3(e.precision)}, recall ${f3(e.recall)}` },
-      { bench: 'extraction F1 vs plain Readability', case: set, result: `${(e.f1 - r.f1 >= 0 ? '+' : '')}${(e.f1 - r.f1).toFixed(3)}`, target: '>= 0', verdict: atLeast(e.f1 - r.f1, 0) },
-      { bench: 'engine reads < half where Readability > 90 %', case: set, result: `${report.engineLosses.length}`, target: '0', verdict: report.engineLosses.length === 0 ? 'meets' : 'misses', note: report.engineLosses.slice(0, 5).join(' ') },
-      { bench: 'article pages rejected', case: set, result: `${e.rejected} (Readability ${r.rejected})`, target: '0', verdict: e.rejected === 0 ? 'meets' : 'misses', note: report.engineOnlyRejected.slice(0, 5).join(' ') },
-      { bench: 'snippets: must-contain read / must-not leaked', case: `${e.snippetPages} pages`, result: `${pct(e.includeRate)} / ${pct(e.leakRate)}`, note: `Readability ${pct(r.includeRate)} / ${pct(r.leakRate)}` },
-      { bench: 'extraction time, 100-200 KB pages', case: `${e.typical} pages`, result: `median ${ms(e.typicalMedianMs)}, worst ${ms(e.typicalWorstMs)}`, target: `< ${TARGET_MS} ms`, verdict: below(e.typicalMedianMs, TARGET_MS), note: `Readability median ${ms(r.typicalMedianMs)}` },
+      {
+        bench: 'extraction F1 (4-gram shingles)',
+        case: `${set}, ${e.scored} with expected text`,
+        result: `${f3(e.f1)} (Readability ${f3(r.f1)})`,
+        target: `>= ${TARGET_F1}`,
+        verdict: atLeast(e.f1, TARGET_F1),
+        note: `precision ${f3(e.precision)}, recall ${f3(e.recall)}`,
+      },
+      {
+        bench: 'extraction F1 vs plain Readability',
+        case: set,
+        result: `${e.f1 - r.f1 >= 0 ? '+' : ''}${(e.f1 - r.f1).toFixed(3)}`,
+        target: '>= 0',
+        verdict: atLeast(e.f1 - r.f1, 0),
+      },
+      {
+        bench: 'engine reads < half where Readability > 90 %',
+        case: set,
+        result: `${report.engineLosses.length}`,
+        target: '0',
+        verdict: report.engineLosses.length === 0 ? 'meets' : 'misses',
+        note: report.engineLosses.slice(0, 5).join(' '),
+      },
+      {
+        bench: 'article pages rejected',
+        case: set,
+        result: `${e.rejected} (Readability ${r.rejected})`,
+        target: '0',
+        verdict: e.rejected === 0 ? 'meets' : 'misses',
+        note: report.engineOnlyRejected.slice(0, 5).join(' '),
+      },
+      {
+        bench: 'snippets: must-contain read / must-not leaked',
+        case: `${e.snippetPages} pages`,
+        result: `${pct(e.includeRate)} / ${pct(e.leakRate)}`,
+        note: `Readability ${pct(r.includeRate)} / ${pct(r.leakRate)}`,
+      },
+      {
+        bench: 'extraction time, 100-200 KB pages',
+        case: `${e.typical} pages`,
+        result: `median ${ms(e.typicalMedianMs)}, worst ${ms(e.typicalWorstMs)}`,
+        target: `< ${TARGET_MS} ms`,
+        verdict: below(e.typicalMedianMs, TARGET_MS),
+        note: `Readability median ${ms(r.typicalMedianMs)}`,
+      },
     ];
     return Promise.resolve(rows);
   },

@@ -20,23 +20,40 @@ export const firstPart: Bench = {
   title: 'First playable part after submission (audio in parts)',
   async run(options) {
     const rows: Row[] = [];
-    const engine = await startEngineProcess({ startTimeoutMs: 60_000, env: { ...ENGINE_ENV }, nodeArgs: ENGINE_NODE_FLAGS, args: ['--concurrency', '1'] });
+    const engine = await startEngineProcess({
+      startTimeoutMs: 60_000,
+      env: { ...ENGINE_ENV },
+      nodeArgs: ENGINE_NODE_FLAGS,
+      args: ['--concurrency', '1'],
+    });
     try {
       const token = engine.tokens[0] as string;
       const calls = serviceCalls(engine.url, token);
       for (const model of options.models) {
-        const warm = await calls.submit({ model_id: model, text: 'A short warm-up text, long enough to be accepted by the engine.' });
-        await (await openStream(`${engine.url}/v1/jobs/${warm.jobId}/stream`, token)).done;
+        const warm = await calls.submit({
+          model_id: model,
+          text: 'A short warm-up text, long enough to be accepted by the engine.',
+        });
+        await (
+          await openStream(`${engine.url}/v1/jobs/${warm.jobId}/stream`, token)
+        ).done;
         for (const article of options.articles) {
           options.progress(`parts: ${model} on ${article}`);
           const text = articleText(article);
           const started = performance.now();
           const { jobId } = await calls.submit({ model_id: model, text });
           const stream = await openStream(`${engine.url}/v1/jobs/${jobId}/stream`, token);
-          const first = await stream.next((e) => e.event === 'result' && e.data.includes('"part"'), 'the first part', 10 * 60_000);
+          const first = await stream.next(
+            (e) => e.event === 'result' && e.data.includes('"part"'),
+            'the first part',
+            10 * 60_000,
+          );
           const seconds = (first.at - started) / 1000;
           const part = (JSON.parse(first.data) as { part: { duration_s: number } }).part;
-          await call(`${engine.url}/v1/jobs/${jobId}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+          await call(`${engine.url}/v1/jobs/${jobId}/cancel`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${token}` },
+          });
           await stream.done;
           rows.push({
             bench: 'first playable part after submission',

@@ -26,13 +26,23 @@ const CASES: HostileCase[] = [
   { name: '600,000 elements (8 MB)', body: (p) => ({ url: p.url('/many-elements') }) },
   { name: '99,990 × "!" + 2 words (text)', body: () => ({ text: `${'!'.repeat(99_990)} the end` }) },
   { name: '_a_ × 33,333 (text)', body: () => ({ text: '_a_'.repeat(33_333) }) },
-  { name: '"1," × 49,990 (text, podcast)', body: () => ({ model_id: 'article-podcast-1-pro', text: '1,'.repeat(49_990) }) },
+  {
+    name: '"1," × 49,990 (text, podcast)',
+    body: () => ({ model_id: 'article-podcast-1-pro', text: '1,'.repeat(49_990) }),
+  },
   { name: 'Markdown quotes 50,000 deep', body: (p) => ({ url: p.url('/quotes-page') }) },
-  { name: '10 MiB WAV intro at 1000 Hz', body: (p) => ({ text: articleText(60), intro_audio_url: p.url('/wav-1000') }) },
+  {
+    name: '10 MiB WAV intro at 1000 Hz',
+    body: (p) => ({ text: articleText(60), intro_audio_url: p.url('/wav-1000') }),
+  },
   { name: '10 MiB WAV intro at 150 Hz', body: (p) => ({ text: articleText(60), intro_audio_url: p.url('/wav-150') }) },
 ];
 
-async function statusLatencies(calls: ServiceCalls, path: string, until: (status: string) => boolean): Promise<{ latencies: number[]; last: string; code?: string }> {
+async function statusLatencies(
+  calls: ServiceCalls,
+  path: string,
+  until: (status: string) => boolean,
+): Promise<{ latencies: number[]; last: string; code?: string }> {
   const latencies: number[] = [];
   for (;;) {
     const started = performance.now();
@@ -51,21 +61,35 @@ export const hostile: Bench = {
     const pages = await startPageServer();
     let engine: EngineProcess | undefined;
     try {
-      engine = await startEngineProcess({ env: { ARTICLE_AUDIO_PARSE_TIMEOUT_S: String(PARSE_TIMEOUT_S) }, startTimeoutMs: 60_000 });
+      engine = await startEngineProcess({
+        env: { ARTICLE_AUDIO_PARSE_TIMEOUT_S: String(PARSE_TIMEOUT_S) },
+        startTimeoutMs: 60_000,
+      });
       const calls = serviceCalls(engine.url, engine.tokens[0]!);
       // Baseline: a finished job's status, asked as often as during the corpus, with nothing running.
       // (A job refused by the nesting bound: it ends at once, without synthesis.)
-      const warm = (await calls.submit({ model_id: 'article-audio-1-mini', text: `${'>'.repeat(5000)} ${articleText(60)}` })).jobId;
+      const warm = (
+        await calls.submit({ model_id: 'article-audio-1-mini', text: `${'>'.repeat(5000)} ${articleText(60)}` })
+      ).jobId;
       await statusLatencies(calls, `/v1/jobs/${warm}`, (s) => s === 'succeeded' || s === 'failed');
       let count = 0;
       const idle = await statusLatencies(calls, `/v1/jobs/${warm}`, () => ++count >= 500);
       const baseP99 = percentile(idle.latencies, 99);
-      rows.push({ bench: 'hostile', case: 'idle engine (baseline)', result: `p50 ${ms(percentile(idle.latencies, 50))}, p99 ${ms(baseP99)}, max ${ms(Math.max(...idle.latencies))}`, note: `${idle.latencies.length} requests` });
+      rows.push({
+        bench: 'hostile',
+        case: 'idle engine (baseline)',
+        result: `p50 ${ms(percentile(idle.latencies, 50))}, p99 ${ms(baseP99)}, max ${ms(Math.max(...idle.latencies))}`,
+        note: `${idle.latencies.length} requests`,
+      });
       const memoryBefore = peakMemoryMb(engine.pid);
       for (const hostileCase of options.quick ? CASES.slice(0, 5) : CASES) {
         options.progress(`hostile: ${hostileCase.name}`);
         const submitted = await calls.submit({ model_id: 'article-audio-1-mini', ...hostileCase.body(pages) });
-        const run = await statusLatencies(calls, `/v1/jobs/${submitted.jobId}`, (s) => s === 'succeeded' || s === 'failed');
+        const run = await statusLatencies(
+          calls,
+          `/v1/jobs/${submitted.jobId}`,
+          (s) => s === 'succeeded' || s === 'failed',
+        );
         const max = Math.max(...run.latencies);
         rows.push({
           bench: 'hostile',
@@ -77,7 +101,12 @@ export const hostile: Bench = {
         });
       }
       const memoryAfter = peakMemoryMb(engine.pid);
-      rows.push({ bench: 'hostile', case: 'engine peak RSS (VmHWM)', result: `${memoryBefore} MB before the corpus, ${memoryAfter} MB after`, note: 'the parse worker lives inside the engine process' });
+      rows.push({
+        bench: 'hostile',
+        case: 'engine peak RSS (VmHWM)',
+        result: `${memoryBefore} MB before the corpus, ${memoryAfter} MB after`,
+        note: 'the parse worker lives inside the engine process',
+      });
     } finally {
       await engine?.dispose();
       await pages.close();

@@ -40,14 +40,27 @@ function haveTools(): boolean {
 
 function installTools(progress: (m: string) => void): void {
   if (haveTools()) return;
-  if (process.getuid?.() !== 0) throw new Error('pocketsphinx and ffmpeg are missing: apt-get install pocketsphinx pocketsphinx-en-us ffmpeg (as root)');
+  if (process.getuid?.() !== 0)
+    throw new Error(
+      'pocketsphinx and ffmpeg are missing: apt-get install pocketsphinx pocketsphinx-en-us ffmpeg (as root)',
+    );
   progress('listening: installing pocketsphinx, pocketsphinx-en-us and ffmpeg with apt-get');
-  execFileSync('apt-get', ['install', '-y', '--no-install-recommends', 'pocketsphinx', 'pocketsphinx-en-us', 'ffmpeg'], { stdio: 'ignore', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  execFileSync(
+    'apt-get',
+    ['install', '-y', '--no-install-recommends', 'pocketsphinx', 'pocketsphinx-en-us', 'ffmpeg'],
+    { stdio: 'ignore', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } },
+  );
 }
 
 /** Lower-case words without punctuation, as the recogniser writes them. */
 export function wordsOf(text: string): string[] {
-  return text.toLowerCase().replace(/[’']/g, "'").replace(/-/g, ' ').split(/[^a-z0-9']+/).map((w) => w.replace(/^'+|'+$/g, '')).filter(Boolean);
+  return text
+    .toLowerCase()
+    .replace(/[’']/g, "'")
+    .replace(/-/g, ' ')
+    .split(/[^a-z0-9']+/)
+    .map((w) => w.replace(/^'+|'+$/g, ''))
+    .filter(Boolean);
 }
 
 /** Word error rate: word-level Levenshtein distance over the reference length. */
@@ -55,7 +68,12 @@ export function wordError(reference: string[], heard: string[]): number {
   let previous = Array.from({ length: heard.length + 1 }, (_, j) => j);
   for (let i = 1; i <= reference.length; i++) {
     const row = [i];
-    for (let j = 1; j <= heard.length; j++) row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (reference[i - 1] === heard[j - 1] ? 0 : 1));
+    for (let j = 1; j <= heard.length; j++)
+      row[j] = Math.min(
+        previous[j]! + 1,
+        row[j - 1]! + 1,
+        previous[j - 1]! + (reference[i - 1] === heard[j - 1] ? 0 : 1),
+      );
     previous = row;
   }
   return reference.length === 0 ? 0 : previous[heard.length]! / reference.length;
@@ -66,14 +84,23 @@ function toWav16k(input: string, output: string): void {
 }
 
 function recognise(wav: string): string {
-  const result = spawnSync('pocketsphinx_continuous', ['-infile', wav, '-logfn', '/dev/null'], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+  const result = spawnSync('pocketsphinx_continuous', ['-infile', wav, '-logfn', '/dev/null'], {
+    encoding: 'utf8',
+    maxBuffer: 16 * 1024 * 1024,
+  });
   return result.stdout;
 }
 
 function loudness(file: string): { lufs: number; truePeak: number } {
-  const result = spawnSync('ffmpeg', ['-nostats', '-i', file, '-af', 'ebur128=peak=true', '-f', 'null', '-'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const result = spawnSync('ffmpeg', ['-nostats', '-i', file, '-af', 'ebur128=peak=true', '-f', 'null', '-'], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
   const summary = result.stderr.slice(result.stderr.lastIndexOf('Summary:'));
-  return { lufs: Number(/I:\s+(-?[\d.]+) LUFS/.exec(summary)?.[1]), truePeak: Number(/Peak:\s+(-?[\d.]+) dBFS/.exec(summary)?.[1]) };
+  return {
+    lufs: Number(/I:\s+(-?[\d.]+) LUFS/.exec(summary)?.[1]),
+    truePeak: Number(/Peak:\s+(-?[\d.]+) dBFS/.exec(summary)?.[1]),
+  };
 }
 
 function writeWav(file: string, samples: Int16Array[], sampleRate: number): void {
@@ -96,10 +123,15 @@ function writeWav(file: string, samples: Int16Array[], sampleRate: number): void
   writeFileSync(file, wav);
 }
 
-const median = (values: number[]) => (values.length === 0 ? Number.NaN : [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!);
+const median = (values: number[]) =>
+  values.length === 0 ? Number.NaN : [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
 
-async function synthesizeToWav(pool: SynthesisPool, texts: { text: string; voice: FliteVoice }[], file: string): Promise<void> {
+async function synthesizeToWav(
+  pool: SynthesisPool,
+  texts: { text: string; voice: FliteVoice }[],
+  file: string,
+): Promise<void> {
   const parts = await Promise.all(texts.map(async ({ text, voice }) => (await pool.synthesize(text, voice)).samples));
   writeWav(file, parts, 16_000);
 }
@@ -113,7 +145,8 @@ export const listening: Bench = {
     // Each row is printed as soon as it is measured, so a long run that is stopped still leaves its figures.
     const push = (...added: Row[]) => {
       rows.push(...added);
-      for (const row of added) options.progress(`listening row: ${row.bench} | ${row.case} | ${row.result} | ${row.note ?? ''}`);
+      for (const row of added)
+        options.progress(`listening row: ${row.bench} | ${row.case} | ${row.result} | ${row.note ?? ''}`);
     };
     const dir = mkdtempSync(path.join(os.tmpdir(), 'aa-listening-'));
     const pipeline = createSpeechPipeline({ workers: 2 });
@@ -128,17 +161,27 @@ export const listening: Bench = {
           const { lines } = buildScript(parseMarkdown(markdown), model);
           const meant = wordsOf(lines.map((l) => l.spoken).join(' '));
           const workDir = mkdtempSync(path.join(dir, `${name}-`));
-          await pipeline.run({ jobId: `${name}-${model}`, modelId: model, text: markdown }, {
-            workDir, signal: new AbortController().signal, progress: () => {}, log: () => {},
-            fetchLimits: { maxBytes: 1 << 20, timeoutMs: 20_000, maxRedirects: 5 },
-          });
+          await pipeline.run(
+            { jobId: `${name}-${model}`, modelId: model, text: markdown },
+            {
+              workDir,
+              signal: new AbortController().signal,
+              progress: () => {},
+              log: () => {},
+              fetchLimits: { maxBytes: 1 << 20, timeoutMs: 20_000, maxRedirects: 5 },
+            },
+          );
           const mp3 = path.join(workDir, 'audio.mp3');
           const wav = path.join(workDir, 'audio.wav');
           toWav16k(mp3, wav);
           const heard = wordsOf(recognise(wav));
           const cues = parseWebVtt(readFileSync(path.join(workDir, 'transcript.vtt'), 'utf8'));
           const durationS = cues.length > 0 ? cues[cues.length - 1]!.end : 0;
-          const gaps = cues.slice(1).map((cue, i) => ({ gap: cue.start - cues[i]!.end, paragraph: cue.paragraph === true, speakerChange: cue.speaker !== cues[i]!.speaker }));
+          const gaps = cues.slice(1).map((cue, i) => ({
+            gap: cue.start - cues[i]!.end,
+            paragraph: cue.paragraph === true,
+            speakerChange: cue.speaker !== cues[i]!.speaker,
+          }));
           const level = loudness(mp3);
           const werMeant = wordError(meant, heard);
           const target = TARGETS[model]?.[name];
@@ -147,7 +190,9 @@ export const listening: Bench = {
             bench: 'listening: word error vs meant words',
             case: label,
             result: pct(werMeant),
-            ...(target !== undefined ? { target: `<= ${target} %`, verdict: below(werMeant * 100, target + 1e-9) } : {}),
+            ...(target !== undefined
+              ? { target: `<= ${target} %`, verdict: below(werMeant * 100, target + 1e-9) }
+              : {}),
             note: `vs source text ${pct(wordError(source, heard))}; ${meant.length} words meant, ${heard.length} heard`,
           });
           const turns: number[] = [];
@@ -163,7 +208,15 @@ export const listening: Bench = {
             bench: 'listening: pace and pauses',
             case: label,
             result: `${((meant.length / durationS) * 60).toFixed(0)} wpm`,
-            ...(model === 'article-audio-1-mini' ? { target: '165-175 wpm', verdict: (meant.length / durationS) * 60 >= 165 && (meant.length / durationS) * 60 <= 175 ? 'meets' as const : 'misses' as const } : {}),
+            ...(model === 'article-audio-1-mini'
+              ? {
+                  target: '165-175 wpm',
+                  verdict:
+                    (meant.length / durationS) * 60 >= 165 && (meant.length / durationS) * 60 <= 175
+                      ? ('meets' as const)
+                      : ('misses' as const),
+                }
+              : {}),
             note: `median pause between sentences ${median(gaps.filter((g) => !g.paragraph && !g.speakerChange).map((g) => g.gap)).toFixed(2)} s, between paragraphs ${median(gaps.filter((g) => g.paragraph).map((g) => g.gap)).toFixed(2)} s${model.includes('podcast') ? `; ${turns.length} turns, average ${(turns.reduce((a, b) => a + b, 0) / turns.length).toFixed(1)} s` : ''}`,
           });
           push({
@@ -179,11 +232,25 @@ export const listening: Bench = {
           const voices = MODEL_PROFILES[model].voices;
           const voice = voices[0]!.flite;
           const rawMeant = path.join(workDir, 'raw-meant.wav');
-          await synthesizeToWav(pool, lines.map((l) => ({ text: l.spoken, voice: voices[l.voice]!.flite })), rawMeant);
+          await synthesizeToWav(
+            pool,
+            lines.map((l) => ({ text: l.spoken, voice: voices[l.voice]!.flite })),
+            rawMeant,
+          );
           const rawMeantHeard = wordsOf(recognise(rawMeant));
           const rawSource = path.join(workDir, 'raw-source.wav');
-          const sourceLines = parseMarkdown(markdown).blocks.flatMap((b) => (b.kind === 'paragraph' || b.kind === 'heading' || b.kind === 'quote' ? splitSentences(b.text) : b.kind === 'list' ? b.items : []));
-          await synthesizeToWav(pool, sourceLines.map((text) => ({ text, voice })), rawSource);
+          const sourceLines = parseMarkdown(markdown).blocks.flatMap((b) =>
+            b.kind === 'paragraph' || b.kind === 'heading' || b.kind === 'quote'
+              ? splitSentences(b.text)
+              : b.kind === 'list'
+                ? b.items
+                : [],
+          );
+          await synthesizeToWav(
+            pool,
+            sourceLines.map((text) => ({ text, voice })),
+            rawSource,
+          );
           const rawSourceHeard = wordsOf(recognise(rawSource));
           push({
             bench: 'listening: raw Flite baseline',
@@ -211,25 +278,33 @@ async function lastWords(pool: SynthesisPool, progress: (m: string) => void): Pr
   const rows: Row[] = [];
   for (const file of ['README.md', 'ARCHITECTURE.md']) {
     progress(`listening: last words of every line of ${file}`);
-    const { lines, profile } = buildScript(parseMarkdown(readFileSync(path.join(repoRoot, file), 'utf8')), 'article-audio-1-pro');
+    const { lines, profile } = buildScript(
+      parseMarkdown(readFileSync(path.join(repoRoot, file), 'utf8')),
+      'article-audio-1-pro',
+    );
     const voice = profile.voices[0]!.flite;
     const lost: string[] = [];
     let checked = 0;
-    await Promise.all(lines.map(async (line) => {
-      const words = line.spoken.trim().split(/\s+/);
-      if (words.length < 2) return;
-      const cut = words.slice(0, -1).join(' ');
-      const [full, shorter] = await Promise.all([pool.synthesize(line.spoken, voice), pool.synthesize(cut, voice)]);
-      checked++;
-      if ((full.samples.length - shorter.samples.length) / full.sampleRate < 0.1) lost.push(line.spoken.slice(-40));
-    }));
+    await Promise.all(
+      lines.map(async (line) => {
+        const words = line.spoken.trim().split(/\s+/);
+        if (words.length < 2) return;
+        const cut = words.slice(0, -1).join(' ');
+        const [full, shorter] = await Promise.all([pool.synthesize(line.spoken, voice), pool.synthesize(cut, voice)]);
+        checked++;
+        if ((full.samples.length - shorter.samples.length) / full.sampleRate < 0.1) lost.push(line.spoken.slice(-40));
+      }),
+    );
     rows.push({
       bench: 'listening: lines whose last word is unspoken',
       case: `pro, ${file} (${checked} lines)`,
       result: String(lost.length),
       target: '0',
       verdict: lost.length === 0 ? 'meets' : 'misses',
-      note: lost.slice(0, 3).map((l) => `…${l}`).join(' | '),
+      note: lost
+        .slice(0, 3)
+        .map((l) => `…${l}`)
+        .join(' | '),
     });
   }
   return rows;

@@ -25,7 +25,19 @@ import { service } from './service';
 import { team } from './team';
 import { serviceDown } from './service-down';
 
-const BENCHES: Bench[] = [engineSpeed, firstPart, engineMemory, service, serviceDown, extension, client, hostile, extraction, listening, team];
+const BENCHES: Bench[] = [
+  engineSpeed,
+  firstPart,
+  engineMemory,
+  service,
+  serviceDown,
+  extension,
+  client,
+  hostile,
+  extraction,
+  listening,
+  team,
+];
 
 function listOption(args: string[], name: string): string[] | undefined {
   const index = args.indexOf(name);
@@ -43,14 +55,23 @@ async function main(): Promise<void> {
   const quick = args.includes('--quick');
   const valueFlags = new Set(['--models', '--articles', '--pages', '--sources', '--details']);
   const names = args.filter((a, i) => !a.startsWith('--') && !valueFlags.has(args[i - 1] ?? ''));
-  for (const name of names) if (!BENCHES.some((b) => b.name === name)) fail(`no benchmark named ${name}; choose from ${BENCHES.map((b) => b.name).join(', ')}`);
-  const models = (listOption(args, '--models') ?? [...MODELS]).map((m) => MODELS.find((full) => full === m || full.endsWith(`-${m}`) || (m === 'podcast' && full.includes('podcast'))) ?? fail(`unknown model ${m}`));
-  const articles = (listOption(args, '--articles') ?? (quick ? ['short', 'medium'] : [...ARTICLES])).map((a) => ARTICLES.find((name) => name === a) ?? fail(`unknown article ${a}`));
+  for (const name of names)
+    if (!BENCHES.some((b) => b.name === name))
+      fail(`no benchmark named ${name}; choose from ${BENCHES.map((b) => b.name).join(', ')}`);
+  const models = (listOption(args, '--models') ?? [...MODELS]).map(
+    (m) =>
+      MODELS.find((full) => full === m || full.endsWith(`-${m}`) || (m === 'podcast' && full.includes('podcast'))) ??
+      fail(`unknown model ${m}`),
+  );
+  const articles = (listOption(args, '--articles') ?? (quick ? ['short', 'medium'] : [...ARTICLES])).map(
+    (a) => ARTICLES.find((name) => name === a) ?? fail(`unknown article ${a}`),
+  );
   const selected = names.length > 0 ? BENCHES.filter((b) => names.includes(b.name)) : BENCHES;
   const complete = names.length === 0 && !quick && !args.includes('--models') && !args.includes('--articles');
 
   // The extraction benchmark calls the engine's source directly; the others start the built engine.
-  if (selected.some((b) => b.name !== 'extraction') && !existsSync(path.join(repoRoot, 'dist', 'cli.js'))) fail('dist/ is missing: run `npm run build` first.');
+  if (selected.some((b) => b.name !== 'extraction') && !existsSync(path.join(repoRoot, 'dist', 'cli.js')))
+    fail('dist/ is missing: run `npm run build` first.');
   const started = Date.now();
   const loadBefore = os.loadavg()[0] ?? 0;
   const options: BenchOptions = {
@@ -68,7 +89,12 @@ async function main(): Promise<void> {
     try {
       rows.push(...(await bench.run(options)));
     } catch (error) {
-      rows.push({ bench: bench.title, case: 'error', result: 'did not finish', note: error instanceof Error ? error.message.split('\n')[0] : String(error) });
+      rows.push({
+        bench: bench.title,
+        case: 'error',
+        result: 'did not finish',
+        note: error instanceof Error ? error.message.split('\n')[0] : String(error),
+      });
       console.error(error);
     }
   }
@@ -81,7 +107,10 @@ async function main(): Promise<void> {
   const load = `load average ${loadBefore.toFixed(1)} at the start, ${(os.loadavg()[0] ?? 0).toFixed(1)} at the end`;
   console.log(`\n${table}\n\nMachine: ${machineText(machine)}; ${load}\nCommand: ${command} (${minutes} min)`);
   if (complete || args.includes('--write')) {
-    writeFileSync(path.join(repoRoot, 'BENCHMARKS.md'), benchmarksMarkdown(table, `${machineText(machine)}; ${load}`, command, minutes));
+    writeFileSync(
+      path.join(repoRoot, 'BENCHMARKS.md'),
+      benchmarksMarkdown(table, `${machineText(machine)}; ${load}`, command, minutes),
+    );
     console.log('Wrote BENCHMARKS.md');
   }
   // Engine processes and worker threads are gone by now; anything left (a keep-alive socket) must not hold the run.

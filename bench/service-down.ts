@@ -20,9 +20,13 @@ const TEXT = 'This is a short article. It has enough characters to pass the mini
 async function timeToNotice(hang: boolean): Promise<number> {
   const server = await startFaultServer();
   const port = Number(new URL(server.url).port);
-  server.on('POST', '/v1/article-to-audio', (_req, res) => sendEnvelope(res, 202, { job_id: 'down', links: { self: '/v1/jobs/down', stream: '/v1/jobs/down/stream' } }));
+  server.on('POST', '/v1/article-to-audio', (_req, res) =>
+    sendEnvelope(res, 202, { job_id: 'down', links: { self: '/v1/jobs/down', stream: '/v1/jobs/down/stream' } }),
+  );
   server.on('GET', '/v1/jobs/down', (_req, res) => sendEnvelope(res, 200, jobBody('down', 'processing')));
-  server.on('GET', '/v1/jobs/down/stream', (_req, res) => openSse(res).send({ id: '1', event: 'status', data: { status: 'processing', progress: 0.1 } }));
+  server.on('GET', '/v1/jobs/down/stream', (_req, res) =>
+    openSse(res).send({ id: '1', event: 'status', data: { status: 'processing', progress: 0.1 } }),
+  );
   const client = new JobServiceClient({ baseUrl: server.url, apiKey: 'bench-key' });
   const dir = mkdtempSync(path.join(os.tmpdir(), 'aa-bench-down-'));
   const tracker = new JobTracker({
@@ -36,7 +40,12 @@ async function timeToNotice(hang: boolean): Promise<number> {
   const sockets = new Set<net.Socket>();
   try {
     const processing = nextEvent(tracker.onDidChange, (job) => job?.status === 'processing');
-    await tracker.submit({ title: 'Bench', modelId: 'article-audio-1-mini', source: { kind: 'selection' }, text: TEXT });
+    await tracker.submit({
+      title: 'Bench',
+      modelId: 'article-audio-1-mini',
+      source: { kind: 'selection' },
+      text: TEXT,
+    });
     await processing;
     const lost = nextEvent(tracker.onDidLoseContact);
     const downAt = performance.now();
@@ -61,7 +70,10 @@ export const serviceDown: Bench = {
   title: 'Time to tell the user the job service is down',
   async run(options) {
     const rows: Row[] = [];
-    for (const [label, hang] of [['stopped (connection refused)', false], ['hung (accepts, never answers)', true]] as const) {
+    for (const [label, hang] of [
+      ['stopped (connection refused)', false],
+      ['hung (accepts, never answers)', true],
+    ] as const) {
       options.progress(`down: ${label}`);
       const seconds = await timeToNotice(hang);
       rows.push({

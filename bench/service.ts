@@ -21,7 +21,10 @@ export const service: Bench = {
     const pages = await startArticleServer();
     let engine: EngineProcess | undefined;
     try {
-      engine = await startEngineProcess({ args: ['--queue-depth', '5000', '--concurrency', '2'], startTimeoutMs: 60_000 });
+      engine = await startEngineProcess({
+        args: ['--queue-depth', '5000', '--concurrency', '2'],
+        startTimeoutMs: 60_000,
+      });
       rows.push(...(await firstStatus(engine, pages, options.quick ? 20 : 60, options.progress)));
       // One follower first: what the busy engine alone adds, against which the 500 are compared.
       rows.push(...(await manyStreams(engine, pages, 1, options.progress)));
@@ -36,7 +39,12 @@ export const service: Bench = {
 };
 
 /** Submission to the first `status` event, on a stream opened as soon as the 202 arrives. */
-async function firstStatus(engine: EngineProcess, pages: ArticleServer, count: number, progress: (m: string) => void): Promise<Row[]> {
+async function firstStatus(
+  engine: EngineProcess,
+  pages: ArticleServer,
+  count: number,
+  progress: (m: string) => void,
+): Promise<Row[]> {
   progress(`service: submission to first status event, ${count} jobs`);
   const token = engine.tokens[0] as string;
   const calls = serviceCalls(engine.url, token);
@@ -77,7 +85,12 @@ async function firstStatus(engine: EngineProcess, pages: ArticleServer, count: n
  * moment the engine made it (created_at), so the delay until each follower has it is measured per event and
  * follower. The followers are parsed in this process, which shares the two cores with the engine.
  */
-async function manyStreams(engine: EngineProcess, pages: ArticleServer, count: number, progress: (m: string) => void): Promise<Row[]> {
+async function manyStreams(
+  engine: EngineProcess,
+  pages: ArticleServer,
+  count: number,
+  progress: (m: string) => void,
+): Promise<Row[]> {
   progress(`service: ${count} streams following one job`);
   const token = engine.tokens[0] as string;
   const calls = serviceCalls(engine.url, token);
@@ -87,7 +100,13 @@ async function manyStreams(engine: EngineProcess, pages: ArticleServer, count: n
   const streams: SseReader[] = [];
   // Opened in batches, as clients arriving one after another would.
   for (let i = 0; i < count; i += 50) {
-    streams.push(...(await Promise.all(Array.from({ length: Math.min(50, count - i) }, () => openStream(`${engine.url}/v1/jobs/${jobId}/stream`, token)))));
+    streams.push(
+      ...(await Promise.all(
+        Array.from({ length: Math.min(50, count - i) }, () =>
+          openStream(`${engine.url}/v1/jobs/${jobId}/stream`, token),
+        ),
+      )),
+    );
   }
   const opened = performance.now();
   page.release();
@@ -141,7 +160,10 @@ async function statusRate(engine: EngineProcess, durationMs: number, progress: (
   progress(`service: status requests for ${durationMs / 1000} s`);
   const token = engine.tokens[0] as string;
   const calls = serviceCalls(engine.url, token);
-  const { jobId } = await calls.submit({ model_id: 'article-audio-1-mini', text: 'A short text for the status endpoint to describe, long enough to be accepted.' });
+  const { jobId } = await calls.submit({
+    model_id: 'article-audio-1-mini',
+    text: 'A short text for the status endpoint to describe, long enough to be accepted.',
+  });
   const pool = new Pool(engine.url, { connections: 32, pipelining: 1 });
   const latencies: number[] = [];
   let failed = 0;
@@ -151,7 +173,11 @@ async function statusRate(engine: EngineProcess, durationMs: number, progress: (
     Array.from({ length: 32 }, async () => {
       while (performance.now() < deadline) {
         const t0 = performance.now();
-        const response = await pool.request({ path: `/v1/jobs/${jobId}`, method: 'GET', headers: { authorization: `Bearer ${token}` } });
+        const response = await pool.request({
+          path: `/v1/jobs/${jobId}`,
+          method: 'GET',
+          headers: { authorization: `Bearer ${token}` },
+        });
         await response.body.text();
         if (response.statusCode !== 200) failed++;
         latencies.push(performance.now() - t0);

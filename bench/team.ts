@@ -30,8 +30,24 @@ async function startEmbedded(): Promise<{ target: Target; stop(): Promise<void> 
   const token = 'bench-token-embedded';
   const child: ChildProcess = spawn(
     process.execPath,
-    ['--import', 'tsx', path.join(repoRoot, 'test', 'team', 'test-engine.ts'), '--port', '0', '--data-dir', dataDir, '--concurrency', '2', '--queue-depth', '5000'],
-    { cwd: repoRoot, env: { ...process.env, ...WORKER_ENV, ARTICLE_AUDIO_TOKENS: token }, stdio: ['ignore', 'pipe', 'inherit'] },
+    [
+      '--import',
+      'tsx',
+      path.join(repoRoot, 'test', 'team', 'test-engine.ts'),
+      '--port',
+      '0',
+      '--data-dir',
+      dataDir,
+      '--concurrency',
+      '2',
+      '--queue-depth',
+      '5000',
+    ],
+    {
+      cwd: repoRoot,
+      env: { ...process.env, ...WORKER_ENV, ARTICLE_AUDIO_TOKENS: token },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
   );
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
@@ -65,7 +81,8 @@ async function throughput(target: Target, count: number): Promise<number> {
         const id = (await calls.submit({ model_id: mini, text: articleText(55) })).jobId;
         const stream = await openStream(`${target.followUrl}/v1/jobs/${id}/stream`, target.token);
         await stream.done;
-        if (stream.events.at(-1)?.data !== 'succeeded') throw new Error(`job ${id} did not succeed: ${stream.describe()}`);
+        if (stream.events.at(-1)?.data !== 'succeeded')
+          throw new Error(`job ${id} did not succeed: ${stream.describe()}`);
       }
     }),
   );
@@ -125,22 +142,50 @@ export const team: Bench = {
       } finally {
         await embedded.stop();
       }
-      rows.push({ bench, case: `throughput, embedded, 2 slots (${jobs} jobs)`, result: `${embeddedRate.toFixed(1)} jobs/s`, note: '4 x 25 ms per job: at most 20 jobs/s per slot' });
+      rows.push({
+        bench,
+        case: `throughput, embedded, 2 slots (${jobs} jobs)`,
+        result: `${embeddedRate.toFixed(1)} jobs/s`,
+        note: '4 x 25 ms per job: at most 20 jobs/s per slot',
+      });
 
       for (const workers of [1, 2, 4]) {
         options.progress(`team: ${workers} worker(s)`);
-        const cluster = await startCluster({ serverUrl: postgres.url, apiArgs: ['--queue-depth', '5000'], workerArgs: ['--concurrency', '2', '--lease-s', '10'], workerEnv: WORKER_ENV });
+        const cluster = await startCluster({
+          serverUrl: postgres.url,
+          apiArgs: ['--queue-depth', '5000'],
+          workerArgs: ['--concurrency', '2', '--lease-s', '10'],
+          workerEnv: WORKER_ENV,
+        });
         try {
-          await Promise.all([cluster.startApi(), cluster.startApi(), ...Array.from({ length: workers }, () => cluster.startWorker())]);
-          const target = { submitUrl: cluster.apis[0]?.url as string, followUrl: cluster.apis[1]?.url as string, token: cluster.tokens[0] as string };
+          await Promise.all([
+            cluster.startApi(),
+            cluster.startApi(),
+            ...Array.from({ length: workers }, () => cluster.startWorker()),
+          ]);
+          const target = {
+            submitUrl: cluster.apis[0]?.url as string,
+            followUrl: cluster.apis[1]?.url as string,
+            token: cluster.tokens[0] as string,
+          };
           const rate = await throughput(target, jobs);
-          rows.push({ bench, case: `throughput, Postgres, ${workers} worker(s) x 2 (${jobs} jobs)`, result: `${rate.toFixed(1)} jobs/s`, note: `${(rate / embeddedRate).toFixed(2)}x embedded` });
+          rows.push({
+            bench,
+            case: `throughput, Postgres, ${workers} worker(s) x 2 (${jobs} jobs)`,
+            result: `${rate.toFixed(1)} jobs/s`,
+            note: `${(rate / embeddedRate).toFixed(2)}x embedded`,
+          });
           if (workers === 1) {
             // Latencies with the queue quiet: one worker holding its two claimed jobs.
             const submitted = await submissions(target, samples);
             const follow = await followerLatency(target, submitted.ids.slice(0, Math.min(100, samples)));
             const p = (values: number[], q: number) => percentile(values, q);
-            rows.push({ bench, case: `submission p99 (${samples}), Postgres vs embedded`, result: `${ms(p(submitted.latencies, 99))} vs ${ms(p(embeddedSubmit, 99))}`, note: `p50 ${ms(p(submitted.latencies, 50))} vs ${ms(p(embeddedSubmit, 50))}` });
+            rows.push({
+              bench,
+              case: `submission p99 (${samples}), Postgres vs embedded`,
+              result: `${ms(p(submitted.latencies, 99))} vs ${ms(p(embeddedSubmit, 99))}`,
+              note: `p50 ${ms(p(submitted.latencies, 50))} vs ${ms(p(embeddedSubmit, 50))}`,
+            });
             rows.push({
               bench,
               case: `state change to follower p99 (${follow.length}), Postgres (other node) vs embedded`,

@@ -18,18 +18,30 @@ function sources(dir) {
     return statSync(full).isDirectory() ? sources(full) : full.endsWith('.ts') ? [full] : [];
   });
 }
-const code = sources(path.join(root, 'src')).map((f) => readFileSync(f, 'utf8').replace(/^\s*\/\/.*$/gm, '')).join('\n');
+const code = sources(path.join(root, 'src'))
+  .map((f) => readFileSync(f, 'utf8').replace(/^\s*\/\/.*$/gm, ''))
+  .join('\n');
 const registered = new Set(
   // Registered by hand (registerCommand(Commands.x, …)) or in the table of src/commands/index.ts ([Commands.x]: factory).
-  entries.filter((e) => new RegExp(`registerCommand\\(\\s*Commands\\.${e.key}\\b|\\[Commands\\.${e.key}\\]\\s*:\\s*\\w`).test(code)).map((e) => e.id),
+  entries
+    .filter((e) =>
+      new RegExp(`registerCommand\\(\\s*Commands\\.${e.key}\\b|\\[Commands\\.${e.key}\\]\\s*:\\s*\\w`).test(code),
+    )
+    .map((e) => e.id),
 );
 
 const problems = [];
-for (const id of contributed) if (!inTable.has(id)) problems.push(`contributed in package.json but missing from src/command-ids.ts: ${id}`);
-for (const id of inTable) if (!contributed.has(id)) problems.push(`in src/command-ids.ts but not contributed in package.json: ${id}`);
-for (const id of inTable) if (!registered.has(id)) problems.push(`never registered with registerCommand(Commands.…): ${id}`);
-const menuIds = Object.values(pkg.contributes.menus ?? {}).flat().map((m) => m.command);
-for (const id of menuIds) if (!contributed.has(id)) problems.push(`menu names a command that is not contributed: ${id}`);
+for (const id of contributed)
+  if (!inTable.has(id)) problems.push(`contributed in package.json but missing from src/command-ids.ts: ${id}`);
+for (const id of inTable)
+  if (!contributed.has(id)) problems.push(`in src/command-ids.ts but not contributed in package.json: ${id}`);
+for (const id of inTable)
+  if (!registered.has(id)) problems.push(`never registered with registerCommand(Commands.…): ${id}`);
+const menuIds = Object.values(pkg.contributes.menus ?? {})
+  .flat()
+  .map((m) => m.command);
+for (const id of menuIds)
+  if (!contributed.has(id)) problems.push(`menu names a command that is not contributed: ${id}`);
 
 if (problems.length > 0) {
   console.error(`check-commands: ${problems.length} problem(s)\n  ${problems.join('\n  ')}`);

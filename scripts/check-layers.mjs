@@ -39,15 +39,26 @@ const CASES = [
 
 // The project's configuration, without the type-aware rules (they need each file in a tsconfig and add nothing here).
 const { configs } = await import('typescript-eslint');
-const untyped = new ESLint({ cwd: root, overrideConfig: [configs.disableTypeChecked, { languageOptions: { parserOptions: { projectService: false, project: null } } }] });
+const untyped = new ESLint({
+  cwd: root,
+  overrideConfig: [
+    configs.disableTypeChecked,
+    { languageOptions: { parserOptions: { projectService: false, project: null } } },
+  ],
+});
 
 let failed = 0;
 for (const [file, line, refused] of CASES) {
-  const [result] = await untyped.lintText(`${line}\nexport const used = [${/import \* as (\w+)|import \{ (\w+)/.exec(line)?.slice(1).find(Boolean)}];\n`, { filePath: path.join(root, file) });
+  const [result] = await untyped.lintText(
+    `${line}\nexport const used = [${/import \* as (\w+)|import \{ (\w+)/.exec(line)?.slice(1).find(Boolean)}];\n`,
+    { filePath: path.join(root, file) },
+  );
   const hits = (result?.messages ?? []).filter((m) => m.ruleId === 'no-restricted-imports');
   const ok = refused ? hits.length > 0 : hits.length === 0;
   if (!ok) failed++;
-  console.log(`${ok ? 'ok  ' : 'FAIL'} ${file}: ${line} ${refused ? 'refused' : 'allowed'}${hits[0] ? ` (${hits[0].message.replace(/^.*pattern\. /, '')})` : ''}`);
+  console.log(
+    `${ok ? 'ok  ' : 'FAIL'} ${file}: ${line} ${refused ? 'refused' : 'allowed'}${hits[0] ? ` (${hits[0].message.replace(/^.*pattern\. /, '')})` : ''}`,
+  );
 }
 console.log(failed === 0 ? `${CASES.length} layer cases hold` : `${failed} of ${CASES.length} layer cases do not hold`);
 process.exit(failed === 0 ? 0 : 1);

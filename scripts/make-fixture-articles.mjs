@@ -15,12 +15,78 @@ function random(seed) {
   };
 }
 
-const subjects = ['The river', 'Our small team', 'The old library', 'A careful reader', 'The night train', 'The town council', 'Every gardener', 'The first prototype', 'A patient teacher', 'The harbour crew'];
-const verbs = ['noticed', 'rebuilt', 'measured', 'described', 'questioned', 'improved', 'remembered', 'mapped', 'repaired', 'welcomed'];
-const objects = ['the morning light on the water', 'a quieter way of working', 'the cost of every shortcut', 'the letters kept since 1987', 'the long road to the coast', 'a map of forgotten paths', 'the sound of distant bells', 'the habits of migrating birds', 'a simpler kind of software', 'the history of the stone bridge'];
-const tails = ['before anyone else did', 'with great patience', 'in less than 3 weeks', 'for about $1,200', 'on March 5, 2019', 'at 10:30 in the morning', 'with 45% fewer mistakes', 'across 12 km of hills', 'after years of small steps', 'despite the cold winter'];
-const openers = ['In the end,', 'Meanwhile,', 'As it turned out,', 'For a while,', 'Later that year,', 'Even so,', 'By the spring of 2021,', 'Some said that', 'Quietly,', 'Once again,'];
-const headings = ['A slow beginning', 'What the records show', 'The winter of changes', 'Learning from mistakes', 'Numbers and people', 'A second look', 'The long middle', 'Small tools, large effects', 'What remains', 'Looking ahead'];
+const subjects = [
+  'The river',
+  'Our small team',
+  'The old library',
+  'A careful reader',
+  'The night train',
+  'The town council',
+  'Every gardener',
+  'The first prototype',
+  'A patient teacher',
+  'The harbour crew',
+];
+const verbs = [
+  'noticed',
+  'rebuilt',
+  'measured',
+  'described',
+  'questioned',
+  'improved',
+  'remembered',
+  'mapped',
+  'repaired',
+  'welcomed',
+];
+const objects = [
+  'the morning light on the water',
+  'a quieter way of working',
+  'the cost of every shortcut',
+  'the letters kept since 1987',
+  'the long road to the coast',
+  'a map of forgotten paths',
+  'the sound of distant bells',
+  'the habits of migrating birds',
+  'a simpler kind of software',
+  'the history of the stone bridge',
+];
+const tails = [
+  'before anyone else did',
+  'with great patience',
+  'in less than 3 weeks',
+  'for about $1,200',
+  'on March 5, 2019',
+  'at 10:30 in the morning',
+  'with 45% fewer mistakes',
+  'across 12 km of hills',
+  'after years of small steps',
+  'despite the cold winter',
+];
+const openers = [
+  'In the end,',
+  'Meanwhile,',
+  'As it turned out,',
+  'For a while,',
+  'Later that year,',
+  'Even so,',
+  'By the spring of 2021,',
+  'Some said that',
+  'Quietly,',
+  'Once again,',
+];
+const headings = [
+  'A slow beginning',
+  'What the records show',
+  'The winter of changes',
+  'Learning from mistakes',
+  'Numbers and people',
+  'A second look',
+  'The long middle',
+  'Small tools, large effects',
+  'What remains',
+  'Looking ahead',
+];
 
 function sentence(next) {
   const pick = (list) => list[Math.floor(next() * list.length)];

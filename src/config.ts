@@ -33,13 +33,21 @@ export function readSettings(): Settings {
 export async function updateBaseUrl(value: string): Promise<void> {
   const config = vscode.workspace.getConfiguration(SECTION);
   const inspected = config.inspect<string>('service.baseUrl');
-  if (inspected?.workspaceFolderValue !== undefined) await config.update('service.baseUrl', value || undefined, vscode.ConfigurationTarget.WorkspaceFolder);
-  if (inspected?.workspaceValue !== undefined) await config.update('service.baseUrl', value || undefined, vscode.ConfigurationTarget.Workspace);
+  if (inspected?.workspaceFolderValue !== undefined)
+    await config.update('service.baseUrl', value || undefined, vscode.ConfigurationTarget.WorkspaceFolder);
+  if (inspected?.workspaceValue !== undefined)
+    await config.update('service.baseUrl', value || undefined, vscode.ConfigurationTarget.Workspace);
   await config.update('service.baseUrl', value || undefined, vscode.ConfigurationTarget.Global);
 }
 
 export function affectsService(event: vscode.ConfigurationChangeEvent): boolean {
-  return event.affectsConfiguration(`${SECTION}.service`) || event.affectsConfiguration('http.proxy') || event.affectsConfiguration('http.proxyStrictSSL') || event.affectsConfiguration('http.noProxy') || event.affectsConfiguration('http.proxyAuthorization');
+  return (
+    event.affectsConfiguration(`${SECTION}.service`) ||
+    event.affectsConfiguration('http.proxy') ||
+    event.affectsConfiguration('http.proxyStrictSSL') ||
+    event.affectsConfiguration('http.noProxy') ||
+    event.affectsConfiguration('http.proxyAuthorization')
+  );
 }
 
 export function isHttpUrl(value: string): boolean {

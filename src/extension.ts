@@ -68,7 +68,8 @@ export function activate(context: vscode.ExtensionContext): ArticleAudioApi {
   const keys = new ApiKeyStore(context.secrets, log.redactor, () => readSettings().baseUrl);
   const connection = new ServiceConnection(engine, keys, log.logger('service'), token);
   // An installed .vsix holds the users' page as readme.md (vsce lowercases it); a development checkout has README.md.
-  const readme = ['readme.md', 'README.md'].find((name) => existsSync(path.join(context.extensionPath, name))) ?? 'README.md';
+  const readme =
+    ['readme.md', 'README.md'].find((name) => existsSync(path.join(context.extensionPath, name))) ?? 'README.md';
   const notifier = new Notifier(logger, log.redactor, vscode.Uri.joinPath(context.extensionUri, readme));
   const audioCache = new AudioCache(path.join(storage, 'audio'));
   void audioCache.tighten();
@@ -83,7 +84,15 @@ export function activate(context: vscode.ExtensionContext): ArticleAudioApi {
   const statusBar = new JobStatusBar(jobs, connection);
   const tree = new JobsTreeProvider(jobs, queue);
   const player = registerPlayer(context, jobs, channel, notifier, queue);
-  context.subscriptions.push(keys, connection, jobs, statusBar, tree, player, new JobNotices(jobs, notifier, player, queue));
+  context.subscriptions.push(
+    keys,
+    connection,
+    jobs,
+    statusBar,
+    tree,
+    player,
+    new JobNotices(jobs, notifier, player, queue),
+  );
 
   const view = vscode.window.createTreeView(Views.jobs, { treeDataProvider: tree, showCollapseAll: false });
   // Which engine new jobs go to: "local engine", or the remote address (shown as text, never as a link).
@@ -100,7 +109,21 @@ export function activate(context: vscode.ExtensionContext): ArticleAudioApi {
   );
   updateBadge(view, jobs);
 
-  context.subscriptions.push(...registerCommands({ extension: context, jobs, queue, connection, keys, notifier, log: logger, extensionLog: log, channel, statusBar, player }));
+  context.subscriptions.push(
+    ...registerCommands({
+      extension: context,
+      jobs,
+      queue,
+      connection,
+      keys,
+      notifier,
+      log: logger,
+      extensionLog: log,
+      channel,
+      statusBar,
+      player,
+    }),
+  );
   context.subscriptions.push(
     trackJobContextKeys(jobs, queue),
     connection.onDidChange((service) => {
@@ -113,8 +136,23 @@ export function activate(context: vscode.ExtensionContext): ArticleAudioApi {
   jobs.resume();
 
   // The time is read by the activation benchmark (bench/extension.ts). The engine starts at the first job, not here.
-  logger.info(`activated in ${Math.round(performance.now() - activationStart)} ms (VS Code ${vscode.version}, ${connection.current() === 'local' ? 'local engine' : 'remote service'})`);
-  return { jobs, connection, statusBar, notifier, engine, keys, tree, queue, view, log, storageUri: context.globalStorageUri, logUri: context.logUri };
+  logger.info(
+    `activated in ${Math.round(performance.now() - activationStart)} ms (VS Code ${vscode.version}, ${connection.current() === 'local' ? 'local engine' : 'remote service'})`,
+  );
+  return {
+    jobs,
+    connection,
+    statusBar,
+    notifier,
+    engine,
+    keys,
+    tree,
+    queue,
+    view,
+    log,
+    storageUri: context.globalStorageUri,
+    logUri: context.logUri,
+  };
 }
 
 export function deactivate(): void {
@@ -123,5 +161,6 @@ export function deactivate(): void {
 
 function updateBadge(view: vscode.TreeView<unknown>, jobs: JobTracker): void {
   const running = jobs.unfinished().length;
-  view.badge = running > 0 ? { value: running, tooltip: `${running} job${running === 1 ? '' : 's'} running` } : undefined;
+  view.badge =
+    running > 0 ? { value: running, tooltip: `${running} job${running === 1 ? '' : 's'} running` } : undefined;
 }

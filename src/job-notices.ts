@@ -29,14 +29,20 @@ export class JobNotices extends Disposable {
         }
         if (job.status === 'failed' && job.error?.code !== 'cancelled') {
           const reason = job.error?.message ?? 'The service gave no reason.';
-          notifier.warn(`"${job.title}" failed${job.error?.code ? ` (${job.error.code})` : ''}: ${reason}`, jobErrorFixes(job));
+          notifier.warn(
+            `"${job.title}" failed${job.error?.code ? ` (${job.error.code})` : ''}: ${reason}`,
+            jobErrorFixes(job),
+          );
         }
       }),
     );
     this.register(
       // Once per service and outage; following goes on in the background (src/api/follow.ts).
       jobs.onDidLoseContact(({ job, message }) => {
-        notifier.warn(`Cannot reach the job service for "${job.title}": ${message} Article Audio keeps trying in the background.`, [Fixes.showLog]);
+        notifier.warn(
+          `Cannot reach the job service for "${job.title}": ${message} Article Audio keeps trying in the background.`,
+          [Fixes.showLog],
+        );
       }),
     );
     this.register(

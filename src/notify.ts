@@ -57,7 +57,14 @@ export class Notifier {
     this.log.error(text);
     // Trying the same again is the main button only where it may pass (the network, a busy service); for a refused
     // key, a wrong address or a bad request, the fix that fits comes first and Retry last.
-    const actions = passing ? [...extra, ...fixes, showLog] : [...fixes, ...extra.filter((fix) => fix.title !== 'Retry'), showLog, ...extra.filter((fix) => fix.title === 'Retry')];
+    const actions = passing
+      ? [...extra, ...fixes, showLog]
+      : [
+          ...fixes,
+          ...extra.filter((fix) => fix.title !== 'Retry'),
+          showLog,
+          ...extra.filter((fix) => fix.title === 'Retry'),
+        ];
     const seen = new Set<string>();
     const unique = actions.filter((fix) => !seen.has(fix.title) && seen.add(fix.title));
     this.remember({ message: text, actions: unique.map((fix) => fix.title), fixes: unique });
@@ -109,7 +116,9 @@ export class Notifier {
   private offer(choice: Thenable<string | undefined>, fixes: Fix[]): void {
     void Promise.resolve(choice)
       .then((picked) => fixes.find((fix) => fix.title === picked)?.run())
-      .catch((error: unknown) => this.log.error(this.safe(`A fix failed: ${error instanceof Error ? error.message : String(error)}`)));
+      .catch((error: unknown) =>
+        this.log.error(this.safe(`A fix failed: ${error instanceof Error ? error.message : String(error)}`)),
+      );
   }
 
   private remember(entry: ShownError): void {
@@ -118,7 +127,10 @@ export class Notifier {
   }
 }
 
-const run = (command: string, ...args: unknown[]) => () => vscode.commands.executeCommand(command, ...args);
+const run =
+  (command: string, ...args: unknown[]) =>
+  () =>
+    vscode.commands.executeCommand(command, ...args);
 const showLog: Fix = { title: 'Show Log', run: run(Commands.showLog) };
 const setKey: Fix = { title: 'Set API Key', run: run(Commands.setApiKey) };
 const useLocal: Fix = { title: 'Use Local Engine', run: run(Commands.useLocalEngine) };
@@ -144,19 +156,30 @@ export function jobErrorFixes(job: JobRecord): Fix[] {
   const message = job.error?.message ?? '';
   const retry = Fixes.retryJob(job.id);
   const url = job.source.url;
-  const openPage: Fix[] = url ? [{ title: 'Open in Browser', run: () => vscode.env.openExternal(vscode.Uri.parse(url)) }] : [];
+  const openPage: Fix[] = url
+    ? [{ title: 'Open in Browser', run: () => vscode.env.openExternal(vscode.Uri.parse(url)) }]
+    : [];
   const otherUrl: Fix = { title: 'Convert Another URL…', run: run(Commands.convertUrl, url ?? '') };
   if (code === 'unauthorized' || /\b(401|403)\b/.test(message)) return [setKey, retry, showLog];
   if (code === 'not_an_article' || code === 'too_short') return url ? [otherUrl, ...openPage, showLog] : [showLog];
   if (code === 'too_long') return [{ title: 'Convert a Selection', run: run(Commands.convertSelection) }, showLog];
   if (code === 'fetch_failed') {
     // The page is missing or of a type that cannot be read: the same address will fail the same way.
-    const permanent = /\banswered 4\d\d\b|\bnot a web page\b|\bredirected to\b|\blarger than\b|\bis \d+ KB\b/.test(message);
+    const permanent = /\banswered 4\d\d\b|\bnot a web page\b|\bredirected to\b|\blarger than\b|\bis \d+ KB\b/.test(
+      message,
+    );
     return permanent ? [otherUrl, ...openPage, showLog] : [retry, ...openPage, showLog];
   }
   if (code === 'not_found') return [{ ...retry, title: 'Convert Again' }, showLog];
   if (code === 'intro_unusable' || code === 'outro_unusable') {
-    return [{ title: 'Open Settings', run: () => vscode.commands.executeCommand('workbench.action.openSettings', 'articleAudio.introAudioUrl') }, retry, showLog];
+    return [
+      {
+        title: 'Open Settings',
+        run: () => vscode.commands.executeCommand('workbench.action.openSettings', 'articleAudio.introAudioUrl'),
+      },
+      retry,
+      showLog,
+    ];
   }
   return [retry, showLog];
 }
@@ -175,20 +198,33 @@ function describe(error: unknown, readme: vscode.Uri): { message: string; fixes:
     const advice = /Set (the|an) API key/i.test(error.message) ? '' : ' Set the right key with "Set API Key".';
     return { message: `${sentence(error.message)}${advice}`, fixes: [setKey], passing: false };
   }
-  if (error instanceof KeyringUnavailableError) return { message: error.message, fixes: [troubleshooting(readme)], passing: false };
+  if (error instanceof KeyringUnavailableError)
+    return { message: error.message, fixes: [troubleshooting(readme)], passing: false };
   if (error instanceof RateLimitError) {
     const wait = error.retryAfterMs !== undefined ? ` Try again in ${Math.ceil(error.retryAfterMs / 1000)} s.` : '';
-    return { message: `${error.message}${wait && !error.message.includes('again in') ? wait : ''}`, fixes: [], passing: true };
+    return {
+      message: `${error.message}${wait && !error.message.includes('again in') ? wait : ''}`,
+      fixes: [],
+      passing: true,
+    };
   }
-  if (error instanceof ConnectionError || error instanceof TimeoutError) return { message: error.message, fixes: [useLocal], passing: true };
-  if (error instanceof EngineStartError) return { message: `${error.message} See the log for the engine's own words.`, fixes: [], passing: true };
+  if (error instanceof ConnectionError || error instanceof TimeoutError)
+    return { message: error.message, fixes: [useLocal], passing: true };
+  if (error instanceof EngineStartError)
+    return { message: `${error.message} See the log for the engine's own words.`, fixes: [], passing: true };
   if (error instanceof NotFoundError) {
     // At submission a 404 means the address is not a job service (or not its root); trying again will not help.
-    return { message: `${sentence(error.message)} Check the service address.`, fixes: [Fixes.useRemote, useLocal], passing: false };
+    return {
+      message: `${sentence(error.message)} Check the service address.`,
+      fixes: [Fixes.useRemote, useLocal],
+      passing: false,
+    };
   }
   if (error instanceof ServerError) return { message: error.message, fixes: [], passing: true };
-  if (error instanceof ValidationError || error instanceof JobFailedError) return { message: error.message, fixes: [], passing: false };
+  if (error instanceof ValidationError || error instanceof JobFailedError)
+    return { message: error.message, fixes: [], passing: false };
   if (error instanceof OtherServiceError) return { message: error.message, fixes: [], passing: false };
-  if (error instanceof ArticleAudioError || error instanceof Error) return { message: error.message, fixes: [], passing: true };
+  if (error instanceof ArticleAudioError || error instanceof Error)
+    return { message: error.message, fixes: [], passing: true };
   return { message: String(error), fixes: [], passing: true };
 }

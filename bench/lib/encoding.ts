@@ -18,11 +18,14 @@ export async function encodingTime(model: ModelId, seconds: number): Promise<num
     for (let i = 0; i < chunk.length; i++) {
       const t = i / SAMPLE_RATE;
       const envelope = 0.5 + 0.5 * Math.sin(2 * Math.PI * 3 * t);
-      chunk[i] = envelope * (0.2 * Math.sin(2 * Math.PI * 140 * t) + 0.1 * Math.sin(2 * Math.PI * 420 * t) + 0.05 * (Math.random() - 0.5));
+      chunk[i] =
+        envelope *
+        (0.2 * Math.sin(2 * Math.PI * 140 * t) + 0.1 * Math.sin(2 * Math.PI * 420 * t) + 0.05 * (Math.random() - 0.5));
     }
     const started = performance.now();
     const writer = await Mp3Writer.create(path.join(dir, 'audio.mp3'), SAMPLE_RATE, MODEL_PROFILES[model].bitrate);
-    for (let done = 0; done < seconds; done += 4) await writer.write(chunk.slice(0, Math.round(Math.min(4, seconds - done) * SAMPLE_RATE)));
+    for (let done = 0; done < seconds; done += 4)
+      await writer.write(chunk.slice(0, Math.round(Math.min(4, seconds - done) * SAMPLE_RATE)));
     await writer.finish();
     return (performance.now() - started) / 1000;
   } finally {

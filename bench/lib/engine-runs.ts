@@ -47,21 +47,40 @@ export function peakMemoryMb(pid: number): number {
 async function measure(model: ModelId, article: ArticleName): Promise<EngineRun> {
   const text = articleText(article);
   // Started as the extension starts its local engine (same node flags and malloc setting).
-  const engine = await startEngineProcess({ startTimeoutMs: 60_000, env: { ...ENGINE_ENV }, nodeArgs: ENGINE_NODE_FLAGS });
+  const engine = await startEngineProcess({
+    startTimeoutMs: 60_000,
+    env: { ...ENGINE_ENV },
+    nodeArgs: ENGINE_NODE_FLAGS,
+  });
   try {
     const token = engine.tokens[0] as string;
     const calls = serviceCalls(engine.url, token);
     // A first tiny job starts the synthesis workers, as in an engine that has run before; the raw synthesis
     // measurement warms its pool the same way.
-    const warm = await calls.submit({ model_id: model, text: 'A short warm-up text, long enough to be accepted by the engine.' });
-    await (await openStream(`${engine.url}/v1/jobs/${warm.jobId}/stream`, token)).done;
+    const warm = await calls.submit({
+      model_id: model,
+      text: 'A short warm-up text, long enough to be accepted by the engine.',
+    });
+    await (
+      await openStream(`${engine.url}/v1/jobs/${warm.jobId}/stream`, token)
+    ).done;
     const started = performance.now();
     const answer = await calls.submit({ model_id: model, text });
     if (answer.status !== 202) throw new Error(`submission answered ${answer.status}: ${answer.text.slice(0, 300)}`);
     const stream = await openStream(`${engine.url}/v1/jobs/${answer.jobId}/stream`, token);
-    const first = await stream.next((e) => e.event === 'result' && e.data.includes('"part"') || (e.event === 'status' && /"status":"(succeeded|failed)"/.test(e.data)), 'the first part', 30 * 60_000);
+    const first = await stream.next(
+      (e) =>
+        (e.event === 'result' && e.data.includes('"part"')) ||
+        (e.event === 'status' && /"status":"(succeeded|failed)"/.test(e.data)),
+      'the first part',
+      30 * 60_000,
+    );
     const firstPartS = first.event === 'result' ? (first.at - started) / 1000 : Number.NaN;
-    const terminal = await stream.next((e) => e.event === 'status' && /"status":"(succeeded|failed)"/.test(e.data), 'the end of the job', 30 * 60_000);
+    const terminal = await stream.next(
+      (e) => e.event === 'status' && /"status":"(succeeded|failed)"/.test(e.data),
+      'the end of the job',
+      30 * 60_000,
+    );
     const wallS = (terminal.at - started) / 1000;
     stream.close();
     const job = (await calls.get(`/v1/jobs/${answer.jobId}`)).job;

@@ -9,7 +9,8 @@ interface TextNode {
   childNodes: ArrayLike<unknown>;
 }
 
-const BLOCK = /^(?:p|div|section|article|aside|nav|h[1-6]|li|ul|ol|blockquote|pre|table|tr|td|th|figure|figcaption|dl|dt|dd|br|hr|header|footer|main|form)$/;
+const BLOCK =
+  /^(?:p|div|section|article|aside|nav|h[1-6]|li|ul|ol|blockquote|pre|table|tr|td|th|figure|figcaption|dl|dt|dd|br|hr|header|footer|main|form)$/;
 
 /** Text of a node with block elements on lines of their own (textContent glues "end.</p><p>Next" together). */
 export function nodeText(root: unknown): string {
@@ -28,11 +29,18 @@ export function nodeText(root: unknown): string {
     if (block) out.push('\n');
   };
   walk(root as TextNode);
-  return out.join('').split('\n').map((line) => line.replace(/\s+/g, ' ').trim()).filter(Boolean).join('\n');
+  return out
+    .join('')
+    .split('\n')
+    .map((line) => line.replace(/\s+/g, ' ').trim())
+    .filter(Boolean)
+    .join('\n');
 }
 
 export function fragmentText(html: string): string {
-  const { document } = parseHTML(`<!doctype html><html><body>${html}</body></html>`) as unknown as { document: { body: unknown } };
+  const { document } = parseHTML(`<!doctype html><html><body>${html}</body></html>`) as unknown as {
+    document: { body: unknown };
+  };
   return nodeText(document.body);
 }
 
@@ -79,5 +87,8 @@ export function shingleOverlap(expected: string, actual: string): Overlap {
 
 /** White space and case do not matter when looking for a snippet. */
 export function normalizeSnippet(text: string): string {
-  return text.replace(/[\s\u00a0\u200b]+/g, ' ').trim().toLowerCase();
+  return text
+    .replace(/[\s\u00a0\u200b]+/g, ' ')
+    .trim()
+    .toLowerCase();
 }

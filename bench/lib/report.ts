@@ -37,7 +37,8 @@ export interface Bench {
   run(options: BenchOptions): Promise<Row[]>;
 }
 
-export const shortModel = (model: string) => model.replace(/^article-(audio|podcast)-1-/, (_, kind: string) => (kind === 'podcast' ? 'podcast-' : ''));
+export const shortModel = (model: string) =>
+  model.replace(/^article-(audio|podcast)-1-/, (_, kind: string) => (kind === 'podcast' ? 'podcast-' : ''));
 
 export function atLeast(value: number, target: number): Verdict {
   return value >= target ? 'meets' : 'misses';
@@ -55,7 +56,14 @@ export function percentile(values: readonly number[], p: number): number {
 
 export function formatTable(rows: readonly Row[]): string {
   const header = ['Benchmark', 'Case', 'Result', 'Target', 'vs target', 'Note'];
-  const body = rows.map((r) => [r.bench, r.case, r.result, r.target ?? '', r.verdict === 'meets' ? 'meets' : r.verdict === 'misses' ? 'MISSES' : '', r.note ?? '']);
+  const body = rows.map((r) => [
+    r.bench,
+    r.case,
+    r.result,
+    r.target ?? '',
+    r.verdict === 'meets' ? 'meets' : r.verdict === 'misses' ? 'MISSES' : '',
+    r.note ?? '',
+  ]);
   const escape = (cell: string) => cell.replace(/\|/g, '\\|');
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => escape(row[i]!).length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => escape(c).padEnd(widths[i]!)).join(' | ')} |`;

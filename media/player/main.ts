@@ -200,7 +200,8 @@ function pumpLive(target: Live): void {
 
 function showJob(message: LoadMessage): void {
   // The finished file of the job playing from its parts: go on from the same place, playing if it was.
-  const switching = live !== undefined && live.jobId === message.job.id && !message.live && loaded?.message.job.id === message.job.id;
+  const switching =
+    live !== undefined && live.jobId === message.job.id && !message.live && loaded?.message.job.id === message.job.id;
   const position = switching ? ui.audio.currentTime : message.position;
   // The listening queue went on to this job: it plays as the one before it did.
   resumeAfterLoad = (switching && !ui.audio.paused) || message.autoplay === true;
@@ -225,7 +226,13 @@ function showJob(message: LoadMessage): void {
 
   ui.title.textContent = message.job.title;
   const duration = message.durationS;
-  ui.meta.textContent = [message.job.model, duration !== undefined ? formatTime(duration) : undefined, message.job.sourceLabel].filter(Boolean).join(' · ');
+  ui.meta.textContent = [
+    message.job.model,
+    duration !== undefined ? formatTime(duration) : undefined,
+    message.job.sourceLabel,
+  ]
+    .filter(Boolean)
+    .join(' · ');
   ui.openSource.hidden = !message.job.hasSourceDocument;
 
   renderChapters(message.chapters);
@@ -297,9 +304,13 @@ function renderTranscript(cues: TranscriptCue[], chapters: ChapterMark[]): void 
   const marked = cues.some((cue) => cue.paragraph);
   cues.forEach((cue, index) => {
     const chapterHere = chapters.find((c) => Math.abs(c.start - cue.start) < 0.75 && sameText(c.title, cue.text));
-    const startsChapter = chapterStarts.some((start) => start <= cue.start + 1e-3 && (previous === undefined || start > previous.start + 1e-3));
+    const startsChapter = chapterStarts.some(
+      (start) => start <= cue.start + 1e-3 && (previous === undefined || start > previous.start + 1e-3),
+    );
     const newSpeaker = cue.speaker !== undefined && cue.speaker !== previous?.speaker;
-    const pause = marked ? cue.paragraph === true : previous !== undefined && cue.start - previous.end >= PARAGRAPH_PAUSE_S;
+    const pause = marked
+      ? cue.paragraph === true
+      : previous !== undefined && cue.start - previous.end >= PARAGRAPH_PAUSE_S;
     if (!paragraph || chapterHere || startsChapter || newSpeaker || pause || previousWasHeading) {
       paragraph = document.createElement('p');
       paragraph.className = chapterHere ? `cue-group heading level-${Math.min(chapterHere.level, 4)}` : 'cue-group';
@@ -329,7 +340,11 @@ function renderTranscript(cues: TranscriptCue[], chapters: ChapterMark[]): void 
 }
 
 function sameText(a: string, b: string): boolean {
-  const words = (s: string) => s.toLowerCase().match(/[\p{L}\p{N}]+/gu)?.join(' ') ?? '';
+  const words = (s: string) =>
+    s
+      .toLowerCase()
+      .match(/[\p{L}\p{N}]+/gu)
+      ?.join(' ') ?? '';
   return words(a) === words(b);
 }
 
@@ -635,13 +650,19 @@ ui.cues.addEventListener('click', (event) => {
   seekTo(cue.start, `Sentence ${index + 1}`);
 });
 for (const type of ['wheel', 'touchmove'] as const) {
-  ui.transcript.addEventListener(type, () => {
-    followPausedUntil = Date.now() + 4_000;
-  }, { passive: true });
+  ui.transcript.addEventListener(
+    type,
+    () => {
+      followPausedUntil = Date.now() + 4_000;
+    },
+    { passive: true },
+  );
 }
 
 function isEditable(target: EventTarget | null): boolean {
-  return target instanceof HTMLInputElement || target instanceof HTMLSelectElement || target instanceof HTMLTextAreaElement;
+  return (
+    target instanceof HTMLInputElement || target instanceof HTMLSelectElement || target instanceof HTMLTextAreaElement
+  );
 }
 
 document.addEventListener('keydown', (event) => {

@@ -164,7 +164,11 @@ export class JobServiceClient {
     );
     const accepted = readAccepted(answer.data) ?? acceptedFromLocation(answer);
     if (!accepted) {
-      throw this.http.invalid({ operation, url }, { statusCode: answer.status, headers: answer.headers }, 'the answer names no job_id');
+      throw this.http.invalid(
+        { operation, url },
+        { statusCode: answer.status, headers: answer.headers },
+        'the answer names no job_id',
+      );
     }
     const resolve = (link: string | undefined, fallback: string) => {
       if (!link) return fallback;
@@ -198,9 +202,15 @@ export class JobServiceClient {
       let answer: JsonAnswer;
       try {
         // Cancelling twice is the same as cancelling once, so the call may be retried.
-        answer = await this.http.callJson({ method: 'POST', url: this.http.base.jobUrl(id, '/cancel'), operation, jobId: id, idempotent: true }, scope);
+        answer = await this.http.callJson(
+          { method: 'POST', url: this.http.base.jobUrl(id, '/cancel'), operation, jobId: id, idempotent: true },
+          scope,
+        );
       } catch (error) {
-        if (error instanceof ArticleAudioError && (error instanceof NotFoundError || error.status === 405 || error.status === 501)) {
+        if (
+          error instanceof ArticleAudioError &&
+          (error instanceof NotFoundError || error.status === 405 || error.status === 501)
+        ) {
           // Throws NotFoundError when the job itself is unknown.
           const job = await this.fetchJob(id, scope);
           this.logLine('info', `job ${id}: the service cannot cancel jobs (HTTP ${error.status})`);
@@ -237,7 +247,8 @@ export class JobServiceClient {
       options.onEvent?.(event);
       if (event.type === 'end') final = event.job;
     }
-    if (!final) throw new InvalidResponseError(`Following job ${id} ended without its final state. Check the job again.`);
+    if (!final)
+      throw new InvalidResponseError(`Following job ${id} ended without its final state. Check the job again.`);
     if (final.status === 'failed') throw this.jobFailed(final);
     return final;
   }
@@ -247,7 +258,12 @@ export class JobServiceClient {
    * verified by length, renamed atomically). The API key is sent only to the service's own origin.
    */
   downloadOutput(url: string, destinationPath: string, options: DownloadOptions = {}): Promise<DownloadResult> {
-    return downloadOutput({ http: this.http, requestTimeoutMs: this.requestTimeoutMs, log: this.logLine }, url, destinationPath, options);
+    return downloadOutput(
+      { http: this.http, requestTimeoutMs: this.requestTimeoutMs, log: this.logLine },
+      url,
+      destinationPath,
+      options,
+    );
   }
 
   /** `text` with the API key and anything shaped like a credential masked. */
@@ -259,7 +275,9 @@ export class JobServiceClient {
     const code = job.error?.code;
     const reason = job.error?.message ?? 'the service gave no reason';
     return new JobFailedError(
-      this.redactor.redact(`Job ${job.id} failed${code ? ` (${code})` : ''}: ${reason.replace(/\.?\s*$/, '')}. ${failureAdvice(code)}`),
+      this.redactor.redact(
+        `Job ${job.id} failed${code ? ` (${code})` : ''}: ${reason.replace(/\.?\s*$/, '')}. ${failureAdvice(code)}`,
+      ),
       job,
     );
   }
@@ -293,7 +311,11 @@ export class JobServiceClient {
     return job;
   }
 
-  private async call<T>(options: CallOptions, operation: string, body: (scope: OperationScope) => Promise<T>): Promise<T> {
+  private async call<T>(
+    options: CallOptions,
+    operation: string,
+    body: (scope: OperationScope) => Promise<T>,
+  ): Promise<T> {
     const scope = new OperationScope(options.signal, options.deadline, operation);
     try {
       scope.throwIfDone();

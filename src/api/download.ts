@@ -29,7 +29,9 @@ function header(headers: Dispatcher.ResponseData['headers'], name: string): stri
 }
 
 /** `bytes 100-199/1000` -> {start: 100, end: 199, total: 1000}; with a star for the range (416) -> {total: 1000}. */
-export function parseContentRange(value: string | undefined): { start?: number; end?: number; total?: number } | undefined {
+export function parseContentRange(
+  value: string | undefined,
+): { start?: number; end?: number; total?: number } | undefined {
   if (!value) return undefined;
   const match = /^\s*bytes\s+(?:(\d+)-(\d+)|\*)\/(\d+|\*)\s*$/i.exec(value);
   if (!match) return undefined;
@@ -70,7 +72,10 @@ export async function downloadOutput(
   const operation = `downloading ${describeUrl(target)}`;
   const protocol = new URL(target).protocol;
   if (protocol !== 'http:' && protocol !== 'https:') {
-    throw new ArticleAudioError(`Cannot download ${describeUrl(target)}: only http:// and https:// addresses are supported.`, { code: 'unsupported_url' });
+    throw new ArticleAudioError(
+      `Cannot download ${describeUrl(target)}: only http:// and https:// addresses are supported.`,
+      { code: 'unsupported_url' },
+    );
   }
   const scope = new OperationScope(options.signal, options.deadline, operation);
   const part = `${destination}.part`;
@@ -83,7 +88,10 @@ export async function downloadOutput(
     try {
       options.onProgress?.(bytes, total);
     } catch (error) {
-      deps.log('warn', `a download progress listener failed: ${error instanceof Error ? error.message : String(error)}`);
+      deps.log(
+        'warn',
+        `a download progress listener failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
   };
 
@@ -119,7 +127,10 @@ export async function downloadOutput(
           } else {
             deps.log('debug', `${operation}: the service refused to resume at byte ${offset}; starting over`);
             offset = 0;
-            failure = new ConnectionError(`The service could not resume ${operation}.`, true, { status, code: 'range_not_satisfiable' });
+            failure = new ConnectionError(`The service could not resume ${operation}.`, true, {
+              status,
+              code: 'range_not_satisfiable',
+            });
           }
         } else if (status !== 200 && status !== 206) {
           failure = await http.errorFromResponse(response, { operation, url: target });
@@ -130,7 +141,10 @@ export async function downloadOutput(
             if (range?.start !== offset) {
               discard(response.body);
               offset = 0;
-              failure = new ConnectionError(`The service resumed ${operation} at the wrong place.`, true, { status, code: 'bad_range' });
+              failure = new ConnectionError(`The service resumed ${operation} at the wrong place.`, true, {
+                status,
+                code: 'bad_range',
+              });
             } else {
               append = offset > 0;
               total = range.total ?? total;
@@ -140,7 +154,8 @@ export async function downloadOutput(
               }
             }
           } else {
-            if (offset > 0) deps.log('debug', `${operation}: the file changed or cannot be resumed; downloading it whole again`);
+            if (offset > 0)
+              deps.log('debug', `${operation}: the file changed or cannot be resumed; downloading it whole again`);
             offset = 0;
             const length = Number(header(response.headers, 'content-length'));
             total = Number.isSafeInteger(length) && length >= 0 ? length : undefined;
@@ -165,7 +180,8 @@ export async function downloadOutput(
               );
             } catch (error) {
               if (scope.signal.aborted) throw scope.reason();
-              if (fileFailure !== undefined && error === fileFailure) throw fileError(error as NodeJS.ErrnoException, part);
+              if (fileFailure !== undefined && error === fileFailure)
+                throw fileError(error as NodeJS.ErrnoException, part);
               failure = http.toClientError(error, { operation, url: target }, scope);
             }
             if (!failure && total !== undefined && offset !== total) {
@@ -192,17 +208,28 @@ export async function downloadOutput(
       offset = offset > 0 ? await sizeOf(part) : 0;
       if (offset === 0) await truncate(part).catch(() => undefined);
       stalled = offset > before ? 0 : stalled + 1;
-      const delay = attempt >= MAX_ATTEMPTS || !failure ? undefined : http.retryDelay(failure, true, Math.max(0, stalled - 1), scope);
-      if (delay === undefined) throw failure ?? new ConnectionError(`Gave up ${operation} after ${attempt} attempts.`, true);
-      deps.log('warn', `${operation} failed (${failure?.message ?? 'unknown'}); resuming at byte ${offset} in ${delay} ms`);
+      const delay =
+        attempt >= MAX_ATTEMPTS || !failure
+          ? undefined
+          : http.retryDelay(failure, true, Math.max(0, stalled - 1), scope);
+      if (delay === undefined)
+        throw failure ?? new ConnectionError(`Gave up ${operation} after ${attempt} attempts.`, true);
+      deps.log(
+        'warn',
+        `${operation} failed (${failure?.message ?? 'unknown'}); resuming at byte ${offset} in ${delay} ms`,
+      );
       await scope.sleep(delay);
     }
 
     const written = await sizeOf(part);
     if (total !== undefined && written !== total) {
-      throw new ConnectionError(`The download of ${describeUrl(target)} has ${written} of ${total} bytes on disk. Try again.`, true, {
-        code: 'incomplete_download',
-      });
+      throw new ConnectionError(
+        `The download of ${describeUrl(target)} has ${written} of ${total} bytes on disk. Try again.`,
+        true,
+        {
+          code: 'incomplete_download',
+        },
+      );
     }
     try {
       await rename(part, destination);
@@ -240,7 +267,13 @@ async function openFollowingRedirects(
   let current = url;
   for (let hop = 0; ; hop++) {
     const response = await deps.http.open(
-      { url: current, operation, headers, headersTimeoutMs: deps.requestTimeoutMs, bodyTimeoutMs: deps.requestTimeoutMs },
+      {
+        url: current,
+        operation,
+        headers,
+        headersTimeoutMs: deps.requestTimeoutMs,
+        bodyTimeoutMs: deps.requestTimeoutMs,
+      },
       signal,
       scope,
     );
@@ -251,18 +284,30 @@ async function openFollowingRedirects(
     try {
       next = new URL(location, current);
     } catch {
-      throw new ArticleAudioError(`The service redirected ${operation} to an invalid address.`, { status: response.statusCode, code: 'bad_redirect' });
-    }
-    if (next.protocol !== 'http:' && next.protocol !== 'https:') {
-      throw new ArticleAudioError(`The service redirected ${operation} to a non-http address.`, { status: response.statusCode, code: 'bad_redirect' });
-    }
-    if (hop >= MAX_REDIRECTS) {
-      throw new ArticleAudioError(`The service redirected ${operation} more than ${MAX_REDIRECTS} times. Try again later.`, {
+      throw new ArticleAudioError(`The service redirected ${operation} to an invalid address.`, {
         status: response.statusCode,
-        code: 'too_many_redirects',
+        code: 'bad_redirect',
       });
     }
-    deps.log('debug', `${operation}: redirected to ${describeUrl(next)}${deps.http.base.isOwnOrigin(next) ? '' : ' (another origin: no Authorization)'}`);
+    if (next.protocol !== 'http:' && next.protocol !== 'https:') {
+      throw new ArticleAudioError(`The service redirected ${operation} to a non-http address.`, {
+        status: response.statusCode,
+        code: 'bad_redirect',
+      });
+    }
+    if (hop >= MAX_REDIRECTS) {
+      throw new ArticleAudioError(
+        `The service redirected ${operation} more than ${MAX_REDIRECTS} times. Try again later.`,
+        {
+          status: response.statusCode,
+          code: 'too_many_redirects',
+        },
+      );
+    }
+    deps.log(
+      'debug',
+      `${operation}: redirected to ${describeUrl(next)}${deps.http.base.isOwnOrigin(next) ? '' : ' (another origin: no Authorization)'}`,
+    );
     current = next.href;
   }
 }

@@ -87,7 +87,10 @@ export class PartSequence {
 }
 
 /** The parts of a job's audio from its events, each once and in order; ends when the events end. */
-export async function* partsOf(events: AsyncIterable<JobEvent>, sequence = new PartSequence()): AsyncGenerator<JobPart> {
+export async function* partsOf(
+  events: AsyncIterable<JobEvent>,
+  sequence = new PartSequence(),
+): AsyncGenerator<JobPart> {
   for await (const event of events) {
     if (event.type === 'result' && event.part) yield* sequence.accept(event.part);
   }
@@ -142,7 +145,11 @@ export class EventHistory {
       return true;
     }
     const signature = `${item.event ?? ''}\n${item.data.length > 4096 ? item.data.slice(0, 4096) : item.data}`;
-    if (this.replayCursor !== undefined && this.replayCursor < this.idless.length && this.idless[this.replayCursor] === signature) {
+    if (
+      this.replayCursor !== undefined &&
+      this.replayCursor < this.idless.length &&
+      this.idless[this.replayCursor] === signature
+    ) {
       this.replayCursor++;
       return false;
     }
@@ -175,7 +182,11 @@ class FollowState {
 
 type StreamOutcome = { kind: 'terminal' } | { kind: 'fallback'; reason: string; error: ArticleAudioError };
 
-export async function* followJob(deps: FollowDependencies, id: string, options: FollowOptions = {}): AsyncGenerator<JobEvent> {
+export async function* followJob(
+  deps: FollowDependencies,
+  id: string,
+  options: FollowOptions = {},
+): AsyncGenerator<JobEvent> {
   const scope = new OperationScope(options.signal, options.deadline, `following job ${id}`);
   const state = new FollowState(options.lastEventId);
   try {
@@ -199,7 +210,12 @@ export async function* followJob(deps: FollowDependencies, id: string, options: 
   }
 }
 
-async function* pollToEnd(deps: FollowDependencies, id: string, scope: OperationScope, state: FollowState): AsyncGenerator<JobEvent, Job> {
+async function* pollToEnd(
+  deps: FollowDependencies,
+  id: string,
+  scope: OperationScope,
+  state: FollowState,
+): AsyncGenerator<JobEvent, Job> {
   const schedule = new PollingSchedule(deps.polling);
   let failures = 0;
   for (;;) {
@@ -214,7 +230,10 @@ async function* pollToEnd(deps: FollowDependencies, id: string, scope: Operation
       if (!isTransient(error)) throw error;
       const wait = Math.max(retryAfterOf(error) ?? 0, schedule.next());
       if (++failures === 1) yield { type: 'unreachable', message: (error as Error).message, retryInMs: wait };
-      deps.log('warn', `job ${id}: checking the status failed (${(error as Error).message}); checking again in ${formatDuration(wait)}`);
+      deps.log(
+        'warn',
+        `job ${id}: checking the status failed (${(error as Error).message}); checking again in ${formatDuration(wait)}`,
+      );
       await scope.sleep(wait);
       continue;
     }
@@ -250,7 +269,10 @@ class StatusWatch {
     } catch (error) {
       if (this.scope.signal.aborted) throw this.scope.reason();
       if (!isTransient(error)) throw error;
-      this.deps.log('warn', `job ${this.id}: checking the status beside the stream failed (${(error as Error).message})`);
+      this.deps.log(
+        'warn',
+        `job ${this.id}: checking the status beside the stream failed (${(error as Error).message})`,
+      );
       return false;
     }
     const event = this.state.statusEvent(job.status, job.progress);
@@ -260,14 +282,23 @@ class StatusWatch {
 }
 
 function streamEndedEarly(id: string): ConnectionError {
-  return new ConnectionError(`The event stream of job ${id} closed before the job finished.`, true, { code: 'stream_closed' });
+  return new ConnectionError(`The event stream of job ${id} closed before the job finished.`, true, {
+    code: 'stream_closed',
+  });
 }
 
 function idleError(id: string, ms: number): TimeoutError {
-  return new TimeoutError(`The event stream of job ${id} sent nothing for ${formatDuration(ms)}.`, 'idle', ms, { code: 'stream_idle' });
+  return new TimeoutError(`The event stream of job ${id} sent nothing for ${formatDuration(ms)}.`, 'idle', ms, {
+    code: 'stream_idle',
+  });
 }
 
-async function* followStream(deps: FollowDependencies, id: string, scope: OperationScope, state: FollowState): AsyncGenerator<JobEvent, StreamOutcome> {
+async function* followStream(
+  deps: FollowDependencies,
+  id: string,
+  scope: OperationScope,
+  state: FollowState,
+): AsyncGenerator<JobEvent, StreamOutcome> {
   const { http } = deps;
   const url = http.base.jobUrl(id, '/stream');
   const operation = `opening the event stream of job ${id}`;
@@ -306,7 +337,17 @@ async function* followStream(deps: FollowDependencies, id: string, scope: Operat
     if (state.history.lastEventId) headers['last-event-id'] = state.history.lastEventId;
     let response;
     try {
-      response = await http.open({ url, operation, jobId: id, headers, headersTimeoutMs: Math.min(deps.requestTimeoutMs, STREAM_HEADERS_TIMEOUT_MS) }, connection.signal, scope);
+      response = await http.open(
+        {
+          url,
+          operation,
+          jobId: id,
+          headers,
+          headersTimeoutMs: Math.min(deps.requestTimeoutMs, STREAM_HEADERS_TIMEOUT_MS),
+        },
+        connection.signal,
+        scope,
+      );
     } catch (error) {
       unlink();
       if (!(error instanceof ArticleAudioError) || !isTransient(error)) throw error;
@@ -325,7 +366,9 @@ async function* followStream(deps: FollowDependencies, id: string, scope: Operat
         error = http.invalid(
           { operation, url },
           response,
-          response.statusCode === 204 ? 'the service has no stream for this job (HTTP 204)' : `the stream is "${type || 'untyped'}", not text/event-stream`,
+          response.statusCode === 204
+            ? 'the service has no stream for this job (HTTP 204)'
+            : `the stream is "${type || 'untyped'}", not text/event-stream`,
         );
       } else {
         error = await http.errorFromResponse(response, { operation, url, jobId: id });
@@ -341,7 +384,11 @@ async function* followStream(deps: FollowDependencies, id: string, scope: Operat
         continue;
       }
       // 404/405/501, another 4xx, or not a stream: the service cannot stream this job; the status endpoint decides.
-      return { kind: 'fallback', reason: `the event stream is not available (${error.status ? `HTTP ${error.status}` : error.message})`, error };
+      return {
+        kind: 'fallback',
+        reason: `the event stream is not available (${error.status ? `HTTP ${error.status}` : error.message})`,
+        error,
+      };
     }
 
     state.history.startConnection();
@@ -352,12 +399,19 @@ async function* followStream(deps: FollowDependencies, id: string, scope: Operat
     });
     let fresh = 0;
     let grace: NodeJS.Timeout | undefined;
-    if (terminalSeen) grace = setTimeout(() => connection.abort(new Error('terminal grace over')), Math.max(0, terminalDeadline - Date.now()));
+    if (terminalSeen)
+      grace = setTimeout(
+        () => connection.abort(new Error('terminal grace over')),
+        Math.max(0, terminalDeadline - Date.now()),
+      );
     try {
       yield {
         type: 'transport',
         mode: 'stream',
-        reason: connections === 1 ? 'connected' : `reconnected${state.history.lastEventId ? ` after event ${state.history.lastEventId}` : ''}`,
+        reason:
+          connections === 1
+            ? 'connected'
+            : `reconnected${state.history.lastEventId ? ` after event ${state.history.lastEventId}` : ''}`,
       };
       for (;;) {
         let next: IteratorResult<SseItem>;
@@ -409,15 +463,28 @@ async function* followStream(deps: FollowDependencies, id: string, scope: Operat
     // Only a connection that brought something new counts as working; one that only sent heartbeats or replays
     // counts as a failure, so a stream that keeps dropping ends in polling instead of reconnecting forever.
     failures = fresh > 0 ? 0 : failures + 1;
-    deps.log('debug', `job ${id}: the event stream dropped (${lastFailure?.message ?? 'closed'}); ${fresh} new events on that connection`);
+    deps.log(
+      'debug',
+      `job ${id}: the event stream dropped (${lastFailure?.message ?? 'closed'}); ${fresh} new events on that connection`,
+    );
     waitMs = terminalSeen ? Math.min(delayAfter(undefined), 250) : delayAfter(undefined);
   }
 }
 
-function readFailure(error: unknown, http: HttpClient, url: string, scope: OperationScope, id: string): ArticleAudioError {
+function readFailure(
+  error: unknown,
+  http: HttpClient,
+  url: string,
+  scope: OperationScope,
+  id: string,
+): ArticleAudioError {
   if (error instanceof TimeoutError) return error;
   if (error instanceof EventTooLargeError) {
-    return new ConnectionError(`The event stream of job ${id} sent an event too large to read (${error.message}).`, true, { code: 'event_too_large' });
+    return new ConnectionError(
+      `The event stream of job ${id} sent an event too large to read (${error.message}).`,
+      true,
+      { code: 'event_too_large' },
+    );
   }
   return http.toClientError(error, { operation: `reading the event stream of job ${id}`, url }, scope);
 }

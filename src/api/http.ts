@@ -74,7 +74,15 @@ const MAX_ERROR_BODY_BYTES = 64 * 1024;
 const MAX_DETAIL_LENGTH = 300;
 
 /** Connection failures that happen before a single byte of the request can have reached the service. */
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
+const NOT_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 const CONNECTION_WORDS: Record<string, string> = {
   ECONNREFUSED: 'connection refused',
@@ -106,7 +114,12 @@ function errorText(error: unknown): string {
 
 /** STYLE.md: 408, 409 (a request with the same Idempotency-Key still in progress), 429 and 5xx may pass by themselves. */
 function isRetryableStatus(status: number): boolean {
-  return status === 408 || status === 409 || status === 429 || (status >= 500 && status <= 599 && status !== 501 && status !== 505);
+  return (
+    status === 408 ||
+    status === 409 ||
+    status === 429 ||
+    (status >= 500 && status <= 599 && status !== 501 && status !== 505)
+  );
 }
 
 function firstHeader(headers: Headers, name: string): string | undefined {
@@ -143,9 +156,12 @@ export class HttpClient {
     this.settings.redactor.add(key);
     const trimmed = key?.trim();
     if (!trimmed) {
-      throw new AuthenticationError(`No API key is set for the job service at ${this.base.origin}. Set an API key and try again.`, {
-        code: 'missing_api_key',
-      });
+      throw new AuthenticationError(
+        `No API key is set for the job service at ${this.base.origin}. Set an API key and try again.`,
+        {
+          code: 'missing_api_key',
+        },
+      );
     }
     // A key with a line break would split the header (and undici would put the header's name in its message).
     // eslint-disable-next-line no-control-regex
@@ -182,7 +198,11 @@ export class HttpClient {
     }
   }
 
-  private async attemptJson(spec: CallSpec, body: string | undefined, scope: OperationScope): Promise<JsonAnswer | ArticleAudioError> {
+  private async attemptJson(
+    spec: CallSpec,
+    body: string | undefined,
+    scope: OperationScope,
+  ): Promise<JsonAnswer | ArticleAudioError> {
     const attempt = new AbortController();
     const unlink = linkAbort(scope.signal, attempt);
     const timeoutMs = this.settings.requestTimeoutMs;
@@ -191,7 +211,11 @@ export class HttpClient {
     try {
       const headers = await this.headersFor(
         spec.url,
-        { accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...spec.headers },
+        {
+          accept: 'application/json',
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...spec.headers,
+        },
         attempt.signal,
       );
       const response = await request(spec.url, {
@@ -204,7 +228,10 @@ export class HttpClient {
         headersTimeout: 0,
         bodyTimeout: 0,
       });
-      this.settings.log('debug', `${spec.method} ${describeUrl(spec.url)} -> ${response.statusCode} (${Date.now() - started} ms)`);
+      this.settings.log(
+        'debug',
+        `${spec.method} ${describeUrl(spec.url)} -> ${response.statusCode} (${Date.now() - started} ms)`,
+      );
       if (response.statusCode < 200 || response.statusCode > 299) {
         return await this.errorFromResponse(response, spec);
       }
@@ -236,7 +263,11 @@ export class HttpClient {
     return readEnvelope(json);
   }
 
-  invalid(spec: { operation: string; url: string }, response: { statusCode: number; headers: Headers } | undefined, why: string): InvalidResponseError {
+  invalid(
+    spec: { operation: string; url: string },
+    response: { statusCode: number; headers: Headers } | undefined,
+    why: string,
+  ): InvalidResponseError {
     return new InvalidResponseError(
       this.settings.redactor.redact(
         `The job service sent an answer the client cannot read while ${spec.operation}` +
@@ -245,7 +276,9 @@ export class HttpClient {
       ),
       {
         status: response?.statusCode,
-        requestId: response ? this.settings.redactor.redact(requestIdOf(response.headers) ?? '') || undefined : undefined,
+        requestId: response
+          ? this.settings.redactor.redact(requestIdOf(response.headers) ?? '') || undefined
+          : undefined,
         code: 'invalid_response',
       },
     );
@@ -267,7 +300,10 @@ export class HttpClient {
   async open(spec: OpenSpec, signal: AbortSignal, scope: OperationScope): Promise<Dispatcher.ResponseData> {
     const connection = new AbortController();
     const unlink = linkAbort(signal, connection);
-    const timer = setTimeout(() => connection.abort(this.requestTimeout(spec, spec.headersTimeoutMs)), spec.headersTimeoutMs);
+    const timer = setTimeout(
+      () => connection.abort(this.requestTimeout(spec, spec.headersTimeoutMs)),
+      spec.headersTimeoutMs,
+    );
     const started = Date.now();
     try {
       const headers = await this.headersFor(spec.url, spec.headers ?? {}, connection.signal);
@@ -334,13 +370,13 @@ export class HttpClient {
       );
     }
     if (status === 403) {
-      return new AuthenticationError(
-        redact(`The job service refused access ${where} (HTTP 403${detail}).`),
-        details,
-      );
+      return new AuthenticationError(redact(`The job service refused access ${where} (HTTP 403${detail}).`), details);
     }
     if (status === 400 || status === 413 || status === 422) {
-      const fields = fieldIssuesFrom(entries).map((issue) => ({ field: redact(issue.field), message: redact(truncate(issue.message, MAX_DETAIL_LENGTH)) }));
+      const fields = fieldIssuesFrom(entries).map((issue) => ({
+        field: redact(issue.field),
+        message: redact(truncate(issue.message, MAX_DETAIL_LENGTH)),
+      }));
       const what =
         status === 413
           ? 'The request is too large for the job service'
@@ -369,7 +405,8 @@ export class HttpClient {
       );
     }
     if (status === 429) {
-      const when = retryAfterMs !== undefined ? `Try again in ${formatDuration(retryAfterMs)}.` : 'Wait a little and try again.';
+      const when =
+        retryAfterMs !== undefined ? `Try again in ${formatDuration(retryAfterMs)}.` : 'Wait a little and try again.';
       return new RateLimitError(
         redact(`The job service is limiting requests (HTTP 429${detail}). ${when}`),
         retryAfterMs,
@@ -377,9 +414,12 @@ export class HttpClient {
       );
     }
     if (status >= 500) {
-      const when = retryAfterMs !== undefined ? `Try again in ${formatDuration(retryAfterMs)}` : 'Try again in a moment';
+      const when =
+        retryAfterMs !== undefined ? `Try again in ${formatDuration(retryAfterMs)}` : 'Try again in a moment';
       return new ServerError(
-        redact(`The job service failed ${where} (HTTP ${status}${detail}). ${when}; if it keeps failing, the service may be down.`),
+        redact(
+          `The job service failed ${where} (HTTP ${status}${detail}). ${when}; if it keeps failing, the service may be down.`,
+        ),
         retryAfterMs,
         details,
       );
@@ -393,7 +433,9 @@ export class HttpClient {
         // An unreadable Location: the status still says what happened.
       }
       return new ArticleAudioError(
-        redact(`The job service redirected ${spec.operation}${target} (HTTP ${status}). Set the service address to where it redirects (often https:// instead of http://).`),
+        redact(
+          `The job service redirected ${spec.operation}${target} (HTTP ${status}). Set the service address to where it redirects (often https:// instead of http://).`,
+        ),
         { ...details, code: details.code ?? 'redirect' },
       );
     }
@@ -421,7 +463,10 @@ export class HttpClient {
         { code },
       );
     }
-    if (code && (/^(ERR_TLS|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|ERR_SSL)/.test(code) || code === 'HOSTNAME_MISMATCH')) {
+    if (
+      code &&
+      (/^(ERR_TLS|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|ERR_SSL)/.test(code) || code === 'HOSTNAME_MISMATCH')
+    ) {
       return new ConnectionError(
         `Could not make a secure connection to the job service at ${origin} while ${spec.operation} (certificate problem: ${code}). ` +
           "Check the service's certificate, or the proxy's if you use one.",
@@ -432,7 +477,9 @@ export class HttpClient {
     const message = errorText(error);
     if (/proxy/i.test(message)) {
       return new ConnectionError(
-        redact(`The proxy did not let the request through while ${spec.operation} (${truncate(message, 200)}). Check the proxy settings.`),
+        redact(
+          `The proxy did not let the request through while ${spec.operation} (${truncate(message, 200)}). Check the proxy settings.`,
+        ),
         false,
         { code },
       );
@@ -449,19 +496,27 @@ export class HttpClient {
       );
     }
     return new ArticleAudioError(
-      redact(`The request failed while ${spec.operation} (${truncate(message, 200)}). Check the service address and try again.`),
+      redact(
+        `The request failed while ${spec.operation} (${truncate(message, 200)}). Check the service address and try again.`,
+      ),
       { code },
     );
   }
 
   /** How long to wait before retrying after `error`, or undefined when it must not be retried. */
-  retryDelay(error: ArticleAudioError, idempotent: boolean, attempt: number, scope: OperationScope): number | undefined {
+  retryDelay(
+    error: ArticleAudioError,
+    idempotent: boolean,
+    attempt: number,
+    scope: OperationScope,
+  ): number | undefined {
     if (attempt >= this.settings.maxRetries) return undefined;
     let retryable: boolean;
     if (error instanceof ConnectionError) {
       retryable = idempotent || !error.mayHaveReachedService;
       // Certificate and proxy problems do not go away by themselves.
-      if (error.code && /^(ERR_TLS|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|ERR_SSL|HOSTNAME_MISMATCH)/.test(error.code)) retryable = false;
+      if (error.code && /^(ERR_TLS|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|ERR_SSL|HOSTNAME_MISMATCH)/.test(error.code))
+        retryable = false;
     } else if (error instanceof TimeoutError) {
       retryable = error.kind === 'request' && idempotent;
     } else if (error.status !== undefined) {
@@ -474,7 +529,8 @@ export class HttpClient {
     // A service that asks for a longer wait than the cap gets an error the caller can show ("try again in 1 h"),
     // rather than a client that hangs.
     if (hinted !== undefined && hinted > this.settings.retryAfterCapMs) return undefined;
-    const delay = hinted ?? backoffDelay(attempt, this.settings.retryBackoff.initialMs, this.settings.retryBackoff.maxMs);
+    const delay =
+      hinted ?? backoffDelay(attempt, this.settings.retryBackoff.initialMs, this.settings.retryBackoff.maxMs);
     if (delay >= scope.remainingMs()) return undefined;
     return delay;
   }

@@ -12,7 +12,8 @@ function credentialShaped(value: string): boolean {
   return !(/^[A-Za-z][a-z]*[.!?:]?$/.test(value) && value.length < 24);
 }
 
-const mask = (all: string, name: string, separator: string, value: string) => (credentialShaped(value) ? `${name}${separator}${MASK}` : all);
+const mask = (all: string, name: string, separator: string, value: string) =>
+  credentialShaped(value) ? `${name}${separator}${MASK}` : all;
 
 /** Credentials that travel in well-known shapes, whoever's they are. */
 const PATTERNS: [RegExp, string | typeof mask][] = [

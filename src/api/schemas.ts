@@ -69,9 +69,7 @@ export function readEnvelope(json: unknown): { data: unknown; errors: unknown } 
 }
 
 /** The accepted job's id and links (2.2), or undefined when the payload names no job. */
-export function readAccepted(
-  data: unknown,
-): { jobId: string; self?: string; stream?: string } | undefined {
+export function readAccepted(data: unknown): { jobId: string; self?: string; stream?: string } | undefined {
   const parsed = acceptedSchema.safeParse(data);
   if (!parsed.success) return undefined;
   const jobId = parsed.data.job_id ?? parsed.data.id;
@@ -164,10 +162,26 @@ export function readLogEvent(data: unknown): { level: string; message: string; c
 export function readResultEvent(
   data: unknown,
   resolve: UrlResolver,
-): { part?: JobPart; results: OutputFile[]; images: unknown[]; modelId?: string; styleId?: number; requestDurationS?: number } | undefined {
+):
+  | {
+      part?: JobPart;
+      results: OutputFile[];
+      images: unknown[];
+      modelId?: string;
+      styleId?: number;
+      requestDurationS?: number;
+    }
+  | undefined {
   const parsed = resultEventSchema.safeParse(data);
   if (!parsed.success) return undefined;
-  const event: { part?: JobPart; results: OutputFile[]; images: unknown[]; modelId?: string; styleId?: number; requestDurationS?: number } = {
+  const event: {
+    part?: JobPart;
+    results: OutputFile[];
+    images: unknown[];
+    modelId?: string;
+    styleId?: number;
+    requestDurationS?: number;
+  } = {
     results: readOutputFiles(parsed.data.results, resolve),
     images: parsed.data.images ?? [],
   };
@@ -182,7 +196,14 @@ export function readResultEvent(
   const partUrl = resolved(part?.url);
   if (part && partUrl) {
     const transcriptUrl = resolved(part.transcript_url);
-    event.part = { index: part.index, startS: part.start_s, durationS: part.duration_s, url: partUrl, final: part.final === true, ...(transcriptUrl ? { transcriptUrl } : {}) };
+    event.part = {
+      index: part.index,
+      startS: part.start_s,
+      durationS: part.duration_s,
+      url: partUrl,
+      final: part.final === true,
+      ...(transcriptUrl ? { transcriptUrl } : {}),
+    };
   }
   if (parsed.data.model_id !== undefined) event.modelId = parsed.data.model_id;
   if (parsed.data.style_id !== undefined) event.styleId = parsed.data.style_id;

@@ -16,8 +16,10 @@ export class ServiceBase {
     } catch {
       throw invalidBase(baseUrl, 'is not a valid URL');
     }
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw invalidBase(baseUrl, 'must start with http:// or https://');
-    if (parsed.username || parsed.password) throw invalidBase('(hidden)', 'must not contain a user name or password; use the API key');
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+      throw invalidBase(baseUrl, 'must start with http:// or https://');
+    if (parsed.username || parsed.password)
+      throw invalidBase('(hidden)', 'must not contain a user name or password; use the API key');
     this.origin = parsed.origin;
     this.prefix = parsed.pathname.replace(/\/+$/, '');
     this.href = this.origin + this.prefix;
@@ -39,7 +41,10 @@ export class ServiceBase {
     if (trimmed.startsWith('//')) return new URL(trimmed, this.origin).href;
     if (trimmed.startsWith('/')) {
       // A service behind a prefix may send its links with the prefix already in them.
-      const path = this.prefix && (trimmed === this.prefix || trimmed.startsWith(`${this.prefix}/`)) ? trimmed : this.prefix + trimmed;
+      const path =
+        this.prefix && (trimmed === this.prefix || trimmed.startsWith(`${this.prefix}/`))
+          ? trimmed
+          : this.prefix + trimmed;
       return new URL(path, this.origin).href;
     }
     return new URL(trimmed, `${this.href}/`).href;

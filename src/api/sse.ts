@@ -45,7 +45,8 @@ export async function* readEventStream(body: AsyncIterable<Uint8Array>, options:
   try {
     for await (const chunk of body) {
       parser.feed(decoder.decode(chunk, { stream: true }));
-      if (tooLarge) throw new EventTooLargeError(`an event was larger than ${options.maxEventBytes ?? 8 * 1024 * 1024} characters`);
+      if (tooLarge)
+        throw new EventTooLargeError(`an event was larger than ${options.maxEventBytes ?? 8 * 1024 * 1024} characters`);
       // The clock stops while the consumer handles an item: a slow consumer is not a silent connection.
       if (pending.length > 0 && timer) clearTimeout(timer);
       while (pending.length > 0) yield pending.shift()!;

@@ -123,7 +123,12 @@ export function withJitter(base: number, jitter: number, random: () => number = 
 }
 
 /** Exponential backoff for retries: initialMs, doubled per attempt, capped, jittered. `attempt` counts from 0. */
-export function backoffDelay(attempt: number, initialMs: number, maxMs: number, random: () => number = Math.random): number {
+export function backoffDelay(
+  attempt: number,
+  initialMs: number,
+  maxMs: number,
+  random: () => number = Math.random,
+): number {
   const base = Math.min(initialMs * 2 ** Math.min(attempt, 30), maxMs);
   return Math.round(Math.min(withJitter(base, 0.25, random), maxMs));
 }
@@ -167,7 +172,10 @@ export function resolvePolling(options: PollingOptions | undefined): Required<Po
  * When to retry, from `retry-after-ms` (milliseconds) or `Retry-After` (seconds or an HTTP date), in milliseconds.
  * Undefined when absent or unreadable.
  */
-export function parseRetryAfter(headers: Record<string, string | string[] | undefined>, now = Date.now()): number | undefined {
+export function parseRetryAfter(
+  headers: Record<string, string | string[] | undefined>,
+  now = Date.now(),
+): number | undefined {
   const first = (name: string) => {
     const value = headers[name];
     return Array.isArray(value) ? value[0] : value;

@@ -20,7 +20,10 @@ export interface ArticleInput {
 /** Largest input file or stdin read (the service takes at most 100000 characters; HTML carries markup on top). */
 const MAX_INPUT_BYTES = 20 * 1024 * 1024;
 
-export async function readArticleInput(source: string, stdin: NodeJS.ReadableStream = process.stdin): Promise<ArticleInput> {
+export async function readArticleInput(
+  source: string,
+  stdin: NodeJS.ReadableStream = process.stdin,
+): Promise<ArticleInput> {
   if (/^https?:\/\//i.test(source)) {
     let parsed: URL;
     try {
@@ -30,7 +33,8 @@ export async function readArticleInput(source: string, stdin: NodeJS.ReadableStr
     }
     return { url: parsed.href, suggestedName: nameFromUrl(parsed), label: parsed.href };
   }
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(source)) throw new UsageError(`Only http:// and https:// addresses can be converted, not "${source}".`);
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(source))
+    throw new UsageError(`Only http:// and https:// addresses can be converted, not "${source}".`);
 
   let content: string;
   let label: string;
@@ -43,10 +47,13 @@ export async function readArticleInput(source: string, stdin: NodeJS.ReadableStr
     isHtml = looksLikeHtml(content);
   } else {
     const info = await stat(source).catch((error: NodeJS.ErrnoException) => {
-      throw new UsageError(error.code === 'ENOENT' ? `No such file: ${source}` : `Cannot read ${source}: ${error.message}`);
+      throw new UsageError(
+        error.code === 'ENOENT' ? `No such file: ${source}` : `Cannot read ${source}: ${error.message}`,
+      );
     });
     if (!info.isFile()) throw new UsageError(`${source} is not a file.`);
-    if (info.size > MAX_INPUT_BYTES) throw new UsageError(`${source} is larger than ${MAX_INPUT_BYTES / 1024 / 1024} MiB.`);
+    if (info.size > MAX_INPUT_BYTES)
+      throw new UsageError(`${source} is larger than ${MAX_INPUT_BYTES / 1024 / 1024} MiB.`);
     content = await readFile(source, 'utf8');
     label = source;
     suggestedName = path.basename(source, path.extname(source)) || 'article';
@@ -58,7 +65,9 @@ export async function readArticleInput(source: string, stdin: NodeJS.ReadableStr
     throw new UsageError(`${label} has ${length} characters of text; an article needs at least ${TEXT_MIN_LENGTH}.`);
   }
   if (length > TEXT_MAX_LENGTH) {
-    throw new UsageError(`${label} has ${length} characters of text; the service takes at most ${TEXT_MAX_LENGTH}. Split it into parts.`);
+    throw new UsageError(
+      `${label} has ${length} characters of text; the service takes at most ${TEXT_MAX_LENGTH}. Split it into parts.`,
+    );
   }
   const problem = textProblem(text);
   if (problem) throw new UsageError(`The text of ${label} ${problem}.`);
@@ -76,7 +85,9 @@ function looksLikeHtml(content: string): boolean {
 export function htmlToText(html: string, label = 'The page'): string {
   const extracted = extractHtmlArticle(html);
   if (!extracted || extracted.article.blocks.length === 0) {
-    throw new UsageError(`${label} has no readable article (it looks like a list of links or an app). Open the article itself, or paste its text instead.`);
+    throw new UsageError(
+      `${label} has no readable article (it looks like a list of links or an app). Open the article itself, or paste its text instead.`,
+    );
   }
   return articleSource(extracted.article);
 }
@@ -109,7 +120,8 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   for await (const chunk of stream) {
     const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
     size += buffer.length;
-    if (size > MAX_INPUT_BYTES) throw new UsageError(`Standard input is larger than ${MAX_INPUT_BYTES / 1024 / 1024} MiB.`);
+    if (size > MAX_INPUT_BYTES)
+      throw new UsageError(`Standard input is larger than ${MAX_INPUT_BYTES / 1024 / 1024} MiB.`);
     chunks.push(buffer);
   }
   return Buffer.concat(chunks).toString('utf8');

@@ -90,13 +90,18 @@ function readFlags(args: readonly string[]): ConvertFlags {
   }
   const { values, positionals } = parsed;
   if (positionals.length !== 1) {
-    throw new UsageError(positionals.length === 0 ? 'Name the article: a URL, a file, or - for standard input.' : `Convert one article at a time (got ${positionals.length}).`);
+    throw new UsageError(
+      positionals.length === 0
+        ? 'Name the article: a URL, a file, or - for standard input.'
+        : `Convert one article at a time (got ${positionals.length}).`,
+    );
   }
   const model = values.model ?? DEFAULT_MODEL;
   if (!isModelId(model)) throw new UsageError(`--model must be one of ${MODELS.map((m) => m.id).join(', ')}.`);
   for (const flag of ['intro-url', 'outro-url', 'base-url'] as const) {
     const value = values[flag];
-    if (value !== undefined && !isHttpUrl(value)) throw new UsageError(`--${flag} must be an http:// or https:// address, not "${value}".`);
+    if (value !== undefined && !isHttpUrl(value))
+      throw new UsageError(`--${flag} must be an http:// or https:// address, not "${value}".`);
   }
   return {
     source: positionals[0] as string,
@@ -126,7 +131,10 @@ export async function convert(args: readonly string[]): Promise<number> {
     let apiKey: string;
     if (flags.baseUrl !== undefined) {
       const key = process.env.ARTICLE_AUDIO_API_KEY?.trim();
-      if (!key) throw new UsageError(`Set ARTICLE_AUDIO_API_KEY to your API key for ${flags.baseUrl}, or leave out --base-url to use the built-in engine.`);
+      if (!key)
+        throw new UsageError(
+          `Set ARTICLE_AUDIO_API_KEY to your API key for ${flags.baseUrl}, or leave out --base-url to use the built-in engine.`,
+        );
       baseUrl = flags.baseUrl;
       apiKey = key;
     } else {
@@ -180,7 +188,9 @@ export async function convert(args: readonly string[]): Promise<number> {
       process.stderr.write('warning: the service sent no transcript (text/vtt); only the MP3 was written.\n');
     }
     const seconds = audio.durationS;
-    process.stdout.write(`Wrote ${written.map(shown).join(' and ')}${seconds !== undefined ? ` (${clock(seconds)} of audio)` : ''}.\n`);
+    process.stdout.write(
+      `Wrote ${written.map(shown).join(' and ')}${seconds !== undefined ? ` (${clock(seconds)} of audio)` : ''}.\n`,
+    );
     return EXIT.ok;
   } catch (error) {
     display.finish();
@@ -247,7 +257,8 @@ function pick(results: readonly OutputFile[], type: string, extension: string): 
 async function outputPaths(out: string | undefined, suggestedName: string): Promise<{ mp3: string; vtt: string }> {
   let mp3 = path.resolve(out ?? `${suggestedName}.mp3`);
   const existing = await stat(mp3).catch(() => undefined);
-  if (out !== undefined && (existing?.isDirectory() || /[\\/]$/.test(out))) mp3 = path.join(mp3, `${suggestedName}.mp3`);
+  if (out !== undefined && (existing?.isDirectory() || /[\\/]$/.test(out)))
+    mp3 = path.join(mp3, `${suggestedName}.mp3`);
   else if (!/\.mp3$/i.test(mp3)) mp3 = `${mp3}.mp3`;
   const folder = path.dirname(mp3);
   const info = await stat(folder).catch(() => undefined);

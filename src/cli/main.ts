@@ -29,7 +29,9 @@ async function main(argv: readonly string[]): Promise<number | undefined> {
     case '--help':
     case '-h': {
       const topic = command === 'help' ? rest[0] : undefined;
-      process.stdout.write(`${topic === 'serve' ? SERVE_HELP : topic === 'worker' ? WORKER_HELP : topic === 'convert' ? CONVERT_HELP : HELP}\n`);
+      process.stdout.write(
+        `${topic === 'serve' ? SERVE_HELP : topic === 'worker' ? WORKER_HELP : topic === 'convert' ? CONVERT_HELP : HELP}\n`,
+      );
       return command === undefined ? EXIT.usage : EXIT.ok;
     }
     case '--version':

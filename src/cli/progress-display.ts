@@ -33,7 +33,8 @@ export class ProgressDisplay {
         this.line(`${event.level === 'info' ? '' : `${event.level}: `}${event.message}`);
         break;
       case 'transport':
-        if (event.mode === 'poll') this.line(`(following the job by polling${event.reason ? `: ${event.reason}` : ''})`);
+        if (event.mode === 'poll')
+          this.line(`(following the job by polling${event.reason ? `: ${event.reason}` : ''})`);
         break;
       case 'unreachable':
         this.line(`${event.message} Still trying (next in ${Math.round(event.retryInMs / 1000)} s).`);

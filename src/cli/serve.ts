@@ -38,7 +38,9 @@ export async function serve(args: readonly string[]): Promise<void> {
     // and limits what each client may use.
     serviceDefaults: SHARED_SERVICE_DEFAULTS,
     announce(url, dataDir) {
-      process.stdout.write(`Article Audio engine listening on ${url}\nJobs are kept in ${dataDir}. Stop with Ctrl+C.\n`);
+      process.stdout.write(
+        `Article Audio engine listening on ${url}\nJobs are kept in ${dataDir}. Stop with Ctrl+C.\n`,
+      );
     },
   });
 }

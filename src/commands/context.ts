@@ -34,7 +34,12 @@ export type CommandFactory = (ctx: CommandContext) => Command;
 
 export type JobTarget = JobRecord | string | undefined;
 
-export async function resolveJob(ctx: CommandContext, target: JobTarget, applies: (job: JobRecord) => boolean, none: string): Promise<JobRecord | undefined> {
+export async function resolveJob(
+  ctx: CommandContext,
+  target: JobTarget,
+  applies: (job: JobRecord) => boolean,
+  none: string,
+): Promise<JobRecord | undefined> {
   const id = typeof target === 'string' ? target : target?.id;
   if (id !== undefined) {
     const job = ctx.jobs.get(id);

@@ -2,7 +2,15 @@
 // input before any request, asks for the voice, and submits one job per article.
 import path from 'node:path';
 import * as vscode from 'vscode';
-import { countCharacters, MODEL_IDS, modelById, type ModelId, TEXT_MAX_LENGTH, TEXT_MIN_LENGTH, textProblem } from '../protocol';
+import {
+  countCharacters,
+  MODEL_IDS,
+  modelById,
+  type ModelId,
+  TEXT_MAX_LENGTH,
+  TEXT_MIN_LENGTH,
+  textProblem,
+} from '../protocol';
 import { Commands } from '../command-ids';
 import { isHttpUrl, readSettings } from '../config';
 import type { NewJob } from '../jobs/job-tracker';
@@ -37,7 +45,12 @@ export const convertSelection = (ctx: CommandContext) => async (): Promise<JobRe
     source: {
       kind: 'selection',
       documentUri: editor.document.uri.toString(),
-      range: { startLine: first.start.line, startCharacter: first.start.character, endLine: first.end.line, endCharacter: first.end.character },
+      range: {
+        startLine: first.start.line,
+        startCharacter: first.start.character,
+        endLine: first.end.line,
+        endCharacter: first.end.character,
+      },
     },
   };
   if (countCharacters(text) > TEXT_MAX_LENGTH) return convertInParts(ctx, article, 'The selection');
@@ -51,65 +64,80 @@ export const convertSelection = (ctx: CommandContext) => async (): Promise<JobRe
  * From the Explorer, VS Code passes the clicked file and every selected one: each becomes its own job (one voice
  * choice for all). Returns the first job (the one clicked), for callers that convert one document.
  */
-export const convertDocument = (ctx: CommandContext) => async (uri?: vscode.Uri, selected?: vscode.Uri[]): Promise<JobRecord | undefined> => {
-  const uris = Array.isArray(selected) && selected.length > 1 ? selected.filter((u) => u instanceof vscode.Uri) : uri instanceof vscode.Uri ? [uri] : [];
-  const articles: Article[] = [];
-  const refused: string[] = [];
-  if (uris.length === 0) {
-    const document = vscode.window.activeTextEditor?.document;
-    if (!document) {
-      ctx.notifier.warn('Open the document to convert in an editor first (Markdown or plain text).');
-      return undefined;
+export const convertDocument =
+  (ctx: CommandContext) =>
+  async (uri?: vscode.Uri, selected?: vscode.Uri[]): Promise<JobRecord | undefined> => {
+    const uris =
+      Array.isArray(selected) && selected.length > 1
+        ? selected.filter((u) => u instanceof vscode.Uri)
+        : uri instanceof vscode.Uri
+          ? [uri]
+          : [];
+    const articles: Article[] = [];
+    const refused: string[] = [];
+    if (uris.length === 0) {
+      const document = vscode.window.activeTextEditor?.document;
+      if (!document) {
+        ctx.notifier.warn('Open the document to convert in an editor first (Markdown or plain text).');
+        return undefined;
+      }
+      const tooLong = longDocument(document);
+      if (tooLong) return convertInParts(ctx, tooLong, `"${tooLong.title}"`);
+      const article = documentArticle(ctx, document, true);
+      if (!article) return undefined;
+      articles.push(article);
     }
-    const tooLong = longDocument(document);
-    if (tooLong) return convertInParts(ctx, tooLong, `"${tooLong.title}"`);
-    const article = documentArticle(ctx, document, true);
-    if (!article) return undefined;
-    articles.push(article);
-  }
-  for (const file of uris) {
-    const name = path.basename(file.path);
-    let document: vscode.TextDocument;
-    try {
-      document = await vscode.workspace.openTextDocument(file);
-    } catch (error) {
-      if (uris.length === 1) ctx.notifier.error(`Could not open ${name}`, error);
-      else refused.push(`${name} (${error instanceof Error ? error.message : String(error)})`);
-      continue;
+    for (const file of uris) {
+      const name = path.basename(file.path);
+      let document: vscode.TextDocument;
+      try {
+        document = await vscode.workspace.openTextDocument(file);
+      } catch (error) {
+        if (uris.length === 1) ctx.notifier.error(`Could not open ${name}`, error);
+        else refused.push(`${name} (${error instanceof Error ? error.message : String(error)})`);
+        continue;
+      }
+      const tooLong = uris.length === 1 ? longDocument(document) : undefined;
+      if (tooLong) return convertInParts(ctx, tooLong, `"${name}"`);
+      const article = documentArticle(ctx, document, uris.length === 1);
+      if (article) articles.push(article);
+      else if (uris.length > 1)
+        refused.push(`${name} (${lengthProblem(document.getText(), `"${name}"`) ?? 'not text'})`);
     }
-    const tooLong = uris.length === 1 ? longDocument(document) : undefined;
-    if (tooLong) return convertInParts(ctx, tooLong, `"${name}"`);
-    const article = documentArticle(ctx, document, uris.length === 1);
-    if (article) articles.push(article);
-    else if (uris.length > 1) refused.push(`${name} (${lengthProblem(document.getText(), `"${name}"`) ?? 'not text'})`);
-  }
-  if (refused.length > 0) ctx.notifier.warn(`Not converted: ${refused.join('; ')}.`);
-  if (articles.length === 0) return undefined;
-  const modelId = await pickModel(ctx.extension);
-  if (!modelId) return undefined;
-  let first: JobRecord | undefined;
-  for (const article of articles) {
-    const job = await submit(ctx, modelId, article);
-    first ??= job;
-  }
-  return first;
-};
+    if (refused.length > 0) ctx.notifier.warn(`Not converted: ${refused.join('; ')}.`);
+    if (articles.length === 0) return undefined;
+    const modelId = await pickModel(ctx.extension);
+    if (!modelId) return undefined;
+    let first: JobRecord | undefined;
+    for (const article of articles) {
+      const job = await submit(ctx, modelId, article);
+      first ??= job;
+    }
+    return first;
+  };
 
-export const convertUrl = (ctx: CommandContext) => async (given?: string): Promise<JobRecord | undefined> => {
-  const typed = typeof given === 'string' ? withScheme(given) : undefined;
-  const url = typed && isHttpUrl(typed) ? typed : await askForUrl(typeof given === 'string' ? given : await suggestedUrl());
-  if (!url) return undefined;
-  const modelId = await pickModel(ctx.extension);
-  if (!modelId) return undefined;
-  return submit(ctx, modelId, { title: titleOfUrl(url), url, source: { kind: 'url', url } });
-};
+export const convertUrl =
+  (ctx: CommandContext) =>
+  async (given?: string): Promise<JobRecord | undefined> => {
+    const typed = typeof given === 'string' ? withScheme(given) : undefined;
+    const url =
+      typed && isHttpUrl(typed) ? typed : await askForUrl(typeof given === 'string' ? given : await suggestedUrl());
+    if (!url) return undefined;
+    const modelId = await pickModel(ctx.extension);
+    if (!modelId) return undefined;
+    return submit(ctx, modelId, { title: titleOfUrl(url), url, source: { kind: 'url', url } });
+  };
 
 /** The document as one article when it is over the length limit (to offer it in parts), else undefined. */
 function longDocument(document: vscode.TextDocument): Article | undefined {
   const text = document.getText();
   if (countCharacters(text) <= TEXT_MAX_LENGTH) return undefined;
   const name = path.basename(document.uri.path) || 'Untitled';
-  return { title: titleOf(text, name, document.languageId === 'markdown'), text, source: { kind: 'document', documentUri: document.uri.toString() } };
+  return {
+    title: titleOf(text, name, document.languageId === 'markdown'),
+    text,
+    source: { kind: 'document', documentUri: document.uri.toString() },
+  };
 }
 
 /**
@@ -130,13 +158,19 @@ async function convertInParts(ctx: CommandContext, article: Article, what: strin
   if (!modelId) return undefined;
   const jobs: JobRecord[] = [];
   for (const part of parts) {
-    const job = await submit(ctx, modelId, { ...article, text: part.text, title: `${article.title} (part ${part.index} of ${parts.length})` });
+    const job = await submit(ctx, modelId, {
+      ...article,
+      text: part.text,
+      title: `${article.title} (part ${part.index} of ${parts.length})`,
+    });
     if (!job) break;
     jobs.push(job);
   }
   ctx.queue.add(...jobs.map((job) => job.id));
   if (jobs.length === parts.length) {
-    ctx.notifier.info(`Converting "${article.title}" in ${parts.length} parts. They are in your listening queue and play one after the other.`);
+    ctx.notifier.info(
+      `Converting "${article.title}" in ${parts.length} parts. They are in your listening queue and play one after the other.`,
+    );
   }
   return jobs[0];
 }
@@ -149,7 +183,11 @@ function documentArticle(ctx: CommandContext, document: vscode.TextDocument, war
     if (warn) ctx.notifier.warn(problem);
     return undefined;
   }
-  return { title: titleOf(text, name, document.languageId === 'markdown'), text, source: { kind: 'document', documentUri: document.uri.toString() } };
+  return {
+    title: titleOf(text, name, document.languageId === 'markdown'),
+    text,
+    source: { kind: 'document', documentUri: document.uri.toString() },
+  };
 }
 
 /** Submits one article; on failure says why with the fixes that fit, and Use Local Engine re-sends it there. */
@@ -164,7 +202,10 @@ export async function submit(ctx: CommandContext, modelId: ModelId, article: Art
   const remote = ctx.connection.current() !== 'local';
   const starting = remote ? `Sending to ${ctx.connection.describe()}…` : 'Starting the local engine…';
   try {
-    return await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: `Article Audio: ${starting}` }, () => ctx.jobs.submit(request));
+    return await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Window, title: `Article Audio: ${starting}` },
+      () => ctx.jobs.submit(request),
+    );
   } catch (error) {
     const resend = { title: 'Retry', run: () => submit(ctx, modelId, article) };
     const onLocal = {
@@ -186,7 +227,12 @@ export async function pickModel(extension: vscode.ExtensionContext): Promise<Mod
   const order = [...MODEL_IDS].sort((a, b) => (a === last ? -1 : b === last ? 1 : 0));
   const picked = await vscode.window.showQuickPick(
     order.map((id) => ({ label: modelLabel(id), description: id, detail: modelById(id).description, id })),
-    { title: 'Article Audio: Voice', placeHolder: 'Choose how the article should sound (set articleAudio.model to skip this)', matchOnDescription: true, matchOnDetail: true },
+    {
+      title: 'Article Audio: Voice',
+      placeHolder: 'Choose how the article should sound (set articleAudio.model to skip this)',
+      matchOnDescription: true,
+      matchOnDetail: true,
+    },
   );
   if (!picked) return undefined;
   await extension.globalState.update(LAST_MODEL_KEY, picked.id);
@@ -201,7 +247,8 @@ function checkLength(ctx: CommandContext, text: string, what: string): boolean {
 
 function lengthProblem(text: string, what: string): string | undefined {
   const length = countCharacters(text);
-  if (length < TEXT_MIN_LENGTH) return `${what} has ${length} characters; an article needs at least ${TEXT_MIN_LENGTH}. Select more text.`;
+  if (length < TEXT_MIN_LENGTH)
+    return `${what} has ${length} characters; an article needs at least ${TEXT_MIN_LENGTH}. Select more text.`;
   if (length > TEXT_MAX_LENGTH) {
     return `${what} has ${length.toLocaleString('en-US')} characters; the service takes at most ${TEXT_MAX_LENGTH.toLocaleString('en-US')}. Select a part of it and convert that.`;
   }
@@ -212,9 +259,15 @@ function lengthProblem(text: string, what: string): string | undefined {
 /** The first Markdown heading, else the first line, else the fallback. */
 export function titleOf(text: string, fallback: string, preferHeading = true): string {
   const heading = preferHeading ? /^\s{0,3}#{1,3}\s+(.+?)\s*#*\s*$/m.exec(text.slice(0, 5000))?.[1] : undefined;
-  const firstLine = text.split('\n').map((line) => line.trim()).find((line) => line.length > 0);
+  const firstLine = text
+    .split('\n')
+    .map((line) => line.trim())
+    .find((line) => line.length > 0);
   const raw = heading ?? (firstLine && firstLine.length <= 80 ? firstLine : undefined) ?? fallback;
-  const clean = raw.replace(/[*_`[\]]/g, '').replace(/\s+/g, ' ').trim();
+  const clean = raw
+    .replace(/[*_`[\]]/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
   return clean.length > 80 ? `${clean.slice(0, 79)}…` : clean || fallback;
 }
 
@@ -227,7 +280,9 @@ function titleOfUrl(url: string): string {
   } catch {
     // A malformed escape: the name as it is.
   }
-  return last ? `${parsed.hostname.replace(/^www\./, '')}: ${name.replace(/[-_]+/g, ' ').replace(/\.\w+$/, '')}` : parsed.hostname;
+  return last
+    ? `${parsed.hostname.replace(/^www\./, '')}: ${name.replace(/[-_]+/g, ' ').replace(/\.\w+$/, '')}`
+    : parsed.hostname;
 }
 
 /** `example.com/page` as people type it: https:// is added when no scheme is given. */
@@ -249,7 +304,9 @@ async function askForUrl(value: string | undefined): Promise<string | undefined>
       const url = withScheme(input);
       if (!url) return 'Enter the address of the article.';
       if (!/^https?:\/\//i.test(url)) return 'The address must be a web address (http:// or https://).';
-      return isHttpUrl(url) && new URL(url).hostname.includes('.') !== false ? undefined : 'This is not a valid web address.';
+      return isHttpUrl(url) && new URL(url).hostname.includes('.') !== false
+        ? undefined
+        : 'This is not a valid web address.';
     },
   });
   const url = answer === undefined ? undefined : withScheme(answer);

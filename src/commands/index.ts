@@ -6,7 +6,16 @@ import { type CommandId, Commands } from '../command-ids';
 import { clearApiKey, setApiKey } from './api-key';
 import type { CommandContext, CommandFactory } from './context';
 import { convertDocument, convertSelection, convertUrl } from './convert';
-import { cancelJob, clearFailed, clearFinished, copyJobId, removeJob, retryJob, revealAudio, showJobError } from './jobs';
+import {
+  cancelJob,
+  clearFailed,
+  clearFinished,
+  copyJobId,
+  removeJob,
+  retryJob,
+  revealAudio,
+  showJobError,
+} from './jobs';
 import { openPlayer, saveAudioAs, togglePlayback } from './player';
 import { addToQueue, playNext, removeFromQueue } from './queue';
 import { useLocalEngine, useRemoteService } from './service';
@@ -42,5 +51,7 @@ const COMMANDS: Record<CommandId, CommandFactory> = {
 };
 
 export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
-  return Object.entries(COMMANDS).map(([id, factory]) => vscode.commands.registerCommand(id, factory(ctx) as (...args: unknown[]) => unknown));
+  return Object.entries(COMMANDS).map(([id, factory]) =>
+    vscode.commands.registerCommand(id, factory(ctx) as (...args: unknown[]) => unknown),
+  );
 }

@@ -7,60 +7,79 @@ import { Fixes, jobErrorFixes } from '../notify';
 import { isFinished } from '../views/labels';
 import { type CommandContext, type JobTarget, resolveJob } from './context';
 
-export const cancelJob = (ctx: CommandContext) => async (target?: JobTarget): Promise<void> => {
-  const job = await resolveJob(ctx, target, (j) => !isFinished(j), 'No job is running.');
-  if (!job) return;
-  try {
-    const supported = await ctx.jobs.cancel(job.id);
-    if (!supported) ctx.notifier.warn(`${ctx.connection.describe(job.service)} cannot cancel jobs; "${job.title}" goes on until it ends.`);
-  } catch (error) {
-    ctx.notifier.error(`Could not cancel "${job.title}"`, error);
-  }
-};
-
-/** Submits the job's input again; the new job takes the failed one's place in the list. */
-export const retryJob = (ctx: CommandContext) => async (target?: JobTarget): Promise<JobRecord | undefined> => {
-  const job = await resolveJob(ctx, target, (j) => j.status === 'failed' || j.status === 'succeeded' || !ctx.jobs.isFollowing(j.id), 'No job to retry.');
-  if (!job) return undefined;
-  const settings = readSettings();
-  try {
-    const again = await ctx.jobs.retry(job.id, {
-      ...(settings.introAudioUrl ? { introAudioUrl: settings.introAudioUrl } : {}),
-      ...(settings.outroAudioUrl ? { outroAudioUrl: settings.outroAudioUrl } : {}),
-    });
-    if (again.id !== job.id && job.status === 'failed') await ctx.jobs.remove(job.id);
-    return again;
-  } catch (error) {
-    ctx.notifier.error(`Could not retry "${job.title}"`, error, [Fixes.retryJob(job.id)]);
-    return undefined;
-  }
-};
-
-/** Removes a job from the list; a job still running is cancelled first (the confirmation says so). */
-export const removeJob = (ctx: CommandContext) => async (target?: JobTarget): Promise<boolean> => {
-  const job = await resolveJob(ctx, target, () => true, 'The job list is empty.');
-  if (!job) return false;
-  if (job.status !== 'succeeded' && job.status !== 'failed') {
-    const answer = await ctx.notifier.confirm(
-      `"${job.title}" is still running. Cancel it and remove it from the list?`,
-      'The service stops working on it, and its audio will not be made.',
-      'Cancel Job and Remove',
-    );
-    if (answer !== 'Cancel Job and Remove') return false;
+export const cancelJob =
+  (ctx: CommandContext) =>
+  async (target?: JobTarget): Promise<void> => {
+    const job = await resolveJob(ctx, target, (j) => !isFinished(j), 'No job is running.');
+    if (!job) return;
     try {
       const supported = await ctx.jobs.cancel(job.id);
-      if (!supported) ctx.notifier.warn(`${ctx.connection.describe(job.service)} cannot cancel jobs; "${job.title}" was removed from the list but the service may finish it.`);
+      if (!supported)
+        ctx.notifier.warn(
+          `${ctx.connection.describe(job.service)} cannot cancel jobs; "${job.title}" goes on until it ends.`,
+        );
     } catch (error) {
-      ctx.notifier.error(`Could not cancel "${job.title}"; it stays in the list`, error);
-      return false;
+      ctx.notifier.error(`Could not cancel "${job.title}"`, error);
     }
-  }
-  await ctx.jobs.remove(job.id);
-  return true;
-};
+  };
+
+/** Submits the job's input again; the new job takes the failed one's place in the list. */
+export const retryJob =
+  (ctx: CommandContext) =>
+  async (target?: JobTarget): Promise<JobRecord | undefined> => {
+    const job = await resolveJob(
+      ctx,
+      target,
+      (j) => j.status === 'failed' || j.status === 'succeeded' || !ctx.jobs.isFollowing(j.id),
+      'No job to retry.',
+    );
+    if (!job) return undefined;
+    const settings = readSettings();
+    try {
+      const again = await ctx.jobs.retry(job.id, {
+        ...(settings.introAudioUrl ? { introAudioUrl: settings.introAudioUrl } : {}),
+        ...(settings.outroAudioUrl ? { outroAudioUrl: settings.outroAudioUrl } : {}),
+      });
+      if (again.id !== job.id && job.status === 'failed') await ctx.jobs.remove(job.id);
+      return again;
+    } catch (error) {
+      ctx.notifier.error(`Could not retry "${job.title}"`, error, [Fixes.retryJob(job.id)]);
+      return undefined;
+    }
+  };
+
+/** Removes a job from the list; a job still running is cancelled first (the confirmation says so). */
+export const removeJob =
+  (ctx: CommandContext) =>
+  async (target?: JobTarget): Promise<boolean> => {
+    const job = await resolveJob(ctx, target, () => true, 'The job list is empty.');
+    if (!job) return false;
+    if (job.status !== 'succeeded' && job.status !== 'failed') {
+      const answer = await ctx.notifier.confirm(
+        `"${job.title}" is still running. Cancel it and remove it from the list?`,
+        'The service stops working on it, and its audio will not be made.',
+        'Cancel Job and Remove',
+      );
+      if (answer !== 'Cancel Job and Remove') return false;
+      try {
+        const supported = await ctx.jobs.cancel(job.id);
+        if (!supported)
+          ctx.notifier.warn(
+            `${ctx.connection.describe(job.service)} cannot cancel jobs; "${job.title}" was removed from the list but the service may finish it.`,
+          );
+      } catch (error) {
+        ctx.notifier.error(`Could not cancel "${job.title}"; it stays in the list`, error);
+        return false;
+      }
+    }
+    await ctx.jobs.remove(job.id);
+    return true;
+  };
 
 const clear = (ctx: CommandContext, which: 'succeeded' | 'failed') => async (): Promise<number> => {
-  const doomed = ctx.jobs.all().filter((job) => job.status === which && (which === 'failed' || job.files !== undefined));
+  const doomed = ctx.jobs
+    .all()
+    .filter((job) => job.status === which && (which === 'failed' || job.files !== undefined));
   if (doomed.length === 0) {
     ctx.notifier.info(which === 'failed' ? 'No failed jobs to clear.' : 'No finished jobs to clear.');
     return 0;
@@ -75,36 +94,45 @@ export const clearFinished = (ctx: CommandContext) => clear(ctx, 'succeeded');
 /** Removes every failed (and cancelled) job from the list. */
 export const clearFailed = (ctx: CommandContext) => clear(ctx, 'failed');
 
-export const copyJobId = (ctx: CommandContext) => async (target?: JobTarget): Promise<void> => {
-  const job = await resolveJob(ctx, target, () => true, 'The job list is empty.');
-  if (!job) return;
-  await vscode.env.clipboard.writeText(job.id);
-  vscode.window.setStatusBarMessage(`$(copy) Copied job id ${job.id.replace(/\$\(/g, '$\u200b(')}`, 3000);
-};
+export const copyJobId =
+  (ctx: CommandContext) =>
+  async (target?: JobTarget): Promise<void> => {
+    const job = await resolveJob(ctx, target, () => true, 'The job list is empty.');
+    if (!job) return;
+    await vscode.env.clipboard.writeText(job.id);
+    vscode.window.setStatusBarMessage(`$(copy) Copied job id ${job.id.replace(/\$\(/g, '$\u200b(')}`, 3000);
+  };
 
-export const revealAudio = (ctx: CommandContext) => async (target?: JobTarget): Promise<void> => {
-  const job = await resolveJob(ctx, target, (j) => j.files !== undefined, 'No finished job has audio yet.');
-  if (!job?.files) return;
-  const audio = job.files.audio;
-  try {
-    await vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(audio));
-  } catch {
-    // No file manager here (VS Code in a browser, or a remote window): say where the file is instead.
-    ctx.notifier.info(`The audio of "${job.title}" is at ${audio}`, [
-      { title: 'Copy Path', run: () => vscode.env.clipboard.writeText(audio) },
-      Fixes.saveAs(job.id),
-    ]);
-  }
-};
+export const revealAudio =
+  (ctx: CommandContext) =>
+  async (target?: JobTarget): Promise<void> => {
+    const job = await resolveJob(ctx, target, (j) => j.files !== undefined, 'No finished job has audio yet.');
+    if (!job?.files) return;
+    const audio = job.files.audio;
+    try {
+      await vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(audio));
+    } catch {
+      // No file manager here (VS Code in a browser, or a remote window): say where the file is instead.
+      ctx.notifier.info(`The audio of "${job.title}" is at ${audio}`, [
+        { title: 'Copy Path', run: () => vscode.env.clipboard.writeText(audio) },
+        Fixes.saveAs(job.id),
+      ]);
+    }
+  };
 
 /**
  * A failed job, clicked in the Jobs view: its own error (message and code) with the fix that fits it, and its own
  * lines of the log in a read-only document.
  */
-export const showJobError = (ctx: CommandContext) => async (target?: JobTarget): Promise<void> => {
-  const job = await resolveJob(ctx, target, (j) => j.status === 'failed', 'No job has failed.');
-  if (!job) return;
-  const code = job.error?.code;
-  ctx.notifier.warn(`"${job.title}" failed${code ? ` (${code})` : ''}: ${job.error?.message ?? 'The service gave no reason.'}`, jobErrorFixes(job));
-  await ctx.extensionLog.showJobLines(job.id);
-};
+export const showJobError =
+  (ctx: CommandContext) =>
+  async (target?: JobTarget): Promise<void> => {
+    const job = await resolveJob(ctx, target, (j) => j.status === 'failed', 'No job has failed.');
+    if (!job) return;
+    const code = job.error?.code;
+    ctx.notifier.warn(
+      `"${job.title}" failed${code ? ` (${code})` : ''}: ${job.error?.message ?? 'The service gave no reason.'}`,
+      jobErrorFixes(job),
+    );
+    await ctx.extensionLog.showJobLines(job.id);
+  };

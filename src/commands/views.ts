@@ -21,6 +21,9 @@ export const openSample = (ctx: CommandContext) => async (): Promise<void> => {
   const start = content.indexOf('Select a few');
   if (start >= 0) {
     const end = content.indexOf('\n\n', start);
-    editor.selection = new vscode.Selection(document.positionAt(start), document.positionAt(end < 0 ? content.length : end));
+    editor.selection = new vscode.Selection(
+      document.positionAt(start),
+      document.positionAt(end < 0 ? content.length : end),
+    );
   }
 };

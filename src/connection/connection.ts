@@ -67,21 +67,37 @@ export class ServiceConnection extends Disposable implements JobServices {
   /** A client for `service` (default: the current one). Starts the local engine when needed. */
   async client(service: ServiceId = this.current()): Promise<JobServiceClient> {
     if (service !== this.current()) {
-      throw new OtherServiceError(`This job belongs to ${this.describe(service)}, but Article Audio now uses ${this.describe()}. Switch back to reach it.`);
+      throw new OtherServiceError(
+        `This job belongs to ${this.describe(service)}, but Article Audio now uses ${this.describe()}. Switch back to reach it.`,
+      );
     }
     if (service === 'local') {
       const url = await this.engine.ensure();
       const token = await this.engineToken();
-      return this.reuse(`local ${url}`, () => new JobServiceClient({ baseUrl: url, apiKey: token, userAgent: USER_AGENT, log: this.clientLog(), maxRetries: 2 }));
+      return this.reuse(
+        `local ${url}`,
+        () =>
+          new JobServiceClient({
+            baseUrl: url,
+            apiKey: token,
+            userAgent: USER_AGENT,
+            log: this.clientLog(),
+            maxRetries: 2,
+          }),
+      );
     }
     const key = await this.keys.get(service);
     if (!key) {
-      throw new MissingApiKeyError(`Article Audio needs an API key for ${this.describe(service)}. Set it with "Article Audio: Set API Key…", or switch to the local engine.`, { code: 'missing_api_key' });
+      throw new MissingApiKeyError(
+        `Article Audio needs an API key for ${this.describe(service)}. Set it with "Article Audio: Set API Key…", or switch to the local engine.`,
+        { code: 'missing_api_key' },
+      );
     }
     const proxy = readProxySettings();
     return this.reuse(`remote ${service} ${proxy.proxy ?? ''} ${proxy.strictSSL}`, () => {
       const dispatcher = dispatcherFor(service, proxy);
-      if (proxy.proxy && dispatcher) this.log.info(`reaching ${this.describe(service)} through the proxy ${safeProxy(proxy.proxy)}`);
+      if (proxy.proxy && dispatcher)
+        this.log.info(`reaching ${this.describe(service)} through the proxy ${safeProxy(proxy.proxy)}`);
       return new JobServiceClient({
         baseUrl: service,
         // Read for every request, so that a key changed in another window takes effect at once.
@@ -140,7 +156,11 @@ export class ServiceConnection extends Disposable implements JobServices {
   }
 
   private async updateContext(): Promise<void> {
-    await vscode.commands.executeCommand('setContext', ContextKeys.serviceMode, this.current() === 'local' ? 'local' : 'remote');
+    await vscode.commands.executeCommand(
+      'setContext',
+      ContextKeys.serviceMode,
+      this.current() === 'local' ? 'local' : 'remote',
+    );
   }
 }
 

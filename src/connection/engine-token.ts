@@ -25,7 +25,9 @@ export async function readEngineToken(storage: string, redactor: Redactor, logge
     value ??= (await readFile(file, 'utf8')).trim() || undefined;
     if (!value) throw new Error(`${file} is empty`);
   } catch (error) {
-    logger.warn(`could not keep the local engine's token in ${file} (${(error as Error).message}); it gets a token for this session only, so its jobs cannot be followed after a reload`);
+    logger.warn(
+      `could not keep the local engine's token in ${file} (${(error as Error).message}); it gets a token for this session only, so its jobs cannot be followed after a reload`,
+    );
     value = randomBytes(32).toString('base64url');
   }
   redactor.add(value);

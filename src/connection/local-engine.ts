@@ -20,7 +20,12 @@ export interface LocalEngineOptions {
   token: () => Promise<string>;
   log: Logger;
   /** Told when an engine this window started stopped on its own; `restarting` says whether it is started again. */
-  onUnexpectedExit?: (detail: { code: number | null; signal: string | null; lastError?: string; restarting: boolean }) => void;
+  onUnexpectedExit?: (detail: {
+    code: number | null;
+    signal: string | null;
+    lastError?: string;
+    restarting: boolean;
+  }) => void;
 }
 
 interface Endpoint {
@@ -104,11 +109,25 @@ export class LocalEngine {
     this.stopping = false;
     this.lastStderr = [];
     log.info(`starting the local engine (data in ${dataDir})`);
-    const child = spawn(process.execPath, [...ENGINE_NODE_FLAGS, enginePath, '--port', '0', '--data-dir', dataDir, '--exit-with-stdin', '--lock-wait-s', '5'], {
-      env: engineEnvironment(token),
-      stdio: ['pipe', 'pipe', 'pipe'],
-      windowsHide: true,
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        ...ENGINE_NODE_FLAGS,
+        enginePath,
+        '--port',
+        '0',
+        '--data-dir',
+        dataDir,
+        '--exit-with-stdin',
+        '--lock-wait-s',
+        '5',
+      ],
+      {
+        env: engineEnvironment(token),
+        stdio: ['pipe', 'pipe', 'pipe'],
+        windowsHide: true,
+      },
+    );
     this.child = child;
     createInterface({ input: child.stderr }).on('line', (line) => {
       this.lastStderr.push(line);
@@ -144,7 +163,11 @@ export class LocalEngine {
       });
       child.once('exit', (code, signal) => {
         clearTimeout(timer);
-        reject(new EngineStartError(`The local engine stopped while starting (${signal ?? `exit code ${code}`}). ${this.lastStderr.at(-1) ?? ''}`.trim()));
+        reject(
+          new EngineStartError(
+            `The local engine stopped while starting (${signal ?? `exit code ${code}`}). ${this.lastStderr.at(-1) ?? ''}`.trim(),
+          ),
+        );
       });
     }).catch((error: unknown) => {
       this.child = undefined;
@@ -167,10 +190,14 @@ export class LocalEngine {
     while (this.exits.length > 0 && (this.exits[0] ?? 0) < now - RESTART_WINDOW_MS) this.exits.shift();
     const restarting = this.exits.length <= MAX_RESTARTS;
     const lastError = this.lastStderr.filter((l) => /\berror\b/i.test(l)).at(-1);
-    this.options.log.error(`the local engine stopped unexpectedly (${signal ?? `exit code ${code}`})${restarting ? '; starting it again' : `; it stopped ${this.exits.length} times in ${RESTART_WINDOW_MS / 60_000} minutes, so it is not started again until the next job`}`);
+    this.options.log.error(
+      `the local engine stopped unexpectedly (${signal ?? `exit code ${code}`})${restarting ? '; starting it again' : `; it stopped ${this.exits.length} times in ${RESTART_WINDOW_MS / 60_000} minutes, so it is not started again until the next job`}`,
+    );
     this.options.onUnexpectedExit?.({ code, signal, ...(lastError ? { lastError } : {}), restarting });
     if (restarting) {
-      this.ensure().catch((error: unknown) => this.options.log.error(`restarting the local engine failed: ${(error as Error).message}`));
+      this.ensure().catch((error: unknown) =>
+        this.options.log.error(`restarting the local engine failed: ${(error as Error).message}`),
+      );
     } else {
       this.exits.length = 0;
     }
@@ -199,7 +226,9 @@ export class LocalEngine {
   private async readEndpoint(): Promise<Endpoint | undefined> {
     try {
       const value = JSON.parse(await readFile(this.endpointFile, 'utf8')) as Partial<Endpoint>;
-      return typeof value.url === 'string' && typeof value.pid === 'number' ? { url: value.url, pid: value.pid } : undefined;
+      return typeof value.url === 'string' && typeof value.pid === 'number'
+        ? { url: value.url, pid: value.pid }
+        : undefined;
     } catch {
       return undefined;
     }
@@ -240,5 +269,11 @@ function engineEnvironment(token: string): NodeJS.ProcessEnv {
     const match = /^ARTICLE_AUDIO_TEST_ENGINE_(\w+)$/.exec(name);
     if (match) env[`ARTICLE_AUDIO_${match[1]}`] = value;
   }
-  return { ...ENGINE_ENV, ...env, ELECTRON_RUN_AS_NODE: '1', ARTICLE_AUDIO_TOKENS: token, ARTICLE_AUDIO_HOST: '127.0.0.1' };
+  return {
+    ...ENGINE_ENV,
+    ...env,
+    ELECTRON_RUN_AS_NODE: '1',
+    ARTICLE_AUDIO_TOKENS: token,
+    ARTICLE_AUDIO_HOST: '127.0.0.1',
+  };
 }

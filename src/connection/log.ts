@@ -35,7 +35,9 @@ export class ExtensionLog implements vscode.TextDocumentContentProvider {
   provideTextDocumentContent(uri: vscode.Uri): string {
     const jobId = decodeURIComponent(uri.path.replace(/^\//, '').replace(/\.log$/, ''));
     const lines = this.linesOf(jobId);
-    return lines.length > 0 ? `${lines.join('\n')}\n` : `No log lines of job ${jobId} in this window (lines of earlier sessions are in the Article Audio output).\n`;
+    return lines.length > 0
+      ? `${lines.join('\n')}\n`
+      : `No log lines of job ${jobId} in this window (lines of earlier sessions are in the Article Audio output).\n`;
   }
 
   /** The lines that name this job (its id, or the `[job …]` tag of its stream's log events), oldest first. */
@@ -48,7 +50,11 @@ export class ExtensionLog implements vscode.TextDocumentContentProvider {
   async showJobLines(jobId: string): Promise<void> {
     const uri = vscode.Uri.from({ scheme: JOB_LOG_SCHEME, path: `/${encodeURIComponent(jobId)}.log` });
     const document = await vscode.workspace.openTextDocument(uri);
-    await vscode.window.showTextDocument(document, { preview: true, preserveFocus: true, viewColumn: vscode.ViewColumn.Beside });
+    await vscode.window.showTextDocument(document, {
+      preview: true,
+      preserveFocus: true,
+      viewColumn: vscode.ViewColumn.Beside,
+    });
   }
 
   logger(tag: string): Logger {

@@ -22,13 +22,17 @@ const ORDER: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
 export function stderrLogger(minimum: LogLevel): Logger {
   const threshold = ORDER.indexOf(minimum);
   return (level, message) => {
-    if (ORDER.indexOf(level) >= threshold) process.stderr.write(`${new Date().toISOString()} ${level.padEnd(5)} ${message}\n`);
+    if (ORDER.indexOf(level) >= threshold)
+      process.stderr.write(`${new Date().toISOString()} ${level.padEnd(5)} ${message}\n`);
   };
 }
 
 /** Starts the engine; throws (UsageError or a start failure) before anything was announced. */
 export async function runEngineProcess(options: EngineProcessOptions): Promise<RunningEngine> {
-  const settings = readEngineSettings(options.args, options.env, { port: options.defaultPort, ...options.serviceDefaults });
+  const settings = readEngineSettings(options.args, options.env, {
+    port: options.defaultPort,
+    ...options.serviceDefaults,
+  });
   // Whatever the engine or its libraries create (jobs, outputs, scratch files) is readable by this user only.
   process.umask(0o077);
   const log = stderrLogger(settings.logLevel);

@@ -35,7 +35,8 @@ export async function startEngine(options: EngineOptions): Promise<RunningEngine
   const tokens = new TokenRing(settings.tokens);
   const log = settings.log;
   const pipeline = settings.pipeline ?? createDefaultPipeline();
-  const store = settings.store ?? new FileJobStore({ dataDir: settings.dataDir, log, lock: { waitMs: settings.lockWaitMs } });
+  const store =
+    settings.store ?? new FileJobStore({ dataDir: settings.dataDir, log, lock: { waitMs: settings.lockWaitMs } });
   const service = new JobService({
     store,
     pipeline,
@@ -52,7 +53,8 @@ export async function startEngine(options: EngineOptions): Promise<RunningEngine
     log,
   });
   const swept = await removeStaleScratchDirs();
-  if (swept > 0) log('info', `Removed ${swept} synthesis scratch folder(s) left in ${os.tmpdir()} by engines that were killed.`);
+  if (swept > 0)
+    log('info', `Removed ${swept} synthesis scratch folder(s) left in ${os.tmpdir()} by engines that were killed.`);
   try {
     await service.start();
   } catch (error) {
@@ -99,9 +101,17 @@ export interface HttpNodeSettings {
  * Serves a job service over HTTP: the embedded engine, or a team API node. On close the port stays open (503) while
  * the service stops, then open streams end and the port is released.
  */
-export async function serveHttp(service: JobServiceApi, settings: HttpNodeSettings, description: string): Promise<RunningEngine> {
+export async function serveHttp(
+  service: JobServiceApi,
+  settings: HttpNodeSettings,
+  description: string,
+): Promise<RunningEngine> {
   const { log, tokens } = settings;
-  const streams = new EventStreams({ heartbeatMs: settings.heartbeatMs, retryMs: settings.streamRetryMs, maxBufferedBytes: 1024 * 1024 });
+  const streams = new EventStreams({
+    heartbeatMs: settings.heartbeatMs,
+    retryMs: settings.streamRetryMs,
+    maxBufferedBytes: 1024 * 1024,
+  });
   let closing = false;
   let url = '';
   let aliases = new Set<string>();
@@ -111,15 +121,29 @@ export async function serveHttp(service: JobServiceApi, settings: HttpNodeSettin
     streams,
     maxBodyBytes: settings.maxBodyBytes,
     limits: new TokenLimits(settings.limits ?? { submitRatePerMinute: 0, storageBytes: 0, minFreeDiskBytes: 0 }),
-    baseUrl: (host) => settings.publicUrl ?? (host !== undefined && aliases.has(host.toLowerCase()) ? `http://${host.toLowerCase()}` : url),
+    baseUrl: (host) =>
+      settings.publicUrl ??
+      (host !== undefined && aliases.has(host.toLowerCase()) ? `http://${host.toLowerCase()}` : url),
     isClosing: () => closing,
     log,
   });
   // Slow or stalled uploads are cut off; streams are responses, which these timeouts do not limit.
   const idleSocketTimeoutMs = settings.idleSocketTimeoutMs ?? 10_000;
   const headersTimeout = Math.min(20_000, idleSocketTimeoutMs);
-  const server = http.createServer({ requestTimeout: 60_000, headersTimeout, keepAliveTimeout: 5_000, connectionsCheckingInterval: Math.min(30_000, headersTimeout) }, handler);
-  const connections = limitConnections(server, { maxConnections: settings.maxConnections ?? 256, idleTimeoutMs: idleSocketTimeoutMs, log });
+  const server = http.createServer(
+    {
+      requestTimeout: 60_000,
+      headersTimeout,
+      keepAliveTimeout: 5_000,
+      connectionsCheckingInterval: Math.min(30_000, headersTimeout),
+    },
+    handler,
+  );
+  const connections = limitConnections(server, {
+    maxConnections: settings.maxConnections ?? 256,
+    idleTimeoutMs: idleSocketTimeoutMs,
+    log,
+  });
   server.on('checkContinue', handler);
   server.on('clientError', answerClientError);
 
@@ -142,7 +166,10 @@ export async function serveHttp(service: JobServiceApi, settings: HttpNodeSettin
   aliases = new Set(['127.0.0.1', 'localhost', '[::1]', urlHost(settings.host)].map((name) => `${name}:${port}`));
   log('info', `Listening on ${url}; ${description}.`);
   if (settings.publicUrl === undefined && !isLoopback(settings.host)) {
-    log('warn', `Output addresses name ${url}; clients on other machines need --public-url (the address they reach this engine at).`);
+    log(
+      'warn',
+      `Output addresses name ${url}; clients on other machines need --public-url (the address they reach this engine at).`,
+    );
   }
 
   let closed: Promise<void> | undefined;

@@ -9,12 +9,30 @@ import { modelById } from '../protocol';
 import { newJobId } from './job-id';
 import { JobQueue } from './job-queue';
 import { LiveJob } from './live-job';
-import { type ArticlePipeline, type FetchLimits, type PipelineLogLevel, type PipelineOutput, type PipelinePart, PipelineError, storageFailure } from './pipeline/types';
+import {
+  type ArticlePipeline,
+  type FetchLimits,
+  type PipelineLogLevel,
+  type PipelineOutput,
+  type PipelinePart,
+  PipelineError,
+  storageFailure,
+} from './pipeline/types';
 import { ProgressThrottle } from './progress-throttle';
 import { closingEvents, logEvent, partResultEvent, statusEvent } from './stream-events';
 import { type ArticleSubmission, submissionDigest } from './submission';
 import type { EventListener, Following, JobHandle, JobServiceApi, ServiceHealth } from './service-api';
-import { type ByteRange, type JobFailure, type JobStore, type LoadedJob, type OutputStorage, type StoredEvent, type StoredJob, type StoredOutput, isTerminal } from './store/types';
+import {
+  type ByteRange,
+  type JobFailure,
+  type JobStore,
+  type LoadedJob,
+  type OutputStorage,
+  type StoredEvent,
+  type StoredJob,
+  type StoredOutput,
+  isTerminal,
+} from './store/types';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type Logger = (level: LogLevel, message: string) => void;
@@ -42,7 +60,6 @@ export interface JobServiceOptions {
   stopTimeoutMs: number;
   log: Logger;
 }
-
 
 const MAX_LOG_MESSAGE = 2000;
 const MAX_LOG_EVENTS_PER_RUN = 1000;
@@ -111,7 +128,8 @@ export class JobService implements JobServiceApi {
       }
     }
     for (const job of waiting) this.queue.enqueue(job, false);
-    if (loaded.length > 0) this.options.log('info', `Took back ${loaded.length} stored job(s); ${waiting.length} to run.`);
+    if (loaded.length > 0)
+      this.options.log('info', `Took back ${loaded.length} stored job(s); ${waiting.length} to run.`);
     const sweepMs = Math.max(250, Math.min(60_000, Math.floor(this.options.retentionMs / 4)));
     this.sweeper = setInterval(() => this.sweep(), sweepMs);
     this.sweeper.unref();
@@ -128,7 +146,8 @@ export class JobService implements JobServiceApi {
       job.progress = record.progress;
       this.register(job);
       // The record was saved but the crash came before its closing events were: write them now.
-      if (lastEvent?.event !== 'end') await job.emit(closingEvents(record, 'The job finished just before the engine stopped.'), true);
+      if (lastEvent?.event !== 'end')
+        await job.emit(closingEvents(record, 'The job finished just before the engine stopped.'), true);
       return job;
     }
     const history = await this.options.store.readEvents(record.id);
@@ -141,10 +160,17 @@ export class JobService implements JobServiceApi {
         await this.finish(job, {
           status: 'failed',
           crashes,
-          error: { code: 'interrupted', message: `The engine stopped unexpectedly ${crashes} times while running this job, so it was not tried again.` },
+          error: {
+            code: 'interrupted',
+            message: `The engine stopped unexpectedly ${crashes} times while running this job, so it was not tried again.`,
+          },
         });
       } else {
-        await this.requeue(job, 'The engine stopped unexpectedly while this job was running; it will run again from the start.', { crashes });
+        await this.requeue(
+          job,
+          'The engine stopped unexpectedly while this job was running; it will run again from the start.',
+          { crashes },
+        );
       }
     }
     return job;
@@ -165,7 +191,11 @@ export class JobService implements JobServiceApi {
    * Accepts a job: on disk before this resolves. With an idempotency key that the same owner used within the window
    * for the same request, resolves to the original job instead (`replayed`).
    */
-  async submit(owner: string, submission: ArticleSubmission, idempotencyKey?: string): Promise<{ job: LiveJob; replayed: boolean }> {
+  async submit(
+    owner: string,
+    submission: ArticleSubmission,
+    idempotencyKey?: string,
+  ): Promise<{ job: LiveJob; replayed: boolean }> {
     if (this.stopping) throw new StoppingError();
     const request = submissionDigest(submission);
     const key = idempotencyKey === undefined ? undefined : createHash('sha256').update(idempotencyKey).digest('hex');
@@ -216,7 +246,11 @@ export class JobService implements JobServiceApi {
     return { job: await creation, replayed: false };
   }
 
-  private async create(owner: string, request: ArticleSubmission, idempotency: StoredJob['idempotency']): Promise<LiveJob> {
+  private async create(
+    owner: string,
+    request: ArticleSubmission,
+    idempotency: StoredJob['idempotency'],
+  ): Promise<LiveJob> {
     const now = new Date().toISOString();
     const record: StoredJob = {
       id: newJobId(),
@@ -233,17 +267,21 @@ export class JobService implements JobServiceApi {
       outputs: null,
       result: null,
     };
-    const source = request.url !== undefined ? `the page ${request.url}` : `${request.text?.length ?? 0} characters of text`;
-    const first: StoredEvent[] = [statusEvent('queued', 0, null), logEvent('info', `Accepted: ${source}, model ${request.model_id}.`)].map(
-      (e, index) => ({ id: index + 1, ...e }),
-    );
+    const source =
+      request.url !== undefined ? `the page ${request.url}` : `${request.text?.length ?? 0} characters of text`;
+    const first: StoredEvent[] = [
+      statusEvent('queued', 0, null),
+      logEvent('info', `Accepted: ${source}, model ${request.model_id}.`),
+    ].map((e, index) => ({ id: index + 1, ...e }));
     try {
       await this.options.store.create(record, first);
     } catch (error) {
       this.queue.cancelReservation();
       throw error;
     }
-    const job = new LiveJob(record, this.options.store, [...first], first.length, (error) => this.writeFailed(record.id, error));
+    const job = new LiveJob(record, this.options.store, [...first], first.length, (error) =>
+      this.writeFailed(record.id, error),
+    );
     this.jobs.set(job.id, job);
     this.queue.enqueue(job, true);
     return job;
@@ -280,7 +318,12 @@ export class JobService implements JobServiceApi {
   health(): Promise<ServiceHealth> {
     return Promise.resolve({
       ok: !this.stopping,
-      detail: { mode: 'embedded', jobs: this.jobs.size, waiting: this.queue.waitingCount, running: this.queue.runningCount },
+      detail: {
+        mode: 'embedded',
+        jobs: this.jobs.size,
+        waiting: this.queue.waitingCount,
+        running: this.queue.runningCount,
+      },
     });
   }
 
@@ -343,7 +386,10 @@ export class JobService implements JobServiceApi {
       if (!current()) return;
       logs++;
       if (logs > MAX_LOG_EVENTS_PER_RUN + 1) return;
-      const text = logs > MAX_LOG_EVENTS_PER_RUN ? 'Further log lines of this run are left out.' : String(message).slice(0, MAX_LOG_MESSAGE);
+      const text =
+        logs > MAX_LOG_EVENTS_PER_RUN
+          ? 'Further log lines of this run are left out.'
+          : String(message).slice(0, MAX_LOG_MESSAGE);
       void job.emit([logEvent(LOG_LEVELS.includes(level) ? level : 'info', text)]);
     };
     const { request } = job.record;
@@ -374,10 +420,12 @@ export class JobService implements JobServiceApi {
     } finally {
       throttle.stop();
     }
-    await job.serially(() => this.conclude(job, active, output, failure)).catch(async (error: unknown) => {
-      this.options.log('error', `Job ${job.id} could not be concluded: ${describe(error)}`);
-      await job.serially(() => this.failUnsaved(job, error)).catch(() => undefined);
-    });
+    await job
+      .serially(() => this.conclude(job, active, output, failure))
+      .catch(async (error: unknown) => {
+        this.options.log('error', `Job ${job.id} could not be concluded: ${describe(error)}`);
+        await job.serially(() => this.failUnsaved(job, error)).catch(() => undefined);
+      });
   }
 
   /**
@@ -391,16 +439,24 @@ export class JobService implements JobServiceApi {
     if (part.files.every((file) => known.some((k) => k.name === file.name))) return;
     const stored: StoredOutput[] = [];
     for (const file of part.files) {
-      stored.push(await this.options.store.put(job.id, file.name, path.join(run.workDir, file.name), {
-        contentType: file.contentType,
-        ...(file.durationS !== undefined ? { durationS: file.durationS } : {}),
-      }));
+      stored.push(
+        await this.options.store.put(job.id, file.name, path.join(run.workDir, file.name), {
+          contentType: file.contentType,
+          ...(file.durationS !== undefined ? { durationS: file.durationS } : {}),
+        }),
+      );
     }
     await this.save(job, { parts: [...known.filter((k) => !stored.some((s) => s.name === k.name)), ...stored] });
     const styleId = modelById(job.record.request.model_id).styleId;
-    await job.emit([partResultEvent(job.record, styleId, { index: part.index, start_s: part.startS, duration_s: part.durationS, final: part.final }, stored)]);
+    await job.emit([
+      partResultEvent(
+        job.record,
+        styleId,
+        { index: part.index, start_s: part.startS, duration_s: part.durationS, final: part.final },
+        stored,
+      ),
+    ]);
   }
-
 
   /**
    * The job's end could not be written (a full or unwritable data dir). It must not look `processing` forever:
@@ -410,7 +466,14 @@ export class JobService implements JobServiceApi {
     if (isTerminal(job.record.status)) return;
     const now = new Date().toISOString();
     const reason = `The engine could not save this job's result to its data dir (${describe(error)}). Free disk space or fix the folder's permissions; the job runs again when the engine restarts.`;
-    job.record = { ...job.record, status: 'failed', error: { code: 'storage_failed', message: reason }, outputs: null, updatedAt: now, finishedAt: now };
+    job.record = {
+      ...job.record,
+      status: 'failed',
+      error: { code: 'storage_failed', message: reason },
+      outputs: null,
+      updatedAt: now,
+      finishedAt: now,
+    };
     // The history stays in memory: the store may not hold these last events.
     await job.emit(closingEvents(job.record, `Failed (storage_failed): ${reason}`), true);
   }
@@ -422,11 +485,19 @@ export class JobService implements JobServiceApi {
     await this.save(job, { status: 'processing', startedAt: now, attempts, progress: job.progress });
     const run: ActiveRun = { controller: new AbortController() };
     this.runs.set(job.id, run);
-    void job.emit([statusEvent('processing', job.progress, null), logEvent('info', attempts > 1 ? `Processing (attempt ${attempts}).` : 'Processing.')]);
+    void job.emit([
+      statusEvent('processing', job.progress, null),
+      logEvent('info', attempts > 1 ? `Processing (attempt ${attempts}).` : 'Processing.'),
+    ]);
     return run;
   }
 
-  private async conclude(job: LiveJob, run: ActiveRun, output: PipelineOutput | undefined, failure: unknown): Promise<void> {
+  private async conclude(
+    job: LiveJob,
+    run: ActiveRun,
+    output: PipelineOutput | undefined,
+    failure: unknown,
+  ): Promise<void> {
     // Someone else took the job over meanwhile: a cancel, or stop() after waiting too long for this run.
     if (this.runs.get(job.id) !== run) return;
     this.runs.delete(job.id);
@@ -490,13 +561,18 @@ export class JobService implements JobServiceApi {
   }
 
   private isExpired(record: StoredJob): boolean {
-    return isTerminal(record.status) && record.finishedAt !== undefined && Date.now() - Date.parse(record.finishedAt) >= this.options.retentionMs;
+    return (
+      isTerminal(record.status) &&
+      record.finishedAt !== undefined &&
+      Date.now() - Date.parse(record.finishedAt) >= this.options.retentionMs
+    );
   }
 
   private sweep(): void {
     const now = Date.now();
     for (const job of this.jobs.values()) if (this.isExpired(job.record)) void this.expire(job);
-    for (const [key, entry] of this.idempotency) if (now - entry.createdAt >= this.options.idempotencyWindowMs) this.idempotency.delete(key);
+    for (const [key, entry] of this.idempotency)
+      if (now - entry.createdAt >= this.options.idempotencyWindowMs) this.idempotency.delete(key);
   }
 
   private async expire(job: LiveJob): Promise<void> {
@@ -511,7 +587,10 @@ export class JobService implements JobServiceApi {
   }
 
   private writeFailed(jobId: string, error: unknown): void {
-    this.options.log('error', `Job ${jobId}: could not store stream events (${describe(error)}); a replay after a restart may miss them.`);
+    this.options.log(
+      'error',
+      `Job ${jobId}: could not store stream events (${describe(error)}); a replay after a restart may miss them.`,
+    );
   }
 
   /**
@@ -531,12 +610,18 @@ export class JobService implements JobServiceApi {
     const interrupted = new Set(this.runs.keys());
     for (const run of this.runs.values()) run.controller.abort(new Error('The engine is stopping.'));
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.queue.idle(), new Promise((resolve) => (timer = setTimeout(resolve, this.options.stopTimeoutMs)))]);
+    await Promise.race([
+      this.queue.idle(),
+      new Promise((resolve) => (timer = setTimeout(resolve, this.options.stopTimeoutMs))),
+    ]);
     clearTimeout(timer);
     for (const [id, run] of [...this.runs]) {
       const job = this.jobs.get(id);
       if (!job) continue;
-      this.options.log('warn', `Job ${id}: the pipeline did not stop within ${this.options.stopTimeoutMs} ms; leaving it behind.`);
+      this.options.log(
+        'warn',
+        `Job ${id}: the pipeline did not stop within ${this.options.stopTimeoutMs} ms; leaving it behind.`,
+      );
       await job
         .serially(async () => {
           if (this.runs.get(id) !== run) return;
@@ -548,13 +633,20 @@ export class JobService implements JobServiceApi {
     const unfinished = [...this.jobs.values()].filter((job) => !job.finished && !interrupted.has(job.id));
     await Promise.all(
       unfinished.map((job) =>
-        job.serially(() => job.emit([logEvent('info', 'The engine is stopping; this job stays queued and will run when it starts again.')], true)),
+        job.serially(() =>
+          job.emit(
+            [logEvent('info', 'The engine is stopping; this job stays queued and will run when it starts again.')],
+            true,
+          ),
+        ),
       ),
     );
-    await Promise.all([...this.jobs.values()].map(async (job) => {
-      await job.settled();
-      await job.flushed();
-    }));
+    await Promise.all(
+      [...this.jobs.values()].map(async (job) => {
+        await job.settled();
+        await job.flushed();
+      }),
+    );
     try {
       await this.options.pipeline.close();
     } catch (error) {
@@ -604,4 +696,3 @@ function formatSeconds(seconds: number): string {
   const total = Math.round(seconds);
   return `${Math.floor(total / 60)}:${String(total % 60).padStart(2, '0')}`;
 }
-

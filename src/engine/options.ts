@@ -97,7 +97,12 @@ export function resolveOptions(options: EngineOptions): ResolvedOptions {
     retentionMs: options.retentionMs ?? 24 * 3600_000,
     heartbeatMs: options.heartbeatMs ?? 15_000,
     maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
-    fetchLimits: { ...DEFAULT_FETCH_LIMITS, ...options.fetchLimits, allowPrivateNetwork, allowedHosts: options.fetchAllowedHosts ?? options.fetchLimits?.allowedHosts ?? [] },
+    fetchLimits: {
+      ...DEFAULT_FETCH_LIMITS,
+      ...options.fetchLimits,
+      allowPrivateNetwork,
+      allowedHosts: options.fetchAllowedHosts ?? options.fetchLimits?.allowedHosts ?? [],
+    },
     allowPrivateNetwork,
     fetchAllowedHosts: options.fetchAllowedHosts ?? [],
     maxConnections: options.maxConnections ?? defaultMaxConnections(),
@@ -119,7 +124,8 @@ export function resolveOptions(options: EngineOptions): ResolvedOptions {
   };
   const problems: string[] = [];
   if (typeof resolved.dataDir !== 'string' || resolved.dataDir === '') problems.push('dataDir is required');
-  if (!Number.isInteger(resolved.port) || resolved.port < 0 || resolved.port > 65535) problems.push('port must be 0..65535');
+  if (!Number.isInteger(resolved.port) || resolved.port < 0 || resolved.port > 65535)
+    problems.push('port must be 0..65535');
   for (const [name, value, min] of [
     ['concurrency', resolved.concurrency, 1],
     ['queueDepth', resolved.queueDepth, 0],
@@ -148,7 +154,8 @@ export function resolveOptions(options: EngineOptions): ResolvedOptions {
   ] as const) {
     if (!Number.isFinite(value) || value <= 0) problems.push(`${name} must be a positive number of milliseconds`);
   }
-  if (resolved.publicUrl !== undefined && !/^https?:\/\/[^/]+$/.test(resolved.publicUrl)) problems.push('publicUrl must be http(s)://host[:port]');
+  if (resolved.publicUrl !== undefined && !/^https?:\/\/[^/]+$/.test(resolved.publicUrl))
+    problems.push('publicUrl must be http(s)://host[:port]');
   if (problems.length > 0) throw new Error(`Invalid engine settings: ${problems.join('; ')}.`);
   return resolved;
 }

@@ -23,7 +23,10 @@ export async function removeStaleScratchDirs(tempDir = os.tmpdir()): Promise<num
   for (const name of names) {
     const full = path.join(tempDir, name);
     const pid = /^article-audio-flite-(\d+)-[^-]+$/.exec(name)?.[1];
-    const stale = pid !== undefined ? Number(pid) !== process.pid && !isAlive(Number(pid)) : await untouchedFor(full, UNOWNED_MAX_AGE_MS);
+    const stale =
+      pid !== undefined
+        ? Number(pid) !== process.pid && !isAlive(Number(pid))
+        : await untouchedFor(full, UNOWNED_MAX_AGE_MS);
     if (!stale) continue;
     try {
       await rm(full, { recursive: true, force: true });

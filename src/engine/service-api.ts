@@ -31,7 +31,11 @@ export interface JobServiceApi {
    * for the same request, resolves to the original job (`replayed`). Throws QueueFullError, IdempotencyConflictError,
    * StoppingError (job-service.ts) or a storage error.
    */
-  submit(owner: string, submission: ArticleSubmission, idempotencyKey?: string): Promise<{ job: JobHandle; replayed: boolean }>;
+  submit(
+    owner: string,
+    submission: ArticleSubmission,
+    idempotencyKey?: string,
+  ): Promise<{ job: JobHandle; replayed: boolean }>;
   /** The job if it exists, belongs to `owner` and has not expired. */
   find(owner: string, id: string): Promise<JobHandle | undefined>;
   /** Cancels a queued or processing job (failed, code `cancelled`); a finished job stays as it is. Returns it as it is now. */

@@ -26,33 +26,188 @@ interface Setting {
 }
 
 export const ENGINE_SETTINGS: readonly Setting[] = [
-  { flag: 'host', env: 'ARTICLE_AUDIO_HOST', kind: 'string', value: 'HOST', help: 'interface to listen on (default 127.0.0.1; 0.0.0.0 for all)' },
+  {
+    flag: 'host',
+    env: 'ARTICLE_AUDIO_HOST',
+    kind: 'string',
+    value: 'HOST',
+    help: 'interface to listen on (default 127.0.0.1; 0.0.0.0 for all)',
+  },
   { flag: 'port', env: 'ARTICLE_AUDIO_PORT', kind: 'count', value: 'N', help: 'port to listen on, 0 for a free one' },
-  { flag: 'data-dir', env: 'ARTICLE_AUDIO_DATA_DIR', kind: 'string', value: 'DIR', help: `where jobs and their files are kept (default ${defaultDataDir()})` },
-  { flag: 'tokens-file', env: 'ARTICLE_AUDIO_TOKENS_FILE', kind: 'string', value: 'FILE', help: 'file with API tokens, one per line (in addition to ARTICLE_AUDIO_TOKENS)' },
-  { flag: 'concurrency', env: 'ARTICLE_AUDIO_CONCURRENCY', kind: 'count', value: 'N', help: `jobs processed at once (default: CPU cores, here ${os.availableParallelism()})` },
-  { flag: 'queue-depth', env: 'ARTICLE_AUDIO_QUEUE_DEPTH', kind: 'count', value: 'N', help: 'jobs that may wait before new ones get 429 (default 100)' },
-  { flag: 'retention-s', env: 'ARTICLE_AUDIO_RETENTION_S', kind: 'seconds', value: 'S', help: 'how long finished jobs and files are kept (default 86400)' },
-  { flag: 'heartbeat-s', env: 'ARTICLE_AUDIO_HEARTBEAT_S', kind: 'seconds', value: 'S', help: 'stream heartbeat interval (default 15)' },
-  { flag: 'max-body-bytes', env: 'ARTICLE_AUDIO_MAX_BODY_BYTES', kind: 'count', value: 'N', help: 'largest request body (default 1048576)' },
-  { flag: 'fetch-max-bytes', env: 'ARTICLE_AUDIO_FETCH_MAX_BYTES', kind: 'count', value: 'N', help: 'largest article or intro/outro download (default 10485760)' },
-  { flag: 'fetch-timeout-s', env: 'ARTICLE_AUDIO_FETCH_TIMEOUT_S', kind: 'seconds', value: 'S', help: 'time limit of one download (default 20)' },
-  { flag: 'fetch-max-redirects', env: 'ARTICLE_AUDIO_FETCH_MAX_REDIRECTS', kind: 'count', value: 'N', help: 'redirects followed per download (default 5)' },
-  { flag: 'progress-interval-s', env: 'ARTICLE_AUDIO_PROGRESS_INTERVAL_S', kind: 'seconds', value: 'S', help: 'shortest time between two progress events of a job (default 0.25)' },
-  { flag: 'idempotency-window-s', env: 'ARTICLE_AUDIO_IDEMPOTENCY_WINDOW_S', kind: 'seconds', value: 'S', help: 'how long an Idempotency-Key refers to its job (default 86400)' },
-  { flag: 'max-crashes', env: 'ARTICLE_AUDIO_MAX_CRASHES', kind: 'count', value: 'N', help: 'runs of a job lost to crashes before it fails as interrupted (default 3)' },
-  { flag: 'lock-wait-s', env: 'ARTICLE_AUDIO_LOCK_WAIT_S', kind: 'seconds', value: 'S', help: 'how long to wait for another engine to release the data dir (default 10)' },
-  { flag: 'public-url', env: 'ARTICLE_AUDIO_PUBLIC_URL', kind: 'string', value: 'URL', help: 'base of the output addresses in answers, e.g. https://audio.example.com behind a proxy (default: the address it listens on)' },
-  { flag: 'allow-private-network', env: 'ARTICLE_AUDIO_ALLOW_PRIVATE_NETWORK', kind: 'switch', value: '', help: 'fetch articles and intro/outro audio from loopback and private addresses too (env: 1 or 0; default: off for serve, on for the engine the extension starts)' },
-  { flag: 'fetch-allow-hosts', env: 'ARTICLE_AUDIO_FETCH_ALLOW_HOSTS', kind: 'string', value: 'HOSTS', help: 'comma-separated host names that may be fetched even on a private network, e.g. wiki.corp (default none)' },
-  { flag: 'max-connections', env: 'ARTICLE_AUDIO_MAX_CONNECTIONS', kind: 'count', value: 'N', help: 'open connections at once; beyond it idle ones are closed first (default: half the open-files limit, at most 1024)' },
-  { flag: 'idle-socket-timeout-s', env: 'ARTICLE_AUDIO_IDLE_SOCKET_TIMEOUT_S', kind: 'seconds', value: 'S', help: 'close a connection that sends no request for this long (default 10)' },
-  { flag: 'token-submit-rate', env: 'ARTICLE_AUDIO_TOKEN_SUBMIT_RATE', kind: 'count', value: 'N', help: 'submissions per minute per token, then 429 with Retry-After (default 60 for serve, none for the extension\'s engine; 0: no limit)' },
-  { flag: 'token-queue-depth', env: 'ARTICLE_AUDIO_TOKEN_QUEUE_DEPTH', kind: 'count', value: 'N', help: 'jobs one token may have waiting (default: --queue-depth; a token below its fair share, the depth divided by the tokens, is admitted even when others filled the queue)' },
-  { flag: 'token-storage-mb', env: 'ARTICLE_AUDIO_TOKEN_STORAGE_MB', kind: 'count', value: 'N', help: 'MB of finished files one token may keep, then 429 until some expire (default 2048 for serve, none for the extension\'s engine; 0: no limit)' },
-  { flag: 'min-free-disk-mb', env: 'ARTICLE_AUDIO_MIN_FREE_DISK_MB', kind: 'count', value: 'N', help: 'free space to keep on the data dir\'s disk; below it submissions get 507 (default 256 for serve, 0 for the extension\'s engine)' },
-  { flag: 'log-level', env: 'ARTICLE_AUDIO_LOG_LEVEL', kind: 'string', value: 'LEVEL', help: 'debug, info, warn or error (default info); the log goes to stderr' },
-  { flag: 'exit-with-stdin', kind: 'flag', value: '', help: 'stop when standard input closes (so the engine ends with the program that started it)' },
+  {
+    flag: 'data-dir',
+    env: 'ARTICLE_AUDIO_DATA_DIR',
+    kind: 'string',
+    value: 'DIR',
+    help: `where jobs and their files are kept (default ${defaultDataDir()})`,
+  },
+  {
+    flag: 'tokens-file',
+    env: 'ARTICLE_AUDIO_TOKENS_FILE',
+    kind: 'string',
+    value: 'FILE',
+    help: 'file with API tokens, one per line (in addition to ARTICLE_AUDIO_TOKENS)',
+  },
+  {
+    flag: 'concurrency',
+    env: 'ARTICLE_AUDIO_CONCURRENCY',
+    kind: 'count',
+    value: 'N',
+    help: `jobs processed at once (default: CPU cores, here ${os.availableParallelism()})`,
+  },
+  {
+    flag: 'queue-depth',
+    env: 'ARTICLE_AUDIO_QUEUE_DEPTH',
+    kind: 'count',
+    value: 'N',
+    help: 'jobs that may wait before new ones get 429 (default 100)',
+  },
+  {
+    flag: 'retention-s',
+    env: 'ARTICLE_AUDIO_RETENTION_S',
+    kind: 'seconds',
+    value: 'S',
+    help: 'how long finished jobs and files are kept (default 86400)',
+  },
+  {
+    flag: 'heartbeat-s',
+    env: 'ARTICLE_AUDIO_HEARTBEAT_S',
+    kind: 'seconds',
+    value: 'S',
+    help: 'stream heartbeat interval (default 15)',
+  },
+  {
+    flag: 'max-body-bytes',
+    env: 'ARTICLE_AUDIO_MAX_BODY_BYTES',
+    kind: 'count',
+    value: 'N',
+    help: 'largest request body (default 1048576)',
+  },
+  {
+    flag: 'fetch-max-bytes',
+    env: 'ARTICLE_AUDIO_FETCH_MAX_BYTES',
+    kind: 'count',
+    value: 'N',
+    help: 'largest article or intro/outro download (default 10485760)',
+  },
+  {
+    flag: 'fetch-timeout-s',
+    env: 'ARTICLE_AUDIO_FETCH_TIMEOUT_S',
+    kind: 'seconds',
+    value: 'S',
+    help: 'time limit of one download (default 20)',
+  },
+  {
+    flag: 'fetch-max-redirects',
+    env: 'ARTICLE_AUDIO_FETCH_MAX_REDIRECTS',
+    kind: 'count',
+    value: 'N',
+    help: 'redirects followed per download (default 5)',
+  },
+  {
+    flag: 'progress-interval-s',
+    env: 'ARTICLE_AUDIO_PROGRESS_INTERVAL_S',
+    kind: 'seconds',
+    value: 'S',
+    help: 'shortest time between two progress events of a job (default 0.25)',
+  },
+  {
+    flag: 'idempotency-window-s',
+    env: 'ARTICLE_AUDIO_IDEMPOTENCY_WINDOW_S',
+    kind: 'seconds',
+    value: 'S',
+    help: 'how long an Idempotency-Key refers to its job (default 86400)',
+  },
+  {
+    flag: 'max-crashes',
+    env: 'ARTICLE_AUDIO_MAX_CRASHES',
+    kind: 'count',
+    value: 'N',
+    help: 'runs of a job lost to crashes before it fails as interrupted (default 3)',
+  },
+  {
+    flag: 'lock-wait-s',
+    env: 'ARTICLE_AUDIO_LOCK_WAIT_S',
+    kind: 'seconds',
+    value: 'S',
+    help: 'how long to wait for another engine to release the data dir (default 10)',
+  },
+  {
+    flag: 'public-url',
+    env: 'ARTICLE_AUDIO_PUBLIC_URL',
+    kind: 'string',
+    value: 'URL',
+    help: 'base of the output addresses in answers, e.g. https://audio.example.com behind a proxy (default: the address it listens on)',
+  },
+  {
+    flag: 'allow-private-network',
+    env: 'ARTICLE_AUDIO_ALLOW_PRIVATE_NETWORK',
+    kind: 'switch',
+    value: '',
+    help: 'fetch articles and intro/outro audio from loopback and private addresses too (env: 1 or 0; default: off for serve, on for the engine the extension starts)',
+  },
+  {
+    flag: 'fetch-allow-hosts',
+    env: 'ARTICLE_AUDIO_FETCH_ALLOW_HOSTS',
+    kind: 'string',
+    value: 'HOSTS',
+    help: 'comma-separated host names that may be fetched even on a private network, e.g. wiki.corp (default none)',
+  },
+  {
+    flag: 'max-connections',
+    env: 'ARTICLE_AUDIO_MAX_CONNECTIONS',
+    kind: 'count',
+    value: 'N',
+    help: 'open connections at once; beyond it idle ones are closed first (default: half the open-files limit, at most 1024)',
+  },
+  {
+    flag: 'idle-socket-timeout-s',
+    env: 'ARTICLE_AUDIO_IDLE_SOCKET_TIMEOUT_S',
+    kind: 'seconds',
+    value: 'S',
+    help: 'close a connection that sends no request for this long (default 10)',
+  },
+  {
+    flag: 'token-submit-rate',
+    env: 'ARTICLE_AUDIO_TOKEN_SUBMIT_RATE',
+    kind: 'count',
+    value: 'N',
+    help: "submissions per minute per token, then 429 with Retry-After (default 60 for serve, none for the extension's engine; 0: no limit)",
+  },
+  {
+    flag: 'token-queue-depth',
+    env: 'ARTICLE_AUDIO_TOKEN_QUEUE_DEPTH',
+    kind: 'count',
+    value: 'N',
+    help: 'jobs one token may have waiting (default: --queue-depth; a token below its fair share, the depth divided by the tokens, is admitted even when others filled the queue)',
+  },
+  {
+    flag: 'token-storage-mb',
+    env: 'ARTICLE_AUDIO_TOKEN_STORAGE_MB',
+    kind: 'count',
+    value: 'N',
+    help: "MB of finished files one token may keep, then 429 until some expire (default 2048 for serve, none for the extension's engine; 0: no limit)",
+  },
+  {
+    flag: 'min-free-disk-mb',
+    env: 'ARTICLE_AUDIO_MIN_FREE_DISK_MB',
+    kind: 'count',
+    value: 'N',
+    help: "free space to keep on the data dir's disk; below it submissions get 507 (default 256 for serve, 0 for the extension's engine)",
+  },
+  {
+    flag: 'log-level',
+    env: 'ARTICLE_AUDIO_LOG_LEVEL',
+    kind: 'string',
+    value: 'LEVEL',
+    help: 'debug, info, warn or error (default info); the log goes to stderr',
+  },
+  {
+    flag: 'exit-with-stdin',
+    kind: 'flag',
+    value: '',
+    help: 'stop when standard input closes (so the engine ends with the program that started it)',
+  },
 ];
 
 export interface ProcessSettings {
@@ -72,15 +227,29 @@ export interface ServiceDefaults {
 }
 
 /** `article-audio serve` and team API nodes: reached by others, so they protect the machine and each client. */
-export const SHARED_SERVICE_DEFAULTS: ServiceDefaults = { allowPrivateNetwork: false, tokenSubmitRate: 60, tokenStorageMb: 2048, minFreeDiskMb: 256 };
+export const SHARED_SERVICE_DEFAULTS: ServiceDefaults = {
+  allowPrivateNetwork: false,
+  tokenSubmitRate: 60,
+  tokenStorageMb: 2048,
+  minFreeDiskMb: 256,
+};
 /** The engine the extension starts (dist/engine.js): one person, on their own machine. */
-export const PERSONAL_ENGINE_DEFAULTS: ServiceDefaults = { allowPrivateNetwork: true, tokenSubmitRate: 0, tokenStorageMb: 0, minFreeDiskMb: 0 };
+export const PERSONAL_ENGINE_DEFAULTS: ServiceDefaults = {
+  allowPrivateNetwork: true,
+  tokenSubmitRate: 0,
+  tokenStorageMb: 0,
+  minFreeDiskMb: 0,
+};
 
 /**
  * Reads the engine's settings from arguments (without the command name) and the environment. Without `defaults`
  * the shared service's apply (the safe ones).
  */
-export function readEngineSettings(args: readonly string[], env: NodeJS.ProcessEnv, defaults: { port: number } & Partial<ServiceDefaults>): ProcessSettings {
+export function readEngineSettings(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  defaults: { port: number } & Partial<ServiceDefaults>,
+): ProcessSettings {
   const service = { ...SHARED_SERVICE_DEFAULTS, ...defaults };
   let parsed;
   try {
@@ -88,7 +257,12 @@ export function readEngineSettings(args: readonly string[], env: NodeJS.ProcessE
       args: [...args],
       strict: true,
       allowPositionals: false,
-      options: Object.fromEntries(ENGINE_SETTINGS.map((s) => [s.flag, { type: s.kind === 'flag' || s.kind === 'switch' ? ('boolean' as const) : ('string' as const) }])),
+      options: Object.fromEntries(
+        ENGINE_SETTINGS.map((s) => [
+          s.flag,
+          { type: s.kind === 'flag' || s.kind === 'switch' ? ('boolean' as const) : ('string' as const) },
+        ]),
+      ),
     });
   } catch (error) {
     throw new UsageError((error as Error).message);
@@ -120,7 +294,9 @@ export function readEngineSettings(args: readonly string[], env: NodeJS.ProcessE
   }
   const usable = tokens.map((t) => t.trim()).filter((t) => t !== '');
   if (usable.length === 0) {
-    throw new UsageError('No API tokens: set ARTICLE_AUDIO_TOKENS to one or more comma-separated secrets (or use --tokens-file); clients send one as `Authorization: Bearer <token>`.');
+    throw new UsageError(
+      'No API tokens: set ARTICLE_AUDIO_TOKENS to one or more comma-separated secrets (or use --tokens-file); clients send one as `Authorization: Bearer <token>`.',
+    );
   }
 
   const logLevel = (values.get('log-level') as string | undefined) ?? 'info';
@@ -148,7 +324,13 @@ export function readEngineSettings(args: readonly string[], env: NodeJS.ProcessE
     ...optional('maxCrashes', number('max-crashes')),
     ...optional('lockWaitMs', seconds('lock-wait-s')),
     ...optional('publicUrl', values.get('public-url') as string | undefined),
-    ...optional('fetchAllowedHosts', (values.get('fetch-allow-hosts') as string | undefined)?.split(',').map((h) => h.trim()).filter((h) => h !== '')),
+    ...optional(
+      'fetchAllowedHosts',
+      (values.get('fetch-allow-hosts') as string | undefined)
+        ?.split(',')
+        .map((h) => h.trim())
+        .filter((h) => h !== ''),
+    ),
     allowPrivateNetwork: (values.get('allow-private-network') as boolean | undefined) ?? service.allowPrivateNetwork,
     ...optional('maxConnections', number('max-connections')),
     ...optional('idleSocketTimeoutMs', seconds('idle-socket-timeout-s')),
@@ -176,7 +358,9 @@ function convert(kind: Kind, value: string | boolean, source: string): string | 
   if (kind === 'string') return value;
   const pattern = kind === 'count' ? /^\d{1,12}$/ : /^\d{1,9}(\.\d{1,6})?$/;
   if (!pattern.test(value.trim()) || (kind === 'seconds' && Number(value) === 0)) {
-    throw new UsageError(`${source} must be ${kind === 'count' ? 'a whole number' : 'a positive number of seconds'}, not "${value}".`);
+    throw new UsageError(
+      `${source} must be ${kind === 'count' ? 'a whole number' : 'a positive number of seconds'}, not "${value}".`,
+    );
   }
   return Number(value.trim());
 }
@@ -184,8 +368,10 @@ function convert(kind: Kind, value: string | boolean, source: string): string | 
 /** Where `article-audio serve` keeps jobs unless told otherwise: the platform's per-user data folder. */
 export function defaultDataDir(): string {
   const home = os.homedir();
-  if (process.platform === 'win32') return path.join(process.env.LOCALAPPDATA ?? path.join(home, 'AppData', 'Local'), 'article-audio', 'engine');
-  if (process.platform === 'darwin') return path.join(home, 'Library', 'Application Support', 'article-audio', 'engine');
+  if (process.platform === 'win32')
+    return path.join(process.env.LOCALAPPDATA ?? path.join(home, 'AppData', 'Local'), 'article-audio', 'engine');
+  if (process.platform === 'darwin')
+    return path.join(home, 'Library', 'Application Support', 'article-audio', 'engine');
   return path.join(process.env.XDG_DATA_HOME || path.join(home, '.local', 'share'), 'article-audio', 'engine');
 }
 
@@ -193,5 +379,9 @@ export function defaultDataDir(): string {
 export function settingsHelp(): string {
   const rows = ENGINE_SETTINGS.map((s) => [`--${s.flag}${s.value ? ` ${s.value}` : ''}`, s.help, s.env ?? '']);
   const width = Math.max(...rows.map(([flag]) => (flag ?? '').length));
-  return rows.map(([flag = '', help, env]) => `  ${flag.padEnd(width)}  ${help}${env ? `\n  ${''.padEnd(width)}  env ${env}` : ''}`).join('\n');
+  return rows
+    .map(
+      ([flag = '', help, env]) => `  ${flag.padEnd(width)}  ${help}${env ? `\n  ${''.padEnd(width)}  env ${env}` : ''}`,
+    )
+    .join('\n');
 }

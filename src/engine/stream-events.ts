@@ -20,7 +20,12 @@ export function outputLinks(job: StoredJob): OutputLink[] | null {
   }));
 }
 
-export function statusEvent(status: JobState, progress: number, output: OutputLink[] | null, error?: JobFailure | null): NewEvent {
+export function statusEvent(
+  status: JobState,
+  progress: number,
+  output: OutputLink[] | null,
+  error?: JobFailure | null,
+): NewEvent {
   return {
     event: 'status',
     data: { status, output: output ? { results: output } : null, progress, ...(error ? { error } : {}) },
@@ -59,7 +64,12 @@ export function partUrl(jobId: string, name: string): string {
 }
 
 /** A part of the audio is ready while the job runs: the spec's result fields, plus `part` and its `results`. */
-export function partResultEvent(job: StoredJob, styleId: number, part: Omit<PartLink, 'url' | 'transcript_url'>, files: readonly StoredOutput[]): NewEvent {
+export function partResultEvent(
+  job: StoredJob,
+  styleId: number,
+  part: Omit<PartLink, 'url' | 'transcript_url'>,
+  files: readonly StoredOutput[],
+): NewEvent {
   const [audio, transcript] = files;
   const round = (n: number) => Math.round(n * 1000) / 1000;
   return {
@@ -77,7 +87,11 @@ export function partResultEvent(job: StoredJob, styleId: number, part: Omit<Part
         transcript_url: transcript ? partUrl(job.id, transcript.name) : '',
         final: part.final,
       },
-      results: files.map((f) => ({ url: partUrl(job.id, f.name), content_type: f.contentType, ...(f.durationS !== undefined ? { duration_s: round(f.durationS) } : {}) })),
+      results: files.map((f) => ({
+        url: partUrl(job.id, f.name),
+        content_type: f.contentType,
+        ...(f.durationS !== undefined ? { duration_s: round(f.durationS) } : {}),
+      })),
     },
   };
 }
@@ -89,7 +103,12 @@ export function endEvent(status: 'succeeded' | 'failed'): NewEvent {
 /** The events that close a finished job's stream, in the spec's order: status, log, result, end. */
 export function closingEvents(job: StoredJob, message: string): NewEvent[] {
   if (job.status === 'succeeded') {
-    return [statusEvent('succeeded', 1, outputLinks(job)), logEvent('info', message), resultEvent(job), endEvent('succeeded')];
+    return [
+      statusEvent('succeeded', 1, outputLinks(job)),
+      logEvent('info', message),
+      resultEvent(job),
+      endEvent('succeeded'),
+    ];
   }
   return [statusEvent('failed', job.progress, null, job.error), logEvent('error', message), endEvent('failed')];
 }
@@ -101,7 +120,9 @@ export function withAbsoluteUrls(data: unknown, baseUrl: string): unknown {
   return Object.fromEntries(
     Object.entries(data).map(([key, value]) => [
       key,
-      (key === 'url' || key.endsWith('_url')) && typeof value === 'string' && value.startsWith('/') ? baseUrl + value : withAbsoluteUrls(value, baseUrl),
+      (key === 'url' || key.endsWith('_url')) && typeof value === 'string' && value.startsWith('/')
+        ? baseUrl + value
+        : withAbsoluteUrls(value, baseUrl),
     ]),
   );
 }

@@ -9,7 +9,12 @@ import type { CachedJobFiles } from './types';
 
 type FileRole = keyof CachedJobFiles;
 
-const NAMES: Record<FileRole, string> = { audio: 'audio.mp3', transcript: 'transcript.vtt', chapters: 'chapters.json', article: 'article.md' };
+const NAMES: Record<FileRole, string> = {
+  audio: 'audio.mp3',
+  transcript: 'transcript.vtt',
+  chapters: 'chapters.json',
+  article: 'article.md',
+};
 const INPUT = 'input.txt';
 
 export class AudioCache {
@@ -17,7 +22,9 @@ export class AudioCache {
 
   /** The job's folder; ids that are not plain file names (a remote service may use anything) are hashed. */
   dir(jobId: string): string {
-    const safe = /^[A-Za-z0-9][A-Za-z0-9._-]{0,100}$/.test(jobId) ? jobId : createHash('sha256').update(jobId).digest('hex').slice(0, 32);
+    const safe = /^[A-Za-z0-9][A-Za-z0-9._-]{0,100}$/.test(jobId)
+      ? jobId
+      : createHash('sha256').update(jobId).digest('hex').slice(0, 32);
     return path.join(this.root, safe);
   }
 

@@ -21,7 +21,16 @@ import {
   isTerminalStatus,
 } from '../api/index';
 import type { AudioCache } from './audio-cache';
-import { type Emitter, type JobClient, type JobLog, type JobServices, type KeyValueStore, type LogLevel, OtherServiceError, type ServiceId } from './services';
+import {
+  type Emitter,
+  type JobClient,
+  type JobLog,
+  type JobServices,
+  type KeyValueStore,
+  type LogLevel,
+  OtherServiceError,
+  type ServiceId,
+} from './services';
 import type { CachedJobFiles, JobRecord, JobSource, PlayableJobs } from './types';
 
 const STORAGE_KEY = 'articleAudio.jobs.v1';
@@ -139,7 +148,11 @@ export class JobTracker implements PlayableJobs {
   }
 
   playable(): JobRecord[] {
-    return this.all().filter((job) => (job.status === 'succeeded' && job.files !== undefined) || (!isTerminalStatus(job.status) && (job.parts?.length ?? 0) > 0));
+    return this.all().filter(
+      (job) =>
+        (job.status === 'succeeded' && job.files !== undefined) ||
+        (!isTerminalStatus(job.status) && (job.parts?.length ?? 0) > 0),
+    );
   }
 
   setPlayingWhileConverting(id: string, playing: boolean): void {
@@ -193,9 +206,15 @@ export class JobTracker implements PlayableJobs {
       // Kept with the record, so that a job resumed after a reload still ends with its notification and player.
       startedHere: true,
     };
-    this.log.info(`job ${record.id} submitted to ${this.connection.describe(service)}: "${record.title}" (${record.modelId})`);
+    this.log.info(
+      `job ${record.id} submitted to ${this.connection.describe(service)}: "${record.title}" (${record.modelId})`,
+    );
     if (input.text !== undefined) {
-      await this.cache.saveInput(record.id, input.text).catch((error: unknown) => this.log.warn(`could not keep the text of job ${record.id} for retries: ${String(error)}`));
+      await this.cache
+        .saveInput(record.id, input.text)
+        .catch((error: unknown) =>
+          this.log.warn(`could not keep the text of job ${record.id} for retries: ${String(error)}`),
+        );
     }
     this.jobs.set(record.id, record);
     this.startedHere.add(record.id);
@@ -307,7 +326,10 @@ export class JobTracker implements PlayableJobs {
         return;
       }
       if (error instanceof NotFoundError) {
-        this.fail(job, { code: 'not_found', message: `${this.connection.describe(job.service)} no longer knows this job (finished jobs are kept for a limited time, and jobs are visible only to the key that created them).` });
+        this.fail(job, {
+          code: 'not_found',
+          message: `${this.connection.describe(job.service)} no longer knows this job (finished jobs are kept for a limited time, and jobs are visible only to the key that created them).`,
+        });
         return;
       }
       // Not an outage (those are waited out inside followJob): a rejected key, an answer that is not the API.
@@ -327,7 +349,10 @@ export class JobTracker implements PlayableJobs {
     }
     for (const ready of sequence.accept(part)) {
       const previous = this.partDownloads.get(job.id) ?? Promise.resolve();
-      this.partDownloads.set(job.id, previous.then(() => this.downloadPart(job, ready, client, signal)));
+      this.partDownloads.set(
+        job.id,
+        previous.then(() => this.downloadPart(job, ready, client, signal)),
+      );
     }
   }
 
@@ -348,9 +373,20 @@ export class JobTracker implements PlayableJobs {
         });
       }
       if (job.files || (job.parts?.length ?? 0) !== part.index) return;
-      job.parts = [...(job.parts ?? []), { index: part.index, startS: part.startS, durationS: part.durationS, final: part.final, audio, ...(transcript ? { transcript } : {}) }];
+      job.parts = [
+        ...(job.parts ?? []),
+        {
+          index: part.index,
+          startS: part.startS,
+          durationS: part.durationS,
+          final: part.final,
+          audio,
+          ...(transcript ? { transcript } : {}),
+        },
+      ];
       this.changedJob(job, false);
-      if (part.index === 0) this.firstPart.fire({ job, startedHere: this.startedHere.has(job.id) || job.startedHere === true });
+      if (part.index === 0)
+        this.firstPart.fire({ job, startedHere: this.startedHere.has(job.id) || job.startedHere === true });
     } catch (error) {
       // Parts only let listening start early; the finished job's files are what counts.
       if (!signal.aborted) this.log.warn(`job ${job.id}: could not download part ${part.index}: ${messageOf(error)}`);
@@ -359,7 +395,8 @@ export class JobTracker implements PlayableJobs {
 
   private onEvent(job: JobRecord, event: Exclude<JobEvent, { type: 'end' }>): void {
     if ('eventId' in event && event.eventId) this.lastEventIds.set(job.id, event.eventId);
-    if (event.type === 'status' || event.type === 'log' || event.type === 'result') this.unreachable.delete(job.service);
+    if (event.type === 'status' || event.type === 'log' || event.type === 'result')
+      this.unreachable.delete(job.service);
     switch (event.type) {
       case 'status':
         if (event.status === job.status && event.progress === job.progress) return;
@@ -369,7 +406,14 @@ export class JobTracker implements PlayableJobs {
         this.changedJob(job, false);
         return;
       case 'log': {
-        const level: LogLevel = event.level === 'error' ? 'error' : event.level === 'warn' ? 'warn' : event.level === 'debug' ? 'debug' : 'info';
+        const level: LogLevel =
+          event.level === 'error'
+            ? 'error'
+            : event.level === 'warn'
+              ? 'warn'
+              : event.level === 'debug'
+                ? 'debug'
+                : 'info';
         this.logger.log(level, `[job ${shortId(job.id)}] ${event.message}`);
         job.lastMessage = event.message;
         this.changedJob(job, false);
@@ -382,7 +426,9 @@ export class JobTracker implements PlayableJobs {
       }
       case 'unreachable':
         job.lastMessage = `Cannot reach ${this.connection.describe(job.service)}; still trying. ${event.message}`;
-        this.log.warn(`job ${job.id}: ${event.message} (trying again in ${Math.round(event.retryInMs / 1000)} s, then on the polling schedule)`);
+        this.log.warn(
+          `job ${job.id}: ${event.message} (trying again in ${Math.round(event.retryInMs / 1000)} s, then on the polling schedule)`,
+        );
         this.changedJob(job, true);
         this.followAgainIfMoved(job);
         if (!this.unreachable.has(job.service)) {
@@ -391,7 +437,9 @@ export class JobTracker implements PlayableJobs {
         }
         return;
       case 'transport':
-        this.log.debug(`job ${job.id}: following by ${event.mode === 'stream' ? 'the event stream' : 'polling'}${event.reason ? ` (${event.reason})` : ''}`);
+        this.log.debug(
+          `job ${job.id}: following by ${event.mode === 'stream' ? 'the event stream' : 'polling'}${event.reason ? ` (${event.reason})` : ''}`,
+        );
         return;
     }
   }
@@ -419,7 +467,10 @@ export class JobTracker implements PlayableJobs {
     this.partSequences.delete(job.id);
     this.partDownloads.delete(job.id);
     if (final.status === 'failed') {
-      this.fail(job, { ...(final.error?.code ? { code: final.error.code } : {}), message: final.error?.message ?? 'The service gave no reason.' });
+      this.fail(job, {
+        ...(final.error?.code ? { code: final.error.code } : {}),
+        message: final.error?.message ?? 'The service gave no reason.',
+      });
       return;
     }
     if (final.status !== 'succeeded') {
@@ -447,7 +498,12 @@ export class JobTracker implements PlayableJobs {
     this.finished.fire({ job, startedHere: this.startedHere.has(job.id) || job.startedHere === true });
   }
 
-  private async download(job: JobRecord, results: OutputFile[], client: JobClient, signal: AbortSignal): Promise<CachedJobFiles> {
+  private async download(
+    job: JobRecord,
+    results: OutputFile[],
+    client: JobClient,
+    signal: AbortSignal,
+  ): Promise<CachedJobFiles> {
     await this.cache.prepare(job.id);
     const files: Partial<CachedJobFiles> = {};
     for (const planned of this.cache.plan(job.id, results)) {
@@ -467,7 +523,10 @@ export class JobTracker implements PlayableJobs {
 
   private applyJob(job: JobRecord, state: Job): void {
     if (state.status === 'failed') {
-      this.fail(job, { ...(state.error?.code ? { code: state.error.code } : {}), message: state.error?.message ?? 'The service gave no reason.' });
+      this.fail(job, {
+        ...(state.error?.code ? { code: state.error.code } : {}),
+        message: state.error?.message ?? 'The service gave no reason.',
+      });
       return;
     }
     if (state.status !== 'succeeded') job.status = state.status;
@@ -536,8 +595,14 @@ function shortId(id: string): string {
 function isRecord(value: unknown): value is JobRecord {
   if (typeof value !== 'object' || value === null) return false;
   const record = value as Partial<JobRecord>;
-  return typeof record.id === 'string' && typeof record.title === 'string' && typeof record.status === 'string' && typeof record.createdAt === 'string' && typeof record.service === 'string' && typeof record.source === 'object';
+  return (
+    typeof record.id === 'string' &&
+    typeof record.title === 'string' &&
+    typeof record.status === 'string' &&
+    typeof record.createdAt === 'string' &&
+    typeof record.service === 'string' &&
+    typeof record.source === 'object'
+  );
 }
-
 
 export type { ServiceId };

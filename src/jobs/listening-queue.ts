@@ -21,7 +21,9 @@ export class ListeningQueue {
 
   constructor(private readonly store: KeyValueStore) {
     const saved = store.get<unknown>(QUEUE_KEY);
-    this.ids = Array.isArray(saved) ? [...new Set(saved.filter((id): id is string => typeof id === 'string' && id.length > 0))] : [];
+    this.ids = Array.isArray(saved)
+      ? [...new Set(saved.filter((id): id is string => typeof id === 'string' && id.length > 0))]
+      : [];
   }
 
   /** Job ids, next first. */
@@ -92,10 +94,12 @@ export class ListeningQueue {
     if (ids.length === this.ids.length && ids.every((id, i) => id === this.ids[i])) return;
     this.ids = ids;
     // One write at a time, each with the newest list: overlapping updates of one globalState key can lose the later.
-    this.writing = this.writing.then(() => this.store.update(QUEUE_KEY, this.ids)).then(
-      () => undefined,
-      () => undefined,
-    );
+    this.writing = this.writing
+      .then(() => this.store.update(QUEUE_KEY, this.ids))
+      .then(
+        () => undefined,
+        () => undefined,
+      );
     for (const listener of this.listeners) listener();
   }
 }

@@ -8,7 +8,10 @@ import type { JobServiceClient } from '../api/index';
 export type ServiceId = 'local' | (string & {});
 
 /** The calls the tracker makes on a job-service client. */
-export type JobClient = Pick<JobServiceClient, 'submitArticle' | 'getJob' | 'followJob' | 'cancelJob' | 'downloadOutput'>;
+export type JobClient = Pick<
+  JobServiceClient,
+  'submitArticle' | 'getJob' | 'followJob' | 'cancelJob' | 'downloadOutput'
+>;
 
 export interface JobServices {
   /** The service the settings name now. */

@@ -9,7 +9,12 @@ export const MODELS = [
     styleId: 1,
     description: 'Narration in the most intelligible voice, with pauses at headings and chapter marks',
   },
-  { id: 'article-podcast-1-pro', label: 'Podcast', styleId: 2, description: 'A two-host show: two voices share the article section by section' },
+  {
+    id: 'article-podcast-1-pro',
+    label: 'Podcast',
+    styleId: 2,
+    description: 'A two-host show: two voices share the article section by section',
+  },
 ] as const;
 
 export type ModelId = (typeof MODELS)[number]['id'];

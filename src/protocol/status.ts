@@ -5,4 +5,5 @@ export type KnownStatus = (typeof KNOWN_STATUSES)[number];
 export type JobStatus = KnownStatus | (string & {});
 export type TerminalStatus = 'succeeded' | 'failed';
 
-export const isTerminalStatus = (status: JobStatus): status is TerminalStatus => status === 'succeeded' || status === 'failed';
+export const isTerminalStatus = (status: JobStatus): status is TerminalStatus =>
+  status === 'succeeded' || status === 'failed';

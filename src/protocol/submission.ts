@@ -44,14 +44,21 @@ const httpUrl = z.unknown().superRefine((value, context) => {
 });
 
 export const articleSubmissionSchema = z
-  .record(z.string(), z.unknown(), { error: (issue) => `the request must be an object with model_id and url or text (got ${typeName(issue.input)})` })
+  .record(z.string(), z.unknown(), {
+    error: (issue) => `the request must be an object with model_id and url or text (got ${typeName(issue.input)})`,
+  })
   .superRefine((body, context) => {
     const issue = (field: string, problem: string) =>
-      context.addIssue({ code: 'custom', path: field ? [field] : [], message: field ? `${field} ${problem}` : problem });
+      context.addIssue({
+        code: 'custom',
+        path: field ? [field] : [],
+        message: field ? `${field} ${problem}` : problem,
+      });
     const present = (field: string) => body[field] !== undefined;
 
     if (!present('model_id')) issue('model_id', `is required: one of ${MODEL_IDS.join(', ')}`);
-    else if (!(MODEL_IDS as readonly unknown[]).includes(body.model_id)) issue('model_id', `must be one of ${MODEL_IDS.join(', ')} (got ${quote(body.model_id)})`);
+    else if (!(MODEL_IDS as readonly unknown[]).includes(body.model_id))
+      issue('model_id', `must be one of ${MODEL_IDS.join(', ')} (got ${quote(body.model_id)})`);
 
     const hasUrl = present('url');
     const hasText = present('text');
@@ -59,7 +66,8 @@ export const articleSubmissionSchema = z
     else if (hasUrl && hasText) issue('url', 'cannot be given together with text: give exactly one of url and text');
 
     if (hasText) {
-      const problem = typeof body.text === 'string' ? textProblem(body.text) : `must be a string (got ${typeName(body.text)})`;
+      const problem =
+        typeof body.text === 'string' ? textProblem(body.text) : `must be a string (got ${typeName(body.text)})`;
       if (problem) issue('text', problem);
     }
     for (const field of URL_FIELDS) {
@@ -96,5 +104,9 @@ export function checkSubmission(body: unknown): SubmissionCheck {
 
 /** "model_id must be …; text must be …"; a message that does not name its field gets it in front ("voice: …"). */
 export function describeIssues(issues: readonly FieldIssue[]): string {
-  return issues.map((issue) => (!issue.field || issue.message.startsWith(`${issue.field} `) ? issue.message : `${issue.field}: ${issue.message}`)).join('; ');
+  return issues
+    .map((issue) =>
+      !issue.field || issue.message.startsWith(`${issue.field} `) ? issue.message : `${issue.field}: ${issue.message}`,
+    )
+    .join('; ');
 }

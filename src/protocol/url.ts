@@ -10,7 +10,8 @@ function quote(value: string): string {
 /** Why `value` is not a URL a job may name (a sentence fragment after the field's name), or undefined. */
 export function urlProblem(value: string): string | undefined {
   if (value.trim() === '') return 'must not be empty';
-  if (value.length > URL_MAX_LENGTH) return `must be at most ${URL_MAX_LENGTH} characters long (it has ${value.length})`;
+  if (value.length > URL_MAX_LENGTH)
+    return `must be at most ${URL_MAX_LENGTH} characters long (it has ${value.length})`;
   // eslint-disable-next-line no-control-regex -- control characters are exactly what this matches
   if (/[\s\u0000-\u001f\u007f]/.test(value)) return `must be a URL without spaces or line breaks (got ${quote(value)})`;
   let parsed: URL;

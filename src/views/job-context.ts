@@ -23,7 +23,10 @@ export function trackJobContextKeys(jobs: JobList, queue: ListeningQueue): vscod
     const all = jobs.all();
     set(ContextKeys.hasJobs, all.length > 0);
     set(ContextKeys.hasRunningJobs, jobs.unfinished().length > 0);
-    set(ContextKeys.hasFinishedJobs, all.some((job) => job.status === 'succeeded' || job.status === 'failed'));
+    set(
+      ContextKeys.hasFinishedJobs,
+      all.some((job) => job.status === 'succeeded' || job.status === 'failed'),
+    );
     set(ContextKeys.hasPlayableJobs, jobs.playable().length > 0);
     set(ContextKeys.hasQueue, queue.items().length > 0);
   };

@@ -45,10 +45,13 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
     if (job.status === 'succeeded' && job.durationS !== undefined) parts[1] = duration(job.durationS);
     parts.push(age(job.createdAt));
     // Jobs of the same title (the same page converted twice, with another voice) are told apart by model and time.
-    if (this.jobs.all().some((other) => other.id !== job.id && other.title === job.title)) parts.push(startedAt(job.createdAt));
+    if (this.jobs.all().some((other) => other.id !== job.id && other.title === job.title))
+      parts.push(startedAt(job.createdAt));
     item.description = parts.join(' · ');
     item.tooltip = tooltip(job);
-    item.accessibilityInformation = { label: `${job.title}, ${modelLabel(job.modelId)}, ${statusLabel(job)}, ${age(job.createdAt)}` };
+    item.accessibilityInformation = {
+      label: `${job.title}, ${modelLabel(job.modelId)}, ${statusLabel(job)}, ${age(job.createdAt)}`,
+    };
     if (job.status === 'succeeded' && job.files) {
       item.command = { command: Commands.openPlayer, title: 'Open Player', arguments: [job] };
     } else if (job.status === 'failed' && job.error?.code !== 'cancelled') {
@@ -59,12 +62,19 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
 }
 
 function tooltip(job: JobRecord): vscode.MarkdownString {
-  const lines = [`**${escapeMarkdown(job.title)}**`, '', `${modelLabel(job.modelId)} · ${escapeMarkdown(statusLabel(job))} · started ${escapeMarkdown(new Date(job.createdAt).toLocaleString())}`];
+  const lines = [
+    `**${escapeMarkdown(job.title)}**`,
+    '',
+    `${modelLabel(job.modelId)} · ${escapeMarkdown(statusLabel(job))} · started ${escapeMarkdown(new Date(job.createdAt).toLocaleString())}`,
+  ];
   if (job.source.url) lines.push('', escapeMarkdown(job.source.url));
   if (job.durationS !== undefined) lines.push('', `Length: ${duration(job.durationS)}`);
   if (job.error?.message) lines.push('', `$(error) ${escapeMarkdown(job.error.message)}`);
   else if (job.lastMessage) lines.push('', `_${escapeMarkdown(job.lastMessage)}_`);
-  lines.push('', `Job ${escapeMarkdown(job.id)} on ${job.service === 'local' ? 'the local engine' : escapeMarkdown(job.service)}`);
+  lines.push(
+    '',
+    `Job ${escapeMarkdown(job.id)} on ${job.service === 'local' ? 'the local engine' : escapeMarkdown(job.service)}`,
+  );
   // Not trusted (no command links run) and no HTML; every outside string above went through escapeMarkdown.
   const tip = new vscode.MarkdownString(lines.join('\n'), true);
   tip.supportHtml = false;

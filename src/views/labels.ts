@@ -35,9 +35,13 @@ export function stateIcon(job: JobRecord): vscode.ThemeIcon {
     case 'processing':
       return new vscode.ThemeIcon('sync~spin');
     case 'succeeded':
-      return job.files ? new vscode.ThemeIcon('pass-filled', new vscode.ThemeColor('testing.iconPassed')) : new vscode.ThemeIcon('cloud-download');
+      return job.files
+        ? new vscode.ThemeIcon('pass-filled', new vscode.ThemeColor('testing.iconPassed'))
+        : new vscode.ThemeIcon('cloud-download');
     case 'failed':
-      return job.error?.code === 'cancelled' ? new vscode.ThemeIcon('circle-slash') : new vscode.ThemeIcon('error', new vscode.ThemeColor('testing.iconFailed'));
+      return job.error?.code === 'cancelled'
+        ? new vscode.ThemeIcon('circle-slash')
+        : new vscode.ThemeIcon('error', new vscode.ThemeColor('testing.iconFailed'));
     default:
       return new vscode.ThemeIcon('question');
   }
@@ -71,7 +75,9 @@ export function duration(seconds: number): string {
   const h = Math.floor(total / 3600);
   const m = Math.floor((total % 3600) / 60);
   const s = total % 60;
-  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${String(s).padStart(2, '0')}` : `${m}:${String(s).padStart(2, '0')}`;
+  return h > 0
+    ? `${h}:${String(m).padStart(2, '0')}:${String(s).padStart(2, '0')}`
+    : `${m}:${String(s).padStart(2, '0')}`;
 }
 
 /** When a job was started, short: "14:05" today, "Nov 21, 14:05" before (tells apart jobs with the same title). */
@@ -79,10 +85,15 @@ export function startedAt(iso: string, now = new Date()): string {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return '';
   const time = date.toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit' });
-  return date.toDateString() === now.toDateString() ? time : `${date.toLocaleDateString('en-US', { month: 'short', day: 'numeric' })}, ${time}`;
+  return date.toDateString() === now.toDateString()
+    ? time
+    : `${date.toLocaleDateString('en-US', { month: 'short', day: 'numeric' })}, ${time}`;
 }
 
 /** A job as a quick pick item: its title, then model, state and start time, so that same titles are told apart. */
 export function jobLabel(job: JobRecord): { label: string; description: string } {
-  return { label: plainLabel(job.title), description: `${modelLabel(job.modelId)} · ${statusLabel(job)} · ${startedAt(job.createdAt)}` };
+  return {
+    label: plainLabel(job.title),
+    description: `${modelLabel(job.modelId)} · ${statusLabel(job)} · ${startedAt(job.createdAt)}`,
+  };
 }

@@ -50,6 +50,9 @@ export function escapeMarkdown(text: string): string {
  * the like), so that an argument from outside (a job id) cannot close the link and start another.
  */
 export function commandLink(label: string, command: string, args: unknown[]): string {
-  const query = encodeURIComponent(JSON.stringify(args)).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  const query = encodeURIComponent(JSON.stringify(args)).replace(
+    /[!'()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
   return `[${label}](command:${command}?${query})`;
 }

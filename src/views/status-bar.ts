@@ -17,7 +17,9 @@ export interface EngineInUse {
 }
 
 export class JobStatusBar extends Disposable {
-  private readonly item = this.register(vscode.window.createStatusBarItem('articleAudio.status', vscode.StatusBarAlignment.Left, 50));
+  private readonly item = this.register(
+    vscode.window.createStatusBarItem('articleAudio.status', vscode.StatusBarAlignment.Left, 50),
+  );
   private failure: JobRecord | undefined;
   private ready: JobRecord | undefined;
   private readyTimer: NodeJS.Timeout | undefined;
@@ -68,20 +70,31 @@ export class JobStatusBar extends Disposable {
     // Trusted for our own commands only; outside text (titles, log lines, errors) is escaped with escapeMarkdown.
     const tooltip = new vscode.MarkdownString('', true);
     tooltip.supportHtml = false;
-    tooltip.isTrusted = { enabledCommands: [Commands.showJobs, Commands.showLog, Commands.cancelJob, Commands.openPlayer] };
+    tooltip.isTrusted = {
+      enabledCommands: [Commands.showJobs, Commands.showLog, Commands.cancelJob, Commands.openPlayer],
+    };
     if (running.length > 0) {
       this.failure = undefined;
       const [first] = running.sort((a, b) => (b.progress ?? 0) - (a.progress ?? 0));
       if (!first) return;
       const playing = first.playingWhileConverting ? ' $(unmute) playing while converting' : '';
-      const progress = (first.status === 'processing' && first.progress !== undefined ? ` ${percent(first.progress)}` : first.status === 'queued' ? ' queued' : '') + playing;
+      const progress =
+        (first.status === 'processing' && first.progress !== undefined
+          ? ` ${percent(first.progress)}`
+          : first.status === 'queued'
+            ? ' queued'
+            : '') + playing;
       const more = running.length > 1 ? ` (+${running.length - 1})` : '';
       this.item.text = `$(sync~spin)${progress} ${shorten(first.title)}${more}`;
       this.item.backgroundColor = undefined;
-      this.item.accessibilityInformation = { label: `Article Audio: ${running.length} job${running.length === 1 ? '' : 's'} running; ${first.title} ${statusLabel(first)}` };
+      this.item.accessibilityInformation = {
+        label: `Article Audio: ${running.length} job${running.length === 1 ? '' : 's'} running; ${first.title} ${statusLabel(first)}`,
+      };
       tooltip.appendMarkdown(`**Article Audio**: ${running.length} job${running.length === 1 ? '' : 's'} running\n\n`);
       for (const job of running.slice(0, 5)) {
-        tooltip.appendMarkdown(`- $(sync~spin) ${escapeMarkdown(job.title)} (${modelLabel(job.modelId)}): ${escapeMarkdown(statusLabel(job))}${job.lastMessage ? ` — _${escapeMarkdown(job.lastMessage)}_` : ''} ${commandLink('$(debug-stop) Cancel', Commands.cancelJob, [job.id])}\n`);
+        tooltip.appendMarkdown(
+          `- $(sync~spin) ${escapeMarkdown(job.title)} (${modelLabel(job.modelId)}): ${escapeMarkdown(statusLabel(job))}${job.lastMessage ? ` — _${escapeMarkdown(job.lastMessage)}_` : ''} ${commandLink('$(debug-stop) Cancel', Commands.cancelJob, [job.id])}\n`,
+        );
       }
       tooltip.appendMarkdown(`\n[Show Jobs](command:${Commands.showJobs}) · [Show Log](command:${Commands.showLog})`);
       this.show(tooltip);
@@ -92,7 +105,9 @@ export class JobStatusBar extends Disposable {
       this.item.text = `$(error) ${shorten(job.title)} failed`;
       this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');
       this.item.accessibilityInformation = { label: `Article Audio: ${job.title} failed` };
-      tooltip.appendMarkdown(`**${escapeMarkdown(job.title)}** failed${job.error?.code ? ` (${escapeMarkdown(job.error.code)})` : ''}\n\n${escapeMarkdown(job.error?.message ?? '')}\n\n[Show Jobs](command:${Commands.showJobs}) · [Show Log](command:${Commands.showLog})`);
+      tooltip.appendMarkdown(
+        `**${escapeMarkdown(job.title)}** failed${job.error?.code ? ` (${escapeMarkdown(job.error.code)})` : ''}\n\n${escapeMarkdown(job.error?.message ?? '')}\n\n[Show Jobs](command:${Commands.showJobs}) · [Show Log](command:${Commands.showLog})`,
+      );
       this.show(tooltip);
       return;
     }
@@ -101,7 +116,9 @@ export class JobStatusBar extends Disposable {
       this.item.text = `$(unmute) ${shorten(job.title)}`;
       this.item.backgroundColor = undefined;
       this.item.accessibilityInformation = { label: `Article Audio: ${job.title} is ready to play` };
-      tooltip.appendMarkdown(`**${escapeMarkdown(job.title)}** is ready\n\n${commandLink('$(play) Play', Commands.openPlayer, [job.id])} · [Show Jobs](command:${Commands.showJobs})`);
+      tooltip.appendMarkdown(
+        `**${escapeMarkdown(job.title)}** is ready\n\n${commandLink('$(play) Play', Commands.openPlayer, [job.id])} · [Show Jobs](command:${Commands.showJobs})`,
+      );
       this.show(tooltip);
       return;
     }

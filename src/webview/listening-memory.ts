@@ -59,7 +59,10 @@ export class ListeningMemory {
     positions[jobId] = { time: value, at: this.now() };
     const ids = Object.keys(positions);
     if (ids.length > MAX_REMEMBERED) {
-      for (const id of ids.sort((a, b) => (positions[a]?.at ?? 0) - (positions[b]?.at ?? 0)).slice(0, ids.length - MAX_REMEMBERED)) delete positions[id];
+      for (const id of ids
+        .sort((a, b) => (positions[a]?.at ?? 0) - (positions[b]?.at ?? 0))
+        .slice(0, ids.length - MAX_REMEMBERED))
+        delete positions[id];
     }
     this.scheduleWrite(POSITIONS_KEY);
   }
@@ -85,7 +88,11 @@ export class ListeningMemory {
 
   savePreferences(preferences: PlaybackPreferences): void {
     const current = this.preferences();
-    const next = { rate: clampRate(preferences.rate), volume: isVolume(preferences.volume) ? preferences.volume : current.volume, muted: preferences.muted };
+    const next = {
+      rate: clampRate(preferences.rate),
+      volume: isVolume(preferences.volume) ? preferences.volume : current.volume,
+      muted: preferences.muted,
+    };
     if (next.rate === current.rate && next.volume === current.volume && next.muted === current.muted) return;
     this.preferencesCache = next;
     this.scheduleWrite(PLAYBACK_KEY);
@@ -125,7 +132,8 @@ export class ListeningMemory {
       for (const [id, value] of Object.entries(saved as Record<string, unknown>)) {
         if (typeof value !== 'object' || value === null) continue;
         const { time, at } = value as Partial<SavedPosition>;
-        if (typeof time === 'number' && Number.isFinite(time)) result[id] = { time, at: typeof at === 'number' ? at : 0 };
+        if (typeof time === 'number' && Number.isFinite(time))
+          result[id] = { time, at: typeof at === 'number' ? at : 0 };
       }
     }
     this.positionsCache = result;

@@ -30,13 +30,20 @@ function attribute(value: string): string {
 }
 
 // Icons are inline SVG (markup, not a loaded resource), drawn with currentColor so they follow the theme.
-const icon = (body: string) => `<svg class="icon" viewBox="0 0 16 16" width="16" height="16" aria-hidden="true" focusable="false">${body}</svg>`;
+const icon = (body: string) =>
+  `<svg class="icon" viewBox="0 0 16 16" width="16" height="16" aria-hidden="true" focusable="false">${body}</svg>`;
 const ICONS = {
   play: icon('<path fill="currentColor" d="M4.5 2.6v10.8L13 8z"/>'),
   pause: icon('<path fill="currentColor" d="M4 2.5h3v11H4zM9 2.5h3v11H9z"/>'),
-  back: icon('<path fill="none" stroke="currentColor" stroke-width="1.3" d="M3.3 6.2A5 5 0 1 1 3 9"/><path fill="currentColor" d="M2.2 2.8v4.4h4.4z"/>'),
-  forward: icon('<path fill="none" stroke="currentColor" stroke-width="1.3" d="M12.7 6.2A5 5 0 1 0 13 9"/><path fill="currentColor" d="M13.8 2.8v4.4H9.4z"/>'),
-  volume: icon('<path fill="currentColor" d="M2 6h2.5L8 3v10L4.5 10H2z"/><path class="icon-waves" fill="none" stroke="currentColor" stroke-width="1.2" d="M10.2 5.6a3 3 0 0 1 0 4.8M12 3.8a5.5 5.5 0 0 1 0 8.4"/><path class="icon-muted" fill="none" stroke="currentColor" stroke-width="1.3" d="M10 5.5l4 5m0-5l-4 5"/>'),
+  back: icon(
+    '<path fill="none" stroke="currentColor" stroke-width="1.3" d="M3.3 6.2A5 5 0 1 1 3 9"/><path fill="currentColor" d="M2.2 2.8v4.4h4.4z"/>',
+  ),
+  forward: icon(
+    '<path fill="none" stroke="currentColor" stroke-width="1.3" d="M12.7 6.2A5 5 0 1 0 13 9"/><path fill="currentColor" d="M13.8 2.8v4.4H9.4z"/>',
+  ),
+  volume: icon(
+    '<path fill="currentColor" d="M2 6h2.5L8 3v10L4.5 10H2z"/><path class="icon-waves" fill="none" stroke="currentColor" stroke-width="1.2" d="M10.2 5.6a3 3 0 0 1 0 4.8M12 3.8a5.5 5.5 0 0 1 0 8.4"/><path class="icon-muted" fill="none" stroke="currentColor" stroke-width="1.3" d="M10 5.5l4 5m0-5l-4 5"/>',
+  ),
   save: icon('<path fill="currentColor" d="M3 2h8.4L14 4.6V14H2V2zm1 1v3h6V3zm-1 6v4h10V9z"/>'),
   source: icon('<path fill="currentColor" d="M4 1h5.4L13 4.6V15H3V1zm1 1v12h7V5.2H8.8V2zm4.8.4v1.8h1.8z"/>'),
 };

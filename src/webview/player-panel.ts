@@ -11,7 +11,16 @@ import { modelLabel, startedAt } from '../views/labels';
 import { plainLabel } from '../views/safe-text';
 import { ListeningMemory } from './listening-memory';
 import { renderPlayerHtml } from './player-html';
-import { type HostMessage, type LivePart, type LoadMessage, type PageAction, type PageMessage, type UnavailableMessage, isPageMessage, isPlayerPageState } from './protocol';
+import {
+  type HostMessage,
+  type LivePart,
+  type LoadMessage,
+  type PageAction,
+  type PageMessage,
+  type UnavailableMessage,
+  isPageMessage,
+  isPlayerPageState,
+} from './protocol';
 import { ReadAlong } from './read-along';
 import { formatTime, parseChapters, parseWebVtt, type ChapterMark, type TranscriptCue } from './transcript';
 
@@ -43,7 +52,13 @@ export interface PlayerNotices {
   error(context: string, error: unknown): void;
 }
 
-export function registerPlayer(context: vscode.ExtensionContext, jobs: PlayableJobs, log: vscode.LogOutputChannel, notices: PlayerNotices, queue: PlayerQueue): PlayerController {
+export function registerPlayer(
+  context: vscode.ExtensionContext,
+  jobs: PlayableJobs,
+  log: vscode.LogOutputChannel,
+  notices: PlayerNotices,
+  queue: PlayerQueue,
+): PlayerController {
   return new Player(context, jobs, log, notices, queue);
 }
 
@@ -152,13 +167,18 @@ class Player implements PlayerController {
     } else {
       // Beside the editor when there is one, so the read-along highlight in the source stays visible.
       const column = vscode.window.activeTextEditor ? vscode.ViewColumn.Beside : vscode.ViewColumn.Active;
-      const panel = vscode.window.createWebviewPanel(Views.player, 'Article Audio', { viewColumn: column, preserveFocus: options.preserveFocus ?? false }, {
-        enableScripts: true,
-        // Audio must go on playing while the reader looks at another tab.
-        retainContextWhenHidden: true,
-        enableFindWidget: true,
-        localResourceRoots: [this.mediaRoot, this.audioRoot],
-      });
+      const panel = vscode.window.createWebviewPanel(
+        Views.player,
+        'Article Audio',
+        { viewColumn: column, preserveFocus: options.preserveFocus ?? false },
+        {
+          enableScripts: true,
+          // Audio must go on playing while the reader looks at another tab.
+          retainContextWhenHidden: true,
+          enableFindWidget: true,
+          localResourceRoots: [this.mediaRoot, this.audioRoot],
+        },
+      );
       this.adopt(panel);
     }
     await this.show(id, options.autoplay);
@@ -183,7 +203,11 @@ class Player implements PlayerController {
     if (isPlayerPageState(state)) {
       await this.show(state.jobId);
     } else {
-      this.showUnavailable({ id: 'none', title: 'Article Audio' }, 'The player was closed before it had a job to play.', ['pickJob', 'showJobs']);
+      this.showUnavailable(
+        { id: 'none', title: 'Article Audio' },
+        'The player was closed before it had a job to play.',
+        ['pickJob', 'showJobs'],
+      );
     }
   }
 
@@ -229,7 +253,10 @@ class Player implements PlayerController {
     if (!job) {
       this.playing = undefined;
       this.readAlong.follow(undefined, []);
-      this.showUnavailable({ id: jobId, title: 'Article Audio' }, 'This job is no longer in the list of jobs.', ['pickJob', 'showJobs']);
+      this.showUnavailable({ id: jobId, title: 'Article Audio' }, 'This job is no longer in the list of jobs.', [
+        'pickJob',
+        'showJobs',
+      ]);
       return;
     }
     const message = await this.loadMessage(job);
@@ -242,7 +269,8 @@ class Player implements PlayerController {
       this.port.post(message);
       return;
     }
-    if (this.playing?.liveParts !== undefined && this.playing.job.id !== job.id) this.jobs.setPlayingWhileConverting(this.playing.job.id, false);
+    if (this.playing?.liveParts !== undefined && this.playing.job.id !== job.id)
+      this.jobs.setPlayingWhileConverting(this.playing.job.id, false);
     this.playing = {
       job,
       filesKey: filesKey(job),
@@ -253,11 +281,16 @@ class Player implements PlayerController {
       ...(message.live ? { liveParts: message.live.parts.length } : {}),
     };
     if (!message.live) this.jobs.setPlayingWhileConverting(job.id, false);
-    this.readAlong.follow(job, message.cues.map((cue) => cue.text));
+    this.readAlong.follow(
+      job,
+      message.cues.map((cue) => cue.text),
+    );
     this.panel.title = job.title;
     this.port.post(autoplay ? { ...message, autoplay: true } : message);
     this.postQueue();
-    this.log.info(`player: playing ${job.id} from ${formatTime(message.position)} (${message.cues.length} sentences, ${message.chapters.length} chapters)`);
+    this.log.info(
+      `player: playing ${job.id} from ${formatTime(message.position)} (${message.cues.length} sentences, ${message.chapters.length} chapters)`,
+    );
   }
 
   private showUnavailable(job: { id: string; title: string }, reason: string, actions: PageAction[]): void {
@@ -274,7 +307,12 @@ class Player implements PlayerController {
         ? `The audio of this job is no longer on disk (its cache folder ${path.dirname(files.audio)} was removed).`
         : 'This job has no audio yet.';
       if (files) this.log.warn(`player: ${job.id}: ${files.audio} is missing`);
-      return { type: 'unavailable', job: { id: job.id, title: job.title }, reason, actions: ['retryJob', 'removeJob', 'pickJob'] };
+      return {
+        type: 'unavailable',
+        job: { id: job.id, title: job.title },
+        reason,
+        actions: ['retryJob', 'removeJob', 'pickJob'],
+      };
     }
     let cues: TranscriptCue[] = [];
     let transcriptNote: string | undefined;
@@ -304,8 +342,16 @@ class Player implements PlayerController {
     const preferences = this.memory.preferences();
     const message: LoadMessage = {
       type: 'load',
-      job: { id: job.id, title: job.title, model: job.modelId, sourceLabel: sourceLabel(job), hasSourceDocument: job.source.documentUri !== undefined },
-      audioUrl: webview ? webview.asWebviewUri(vscode.Uri.file(files.audio)).toString() : vscode.Uri.file(files.audio).toString(),
+      job: {
+        id: job.id,
+        title: job.title,
+        model: job.modelId,
+        sourceLabel: sourceLabel(job),
+        hasSourceDocument: job.source.documentUri !== undefined,
+      },
+      audioUrl: webview
+        ? webview.asWebviewUri(vscode.Uri.file(files.audio)).toString()
+        : vscode.Uri.file(files.audio).toString(),
       cues,
       chapters,
       ...(durationS !== undefined ? { durationS } : {}),
@@ -323,11 +369,22 @@ class Player implements PlayerController {
       live = await Promise.all(parts.map((part) => livePart(part)));
     } catch (error) {
       this.log.warn(`player: ${job.id}: cannot read its parts: ${(error as Error).message}`);
-      return { type: 'unavailable', job: { id: job.id, title: job.title }, reason: 'The parts of this job that were downloaded so far are no longer on disk.', actions: ['pickJob', 'showJobs'] };
+      return {
+        type: 'unavailable',
+        job: { id: job.id, title: job.title },
+        reason: 'The parts of this job that were downloaded so far are no longer on disk.',
+        actions: ['pickJob', 'showJobs'],
+      };
     }
     return {
       type: 'load',
-      job: { id: job.id, title: job.title, model: job.modelId, sourceLabel: sourceLabel(job), hasSourceDocument: job.source.documentUri !== undefined },
+      job: {
+        id: job.id,
+        title: job.title,
+        model: job.modelId,
+        sourceLabel: sourceLabel(job),
+        hasSourceDocument: job.source.documentUri !== undefined,
+      },
       audioUrl: '',
       live: { parts: live },
       cues: live.flatMap((part) => part.cues),
@@ -341,7 +398,12 @@ class Player implements PlayerController {
   /** Sends the parts the page does not have yet. */
   private async sendNewParts(playing: Playing, job: JobRecord): Promise<void> {
     const parts = this.jobs.get(job.id)?.parts ?? job.parts ?? [];
-    while (playing.liveParts !== undefined && playing.liveParts < parts.length && this.playing === playing && this.port) {
+    while (
+      playing.liveParts !== undefined &&
+      playing.liveParts < parts.length &&
+      this.playing === playing &&
+      this.port
+    ) {
       const part = parts[playing.liveParts]!;
       playing.liveParts++;
       try {
@@ -376,7 +438,8 @@ class Player implements PlayerController {
         playing.sounding = message.playing && !message.ended;
         if (playing.liveParts !== undefined) this.jobs.setPlayingWhileConverting(playing.job.id, playing.sounding);
         this.readAlong.showCue(message.cue);
-        if (!message.playing || message.ended || Date.now() - playing.lastSaved >= SAVE_EVERY_MS) this.rememberPosition();
+        if (!message.playing || message.ended || Date.now() - playing.lastSaved >= SAVE_EVERY_MS)
+          this.rememberPosition();
         if (message.playing) this.waitingForNext = false;
         // The end of a finished job's audio (not of the parts heard so far): the listening queue goes on.
         if (message.ended && playing.liveParts === undefined && !playing.advanced) {
@@ -394,7 +457,11 @@ class Player implements PlayerController {
       case 'error':
         this.log.warn(`player: ${message.jobId}: the page could not play the audio: ${message.message}`);
         // A file deleted under the player shows as a media error; say so plainly instead.
-        if (this.playing?.job.id === message.jobId && this.playing.job.files && !(await exists(this.playing.job.files.audio))) {
+        if (
+          this.playing?.job.id === message.jobId &&
+          this.playing.job.files &&
+          !(await exists(this.playing.job.files.audio))
+        ) {
           await this.show(message.jobId);
         }
         return;
@@ -453,7 +520,9 @@ class Player implements PlayerController {
       .filter((id) => id !== this.playing?.job.id)
       .flatMap((id) => {
         const job = this.jobs.get(id);
-        return job && job.status !== 'failed' ? [{ id, title: job.title, ready: this.queuedState(id) === 'ready' }] : [];
+        return job && job.status !== 'failed'
+          ? [{ id, title: job.title, ready: this.queuedState(id) === 'ready' }]
+          : [];
       });
     this.port.post({ type: 'queue', items });
   }
@@ -491,7 +560,11 @@ class Player implements PlayerController {
     const job = this.jobs.get(playing.job.id);
     if (!job) {
       this.rememberPosition();
-      this.showUnavailable({ id: playing.job.id, title: playing.job.title }, 'This job was removed from the list of jobs.', ['pickJob', 'showJobs']);
+      this.showUnavailable(
+        { id: playing.job.id, title: playing.job.title },
+        'This job was removed from the list of jobs.',
+        ['pickJob', 'showJobs'],
+      );
       this.playing = undefined;
       this.readAlong.follow(undefined, []);
       return;
@@ -520,11 +593,22 @@ class Player implements PlayerController {
       playable.map((job) => ({
         label: plainLabel(job.title),
         // Model and start time tell apart jobs of the same title (a page converted twice).
-        description: [job.durationS !== undefined ? formatTime(job.durationS) : undefined, modelLabel(job.modelId), startedAt(job.createdAt)].filter(Boolean).join(' · '),
+        description: [
+          job.durationS !== undefined ? formatTime(job.durationS) : undefined,
+          modelLabel(job.modelId),
+          startedAt(job.createdAt),
+        ]
+          .filter(Boolean)
+          .join(' · '),
         detail: plainLabel(sourceLabel(job) ?? ''),
         id: job.id,
       })),
-      { title: 'Article Audio: Play', placeHolder: 'Choose the audio to play', matchOnDescription: true, matchOnDetail: true },
+      {
+        title: 'Article Audio: Play',
+        placeHolder: 'Choose the audio to play',
+        matchOnDescription: true,
+        matchOnDetail: true,
+      },
     );
     return picked?.id;
   }
@@ -535,7 +619,11 @@ async function livePart(part: CachedPart): Promise<LivePart> {
   let cues: TranscriptCue[] = [];
   if (part.transcript) {
     try {
-      cues = parseWebVtt(await readFile(part.transcript, 'utf8')).map((cue) => ({ ...cue, start: cue.start + part.startS, end: cue.end + part.startS }));
+      cues = parseWebVtt(await readFile(part.transcript, 'utf8')).map((cue) => ({
+        ...cue,
+        start: cue.start + part.startS,
+        end: cue.end + part.startS,
+      }));
     } catch {
       // A part without its transcript still plays; the finished job brings the whole transcript.
     }
@@ -571,4 +659,3 @@ function sourceLabel(job: JobRecord): string | undefined {
   }
   return undefined;
 }
-

@@ -125,7 +125,8 @@ export interface SettingsMessage {
   muted: boolean;
 }
 
-export type PageAction = 'saveAs' | 'openSource' | 'pickJob' | 'retryJob' | 'removeJob' | 'showJobs' | 'playNow' | 'removeFromQueue';
+export type PageAction =
+  'saveAs' | 'openSource' | 'pickJob' | 'retryJob' | 'removeJob' | 'showJobs' | 'playNow' | 'removeFromQueue';
 
 export interface ActionMessage {
   type: 'action';
@@ -141,7 +142,16 @@ export interface PageErrorMessage {
 
 export type PageMessage = ReadyMessage | ProgressMessage | SettingsMessage | ActionMessage | PageErrorMessage;
 
-const PAGE_ACTIONS: readonly PageAction[] = ['saveAs', 'openSource', 'pickJob', 'retryJob', 'removeJob', 'showJobs', 'playNow', 'removeFromQueue'];
+const PAGE_ACTIONS: readonly PageAction[] = [
+  'saveAs',
+  'openSource',
+  'pickJob',
+  'retryJob',
+  'removeJob',
+  'showJobs',
+  'playNow',
+  'removeFromQueue',
+];
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -165,12 +175,24 @@ export function isVolume(value: unknown): value is number {
 }
 
 export function isTranscriptCue(value: unknown): value is TranscriptCue {
-  return isRecord(value) && isFiniteNumber(value.start) && isFiniteNumber(value.end) && isString(value.text) && isOptional(value.speaker, isString) &&
-    isOptional(value.paragraph, (v): v is boolean => typeof v === 'boolean');
+  return (
+    isRecord(value) &&
+    isFiniteNumber(value.start) &&
+    isFiniteNumber(value.end) &&
+    isString(value.text) &&
+    isOptional(value.speaker, isString) &&
+    isOptional(value.paragraph, (v): v is boolean => typeof v === 'boolean')
+  );
 }
 
 export function isChapterMark(value: unknown): value is ChapterMark {
-  return isRecord(value) && isString(value.title) && isFiniteNumber(value.level) && isFiniteNumber(value.start) && isFiniteNumber(value.end);
+  return (
+    isRecord(value) &&
+    isString(value.title) &&
+    isFiniteNumber(value.level) &&
+    isFiniteNumber(value.start) &&
+    isFiniteNumber(value.end)
+  );
 }
 
 export function isLivePart(value: unknown): value is LivePart {
@@ -208,7 +230,8 @@ export function isHostMessage(value: unknown): value is HostMessage {
     case 'load':
       return (
         isJobInfo(value.job) &&
-        (isNonEmptyString(value.audioUrl) || (isRecord(value.live) && Array.isArray(value.live.parts) && value.live.parts.every(isLivePart))) &&
+        (isNonEmptyString(value.audioUrl) ||
+          (isRecord(value.live) && Array.isArray(value.live.parts) && value.live.parts.every(isLivePart))) &&
         Array.isArray(value.cues) &&
         value.cues.every(isTranscriptCue) &&
         Array.isArray(value.chapters) &&

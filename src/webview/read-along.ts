@@ -42,7 +42,9 @@ export class ReadAlong implements vscode.Disposable {
   /** Follows this job from now on (undefined: none, or a job without a source document). */
   follow(job: JobRecord | undefined, cueTexts: string[]): void {
     this.clear();
-    this.source = job?.source.documentUri ? { uri: job.source.documentUri, range: job.source.range, cueTexts } : undefined;
+    this.source = job?.source.documentUri
+      ? { uri: job.source.documentUri, range: job.source.range, cueTexts }
+      : undefined;
     this.cache = undefined;
     this.cue = -1;
   }
@@ -78,7 +80,8 @@ export class ReadAlong implements vscode.Disposable {
       const previous = this.shown.get(editor);
       this.shown.set(editor, range);
       // Scroll only while the reader is following: the last sentence was on screen (or nothing was shown yet).
-      const following = !previous || editor.visibleRanges.some((visible) => visible.intersection(previous) !== undefined);
+      const following =
+        !previous || editor.visibleRanges.some((visible) => visible.intersection(previous) !== undefined);
       if (scroll && following) editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
     }
   }
@@ -88,7 +91,9 @@ export class ReadAlong implements vscode.Disposable {
     if (!source) return [];
     if (this.cache?.version === document.version) return this.cache.spans;
     const text = document.getText();
-    const start = source.range ? document.offsetAt(new vscode.Position(source.range.startLine, source.range.startCharacter)) : 0;
+    const start = source.range
+      ? document.offsetAt(new vscode.Position(source.range.startLine, source.range.startCharacter))
+      : 0;
     // Search on to the end of the file, not only to the end of the selection: the text may have grown since.
     const spans = matchCues(text, source.cueTexts, { start, end: text.length });
     this.cache = { version: document.version, spans };

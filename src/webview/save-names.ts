@@ -2,8 +2,14 @@
 
 /** A job title as a file name that every OS accepts. */
 export function fileNameFor(title: string): string {
-  // eslint-disable-next-line no-control-regex
-  const cleaned = title.replace(/[\\/:*?"<>|\u0000-\u001f]+/g, ' ').replace(/\s+/g, ' ').trim().replace(/^\.+/, '').slice(0, 80).trim();
+  const cleaned = title
+    // eslint-disable-next-line no-control-regex
+    .replace(/[\\/:*?"<>|\u0000-\u001f]+/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/^\.+/, '')
+    .slice(0, 80)
+    .trim();
   return cleaned || 'article-audio';
 }
 

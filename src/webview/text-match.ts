@@ -47,7 +47,11 @@ export function wordsOf(text: string, from = 0, to = text.length): Word[] {
  * greeting or hand-over line). Each cue is searched forward from where the previous match ended, so a sentence that
  * occurs twice is found at the right place; a cue not found leaves the search position where it was.
  */
-export function matchCues(documentText: string, cueTexts: readonly string[], region?: TextSpan): (TextSpan | undefined)[] {
+export function matchCues(
+  documentText: string,
+  cueTexts: readonly string[],
+  region?: TextSpan,
+): (TextSpan | undefined)[] {
   const words = wordsOf(documentText, region?.start ?? 0, region?.end ?? documentText.length);
   // Where each word occurs, so each cue is tried only at the places its first word appears.
   const positions = new Map<string, number[]>();

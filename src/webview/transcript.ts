@@ -32,7 +32,16 @@ export function parseTimestamp(value: string): number {
   return Number(h) * 3600 + Number(m) * 60 + Number(s) + Number(fraction.padEnd(3, '0')) / 1000;
 }
 
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', nbsp: '\u00a0', lrm: '\u200e', rlm: '\u200f', quot: '"', apos: "'" };
+const ENTITIES: Record<string, string> = {
+  amp: '&',
+  lt: '<',
+  gt: '>',
+  nbsp: '\u00a0',
+  lrm: '\u200e',
+  rlm: '\u200f',
+  quot: '"',
+  apos: "'",
+};
 
 function decodeEntities(text: string): string {
   return text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, name: string) => {
@@ -66,7 +75,10 @@ export function cueText(payload: string): { text: string; speaker?: string } {
  * NOTE/STYLE/REGION blocks and malformed blocks are accepted or skipped, never thrown on.
  */
 export function parseWebVtt(source: string): TranscriptCue[] {
-  const blocks = source.replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n').split(/\n{2,}/);
+  const blocks = source
+    .replace(/^\uFEFF/, '')
+    .replace(/\r\n?/g, '\n')
+    .split(/\n{2,}/);
   const cues: TranscriptCue[] = [];
   let paragraphNext = false;
   for (const block of blocks) {
@@ -84,7 +96,13 @@ export function parseWebVtt(source: string): TranscriptCue[] {
     if (!Number.isFinite(start) || !Number.isFinite(end)) continue;
     const { text, speaker } = cueText(lines.slice(timingAt + 1).join('\n'));
     if (!text) continue;
-    cues.push({ start, end: Math.max(start, end), text, ...(speaker ? { speaker } : {}), ...(paragraphNext ? { paragraph: true } : {}) });
+    cues.push({
+      start,
+      end: Math.max(start, end),
+      text,
+      ...(speaker ? { speaker } : {}),
+      ...(paragraphNext ? { paragraph: true } : {}),
+    });
     paragraphNext = false;
   }
   // Cues must be in start order for the binary search; a stable sort keeps equal starts in file order.
@@ -112,7 +130,12 @@ export function parseChapters(source: string): { chapters: ChapterMark[]; durati
     if (start === undefined || start < 0) continue;
     const level = finiteNumber(item.level);
     const end = finiteNumber(item.end_s);
-    marks.push({ title: item.title.trim(), level: level !== undefined && level >= 1 ? Math.floor(level) : 1, start, ...(end !== undefined ? { end } : {}) });
+    marks.push({
+      title: item.title.trim(),
+      level: level !== undefined && level >= 1 ? Math.floor(level) : 1,
+      start,
+      ...(end !== undefined ? { end } : {}),
+    });
   }
   marks.sort((a, b) => a.start - b.start);
   const chapters = marks.map((mark, i) => ({
@@ -147,7 +170,9 @@ export function formatTime(seconds: number): string {
   const h = Math.floor(total / 3600);
   const m = Math.floor((total % 3600) / 60);
   const s = total % 60;
-  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${String(s).padStart(2, '0')}` : `${m}:${String(s).padStart(2, '0')}`;
+  return h > 0
+    ? `${h}:${String(m).padStart(2, '0')}:${String(s).padStart(2, '0')}`
+    : `${m}:${String(s).padStart(2, '0')}`;
 }
 
 /** For screen readers: 75 -> "1 minute 15 seconds". */
@@ -157,7 +182,9 @@ export function spokenTime(seconds: number): string {
   const m = Math.floor((total % 3600) / 60);
   const s = total % 60;
   const part = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
-  return [h > 0 ? part(h, 'hour') : '', m > 0 ? part(m, 'minute') : '', s > 0 || total === 0 ? part(s, 'second') : ''].filter(Boolean).join(' ');
+  return [h > 0 ? part(h, 'hour') : '', m > 0 ? part(m, 'minute') : '', s > 0 || total === 0 ? part(s, 'second') : '']
+    .filter(Boolean)
+    .join(' ');
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -10,7 +10,13 @@ import { type EngineProcess, startEngineProcess } from '../support/engine-proces
 import { Answer, type ServiceCalls, articleText, serviceCalls } from '../support/http-calls';
 
 /** A request with the path exactly as given (fetch would normalise `..` and the like). */
-function rawRequest(base: string, method: string, rawPath: string, headers: Record<string, string> = {}, body?: Buffer | string): Promise<Answer> {
+function rawRequest(
+  base: string,
+  method: string,
+  rawPath: string,
+  headers: Record<string, string> = {},
+  body?: Buffer | string,
+): Promise<Answer> {
   const { hostname, port } = new URL(base);
   return new Promise((resolve, reject) => {
     const req = http.request({ host: hostname, port, method, path: rawPath, headers }, (res) => {
@@ -18,7 +24,8 @@ function rawRequest(base: string, method: string, rawPath: string, headers: Reco
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => {
         const flat: Record<string, string> = {};
-        for (const [key, value] of Object.entries(res.headers)) if (value !== undefined) flat[key] = Array.isArray(value) ? value.join(', ') : value;
+        for (const [key, value] of Object.entries(res.headers))
+          if (value !== undefined) flat[key] = Array.isArray(value) ? value.join(', ') : value;
         resolve(new Answer(res.statusCode ?? 0, new Headers(flat), Buffer.concat(chunks).toString('utf8')));
       });
     });
@@ -84,7 +91,13 @@ describe('engine process: every bad request gets the documented error and change
     for (const headers of badHeaders) {
       const h = headers ?? {};
       for (const answer of [
-        await rawRequest(base, 'POST', '/v1/article-to-audio', { ...h, 'content-type': 'application/json' }, JSON.stringify(good)),
+        await rawRequest(
+          base,
+          'POST',
+          '/v1/article-to-audio',
+          { ...h, 'content-type': 'application/json' },
+          JSON.stringify(good),
+        ),
         await rawRequest(base, 'GET', `/v1/jobs/${id}`, h),
         await rawRequest(base, 'GET', `/v1/jobs/${id}/stream`, h),
         await rawRequest(base, 'POST', `/v1/jobs/${id}/cancel`, h),
@@ -100,11 +113,27 @@ describe('engine process: every bad request gets the documented error and change
   });
 
   it('400 invalid_json for broken, empty or non-UTF-8 bodies', async () => {
-    for (const body of ['{"model_id": "article-audio-1-mini",', '{model_id: 1}', "{'a': 1}", '', '   ', '{"a":1}}', 'NaN']) {
+    for (const body of [
+      '{"model_id": "article-audio-1-mini",',
+      '{model_id: 1}',
+      "{'a': 1}",
+      '',
+      '   ',
+      '{"a":1}}',
+      'NaN',
+    ]) {
       assertError(await calls.submit(body), 400, 'invalid_json');
     }
-    const latin1 = Buffer.concat([Buffer.from('{"model_id":"article-audio-1-mini","text":"caf'), Buffer.from([0xe9]), Buffer.from(`${'x'.repeat(60)}"}`)]);
-    assertError(await rawRequest(base, 'POST', '/v1/article-to-audio', { ...auth, 'content-type': 'application/json' }, latin1), 400, 'invalid_json');
+    const latin1 = Buffer.concat([
+      Buffer.from('{"model_id":"article-audio-1-mini","text":"caf'),
+      Buffer.from([0xe9]),
+      Buffer.from(`${'x'.repeat(60)}"}`),
+    ]);
+    assertError(
+      await rawRequest(base, 'POST', '/v1/article-to-audio', { ...auth, 'content-type': 'application/json' }, latin1),
+      400,
+      'invalid_json',
+    );
   });
 
   it('413 for bodies over the limit, declared or streamed, and the answer arrives', async () => {
@@ -133,12 +162,26 @@ describe('engine process: every bad request gets the documented error and change
 
   it('415 for a missing or wrong content type, 2xx for JSON with a UTF-8 charset', async () => {
     const body = JSON.stringify(good);
-    for (const type of [undefined, 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=iso-8859-1', 'application/jsonx', 'json']) {
+    for (const type of [
+      undefined,
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/json; charset=iso-8859-1',
+      'application/jsonx',
+      'json',
+    ]) {
       const headers: Record<string, string> = { ...auth };
       if (type !== undefined) headers['content-type'] = type;
       assertError(await rawRequest(base, 'POST', '/v1/article-to-audio', headers, body), 415, 'unsupported_media_type');
     }
-    const accepted = await rawRequest(base, 'POST', '/v1/article-to-audio', { ...auth, 'content-type': 'Application/JSON; charset="UTF-8"' }, body);
+    const accepted = await rawRequest(
+      base,
+      'POST',
+      '/v1/article-to-audio',
+      { ...auth, 'content-type': 'Application/JSON; charset="UTF-8"' },
+      body,
+    );
     assert.equal(accepted.status, 202, accepted.text);
     acceptedIds.push(accepted.jobId);
   });
@@ -166,11 +209,7 @@ describe('engine process: every bad request gets the documented error and change
     for (const [body, fields] of cases) {
       const answer = await calls.submit(body);
       assertError(answer, 422, 'validation_failed');
-      assert.deepEqual(
-        answer.errors.map((e) => e.field).sort(),
-        fields,
-        JSON.stringify(body).slice(0, 120),
-      );
+      assert.deepEqual(answer.errors.map((e) => e.field).sort(), fields, JSON.stringify(body).slice(0, 120));
     }
     for (const body of [[], 'text', 42, null, true, [good]]) {
       const answer = await calls.submit(JSON.stringify(body));
@@ -228,7 +267,13 @@ describe('engine process: every bad request gets the documented error and change
       ['PUT', `/v1/jobs/${id}/outputs/audio.mp3`, 'GET, HEAD'],
     ];
     for (const [method, target, allow] of cases) {
-      const answer = await rawRequest(base, method, target, { ...auth, 'content-type': 'application/json' }, method === 'POST' || method === 'PUT' ? '{}' : undefined);
+      const answer = await rawRequest(
+        base,
+        method,
+        target,
+        { ...auth, 'content-type': 'application/json' },
+        method === 'POST' || method === 'PUT' ? '{}' : undefined,
+      );
       assertError(answer, 405, 'method_not_allowed');
       assert.equal(answer.headers.get('allow'), allow);
     }
@@ -238,7 +283,10 @@ describe('engine process: every bad request gets the documented error and change
     const malformed = await rawExchange(base, 'GET /v1/jobs HTTP/1.1\r\nHost: x\r\nThis is not a header\r\n\r\n');
     assert.match(malformed, /^HTTP\/1\.1 400 /);
     assert.match(malformed, /"code":"bad_request"/);
-    const oversized = await rawExchange(base, `GET /v1/jobs HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    const oversized = await rawExchange(
+      base,
+      `GET /v1/jobs HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+    );
     assert.match(oversized, /^HTTP\/1\.1 431 /);
     assert.match(oversized, /"code":"headers_too_large"/);
   });

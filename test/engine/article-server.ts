@@ -27,9 +27,13 @@ export interface ArticleServer {
 }
 
 export async function startArticleServer(): Promise<ArticleServer> {
-  const held = new Map<string, { released: boolean; waiting: http.ServerResponse[]; requests: number; arrived: () => void }>();
+  const held = new Map<
+    string,
+    { released: boolean; waiting: http.ServerResponse[]; requests: number; arrived: () => void }
+  >();
   const sendArticle = (res: http.ServerResponse) => {
-    if (!res.writableEnded && !res.destroyed) res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(ARTICLE_HTML);
+    if (!res.writableEnded && !res.destroyed)
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(ARTICLE_HTML);
   };
   const server = http.createServer((req, res) => {
     const url = req.url ?? '/';

@@ -18,9 +18,15 @@ interface Run {
   stderr: string;
 }
 
-function runCli(args: string[], options: { env?: Record<string, string>; stdin?: string; cwd?: string } = {}): Promise<Run> {
+function runCli(
+  args: string[],
+  options: { env?: Record<string, string>; stdin?: string; cwd?: string } = {},
+): Promise<Run> {
   const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('ARTICLE_AUDIO_')));
-  const child = spawn(process.execPath, [path.join(repoRoot, 'dist', 'cli.js'), ...args], { cwd: options.cwd ?? repoRoot, env: { ...env, ...options.env } });
+  const child = spawn(process.execPath, [path.join(repoRoot, 'dist', 'cli.js'), ...args], {
+    cwd: options.cwd ?? repoRoot,
+    env: { ...env, ...options.env },
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -38,7 +44,10 @@ function runCli(args: string[], options: { env?: Record<string, string>; stdin?:
 function assertAudioAndTranscript(base: string): void {
   const mp3 = readFileSync(`${base}.mp3`);
   assert.ok(mp3.length > 2000, `${base}.mp3 has only ${mp3.length} bytes`);
-  assert.ok(mp3.subarray(0, 3).toString('latin1') === 'ID3' || (mp3[0] === 0xff && ((mp3[1] ?? 0) & 0xe0) === 0xe0), 'not an MP3');
+  assert.ok(
+    mp3.subarray(0, 3).toString('latin1') === 'ID3' || (mp3[0] === 0xff && ((mp3[1] ?? 0) & 0xe0) === 0xe0),
+    'not an MP3',
+  );
   const vtt = readFileSync(`${base}.vtt`, 'utf8');
   assert.match(vtt, /^WEBVTT/);
   assert.match(vtt, /(\d\d:)?\d\d:\d\d\.\d{3} --> (\d\d:)?\d\d:\d\d\.\d{3}/);
@@ -58,7 +67,14 @@ describe('article-audio convert', () => {
   });
 
   it('converts a Markdown file with the built-in engine: exit 0, the MP3 and the transcript beside it', async () => {
-    const run = await runCli(['convert', FIXTURE, '--model', 'article-audio-1-mini', '--out', path.join(work, 'river')]);
+    const run = await runCli([
+      'convert',
+      FIXTURE,
+      '--model',
+      'article-audio-1-mini',
+      '--out',
+      path.join(work, 'river'),
+    ]);
     assert.equal(run.code, 0, run.stderr);
     assertAudioAndTranscript(path.join(work, 'river'));
     assert.match(run.stdout, /^Wrote .*river\.mp3 and .*river\.vtt \(\d+:\d\d of audio\)\.\n$/);
@@ -67,7 +83,10 @@ describe('article-audio convert', () => {
   });
 
   it('reads standard input, and names the outputs after the input in the current folder by default', async () => {
-    const run = await runCli(['convert', '-', '--model', 'article-audio-1-mini'], { stdin: readFileSync(FIXTURE, 'utf8'), cwd: work });
+    const run = await runCli(['convert', '-', '--model', 'article-audio-1-mini'], {
+      stdin: readFileSync(FIXTURE, 'utf8'),
+      cwd: work,
+    });
     assert.equal(run.code, 0, run.stderr);
     assertAudioAndTranscript(path.join(work, 'article'));
     assert.match(run.stdout, /Wrote article\.mp3 and article\.vtt/);
@@ -79,7 +98,14 @@ describe('article-audio convert', () => {
     assertAudioAndTranscript(path.join(work, 'article'));
     const htmlFile = path.join(work, 'saved.html');
     writeFileSync(htmlFile, readFileSync(path.join(__dirname, 'fixtures', 'article.html')));
-    const saved = await runCli(['convert', htmlFile, '--model', 'article-audio-1-mini', '--out', path.join(work, 'saved.mp3')]);
+    const saved = await runCli([
+      'convert',
+      htmlFile,
+      '--model',
+      'article-audio-1-mini',
+      '--out',
+      path.join(work, 'saved.mp3'),
+    ]);
     assert.equal(saved.code, 0, saved.stderr);
     assertAudioAndTranscript(path.join(work, 'saved'));
   });
@@ -87,13 +113,28 @@ describe('article-audio convert', () => {
   it('converts through a running service with --base-url and ARTICLE_AUDIO_API_KEY', async () => {
     const engine = await startEngineProcess();
     try {
-      const run = await runCli(['convert', FIXTURE, '--model', 'article-audio-1-mini', '--base-url', engine.url, '--out', path.join(work, 'remote.mp3')], {
-        env: { ARTICLE_AUDIO_API_KEY: engine.tokens[0] as string },
-      });
+      const run = await runCli(
+        [
+          'convert',
+          FIXTURE,
+          '--model',
+          'article-audio-1-mini',
+          '--base-url',
+          engine.url,
+          '--out',
+          path.join(work, 'remote.mp3'),
+        ],
+        {
+          env: { ARTICLE_AUDIO_API_KEY: engine.tokens[0] as string },
+        },
+      );
       assert.equal(run.code, 0, run.stderr);
       assertAudioAndTranscript(path.join(work, 'remote'));
 
-      const refused = await runCli(['convert', FIXTURE, '--base-url', engine.url, '--out', path.join(work, 'refused.mp3')], { env: { ARTICLE_AUDIO_API_KEY: 'not-the-key' } });
+      const refused = await runCli(
+        ['convert', FIXTURE, '--base-url', engine.url, '--out', path.join(work, 'refused.mp3')],
+        { env: { ARTICLE_AUDIO_API_KEY: 'not-the-key' } },
+      );
       assert.equal(refused.code, 3, refused.stderr);
       assert.match(refused.stderr, /ARTICLE_AUDIO_API_KEY/);
       assert.equal(existsSync(path.join(work, 'refused.mp3')), false);
@@ -111,7 +152,10 @@ describe('article-audio convert', () => {
       [['convert'], /Name the article/],
       [['convert', FIXTURE, 'second.md'], /one article at a time/],
       [['convert', FIXTURE, '--speed', '2'], /Unknown option '--speed'/],
-      [['convert', FIXTURE, '--model', 'gpt-4'], /--model must be one of article-audio-1-mini, article-audio-1-pro, article-podcast-1-pro/],
+      [
+        ['convert', FIXTURE, '--model', 'gpt-4'],
+        /--model must be one of article-audio-1-mini, article-audio-1-pro, article-podcast-1-pro/,
+      ],
       [['convert', FIXTURE, '--intro-url', 'file:///x.mp3'], /--intro-url must be an http/],
       [['convert', 'ftp://example.com/a'], /Only http:\/\/ and https:\/\/ addresses/],
       [['convert', FIXTURE, '--out', path.join(work, 'no', 'such', 'dir', 'x.mp3')], /The folder .* does not exist/],
@@ -126,7 +170,14 @@ describe('article-audio convert', () => {
   });
 
   it('exits 5 with the job error code when the job fails, and 4 when the service cannot be reached', async () => {
-    const failed = await runCli(['convert', pages.missingUrl, '--model', 'article-audio-1-mini', '--out', path.join(work, 'failed.mp3')]);
+    const failed = await runCli([
+      'convert',
+      pages.missingUrl,
+      '--model',
+      'article-audio-1-mini',
+      '--out',
+      path.join(work, 'failed.mp3'),
+    ]);
     assert.equal(failed.code, 5, failed.stderr);
     assert.match(failed.stderr, /the job failed \(fetch_failed\)/);
     assert.equal(existsSync(path.join(work, 'failed.mp3')), false);
@@ -137,7 +188,10 @@ describe('article-audio convert', () => {
         probe.close(() => resolve(port));
       });
     });
-    const unreachable = await runCli(['convert', FIXTURE, '--base-url', `http://127.0.0.1:${closedPort}`, '--out', path.join(work, 'x.mp3')], { env: { ARTICLE_AUDIO_API_KEY: 'k' } });
+    const unreachable = await runCli(
+      ['convert', FIXTURE, '--base-url', `http://127.0.0.1:${closedPort}`, '--out', path.join(work, 'x.mp3')],
+      { env: { ARTICLE_AUDIO_API_KEY: 'k' } },
+    );
     assert.equal(unreachable.code, 4, unreachable.stderr);
     assert.match(unreachable.stderr, /127\.0\.0\.1/);
   });

@@ -42,7 +42,8 @@ describe('engine process: kill -9 and restart lose nothing', () => {
     const stream = await openStream(`${engine.url}/v1/jobs/${processing}/stream`, token);
     await stream.next((e) => e.event === 'status' && e.data.includes('processing'), 'the processing status');
     const queued: string[] = [];
-    for (let i = 0; i < 5; i++) queued.push((await calls().submit({ model_id: mini, text: `${i}. ${ARTICLE_TEXT}` })).jobId);
+    for (let i = 0; i < 5; i++)
+      queued.push((await calls().submit({ model_id: mini, text: `${i}. ${ARTICLE_TEXT}` })).jobId);
 
     // SIGKILL the moment the last 202 arrived: no chance to flush anything.
     const exit = await engine.kill9();
@@ -109,7 +110,11 @@ describe('engine process: kill -9 and restart lose nothing', () => {
     const before = await Promise.all(
       (done.outputs?.results ?? []).map(async (r) => {
         const response = await fetch(r.url, { headers: auth });
-        return { path: new URL(r.url).pathname, etag: response.headers.get('etag'), bytes: Buffer.from(await response.arrayBuffer()) };
+        return {
+          path: new URL(r.url).pathname,
+          etag: response.headers.get('etag'),
+          bytes: Buffer.from(await response.arrayBuffer()),
+        };
       }),
     );
     const history = await openStream(`${engine.url}/v1/jobs/${id}/stream`, token);
@@ -192,9 +197,13 @@ describe('engine process: clean stop, the extension entry, one engine per data d
   });
 
   it('dist/engine.js reports bad settings as a JSON error line and exit code 2', async () => {
-    const child = spawn(process.execPath, [path.join(repoRoot, 'dist', 'engine.js'), '--port', '0', '--data-dir', path.join(repoRoot, 'out', 'never')], {
-      env: { ...process.env, ARTICLE_AUDIO_TOKENS: '' },
-    });
+    const child = spawn(
+      process.execPath,
+      [path.join(repoRoot, 'dist', 'engine.js'), '--port', '0', '--data-dir', path.join(repoRoot, 'out', 'never')],
+      {
+        env: { ...process.env, ARTICLE_AUDIO_TOKENS: '' },
+      },
+    );
     let stdout = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
@@ -213,7 +222,14 @@ describe('engine process: clean stop, the extension entry, one engine per data d
       );
       await first.kill9();
       const second = await startEngineProcess({ dataDir: first.dataDir });
-      assert.equal((await serviceCalls(second.url, second.tokens[0] as string).get('/v1/jobs/00000000-0000-4000-8000-000000000000')).status, 404);
+      assert.equal(
+        (
+          await serviceCalls(second.url, second.tokens[0] as string).get(
+            '/v1/jobs/00000000-0000-4000-8000-000000000000',
+          )
+        ).status,
+        404,
+      );
       await second.dispose();
     } finally {
       await first.dispose();

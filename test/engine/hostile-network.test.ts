@@ -45,7 +45,8 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-const finished = (calls: ServiceCalls, id: string) => waitForJob(calls, id, (j) => j.status === 'succeeded' || j.status === 'failed', 60_000);
+const finished = (calls: ServiceCalls, id: string) =>
+  waitForJob(calls, id, (j) => j.status === 'succeeded' || j.status === 'failed', 60_000);
 
 describe('engine: SSRF (article-audio serve does not fetch private addresses by default)', () => {
   let engine: EngineProcess;
@@ -64,7 +65,13 @@ describe('engine: SSRF (article-audio serve does not fetch private addresses by 
 
   it('fails a job whose article is on loopback, in any spelling, without requesting it', async () => {
     const port = new URL(internal.base).port;
-    for (const url of [`${internal.base}/admin`, `http://0x7f000001:${port}/admin`, `http://2130706433:${port}/admin`, `http://[::ffff:127.0.0.1]:${port}/admin`, `http://localhost:${port}/admin`]) {
+    for (const url of [
+      `${internal.base}/admin`,
+      `http://0x7f000001:${port}/admin`,
+      `http://2130706433:${port}/admin`,
+      `http://[::ffff:127.0.0.1]:${port}/admin`,
+      `http://localhost:${port}/admin`,
+    ]) {
       const job = await finished(calls, (await calls.submit({ model_id: mini, url })).jobId);
       assert.equal(job.status, 'failed', url);
       assert.equal(job.error?.code, 'fetch_failed', url);
@@ -79,7 +86,11 @@ describe('engine: SSRF (article-audio serve does not fetch private addresses by 
     const closed = String(await closedPort());
     const messages: string[] = [];
     for (const port of [open, closed]) {
-      const job = await finished(calls, (await calls.submit({ model_id: mini, text: TEXT, intro_audio_url: `http://127.0.0.1:${port}/intro.wav` })).jobId);
+      const job = await finished(
+        calls,
+        (await calls.submit({ model_id: mini, text: TEXT, intro_audio_url: `http://127.0.0.1:${port}/intro.wav` }))
+          .jobId,
+      );
       assert.equal(job.status, 'failed');
       assert.equal(job.error?.code, 'intro_unusable');
       messages.push((job.error?.message ?? '').replaceAll(`:${port}/`, ':PORT/'));
@@ -90,7 +101,10 @@ describe('engine: SSRF (article-audio serve does not fetch private addresses by 
   });
 
   it('fetches loopback with --allow-private-network, and the extension’s engine does by default', async () => {
-    const allowed = await startEngineProcess({ args: ['--allow-private-network'], env: { ARTICLE_AUDIO_ALLOW_PRIVATE_NETWORK: '' } });
+    const allowed = await startEngineProcess({
+      args: ['--allow-private-network'],
+      env: { ARTICLE_AUDIO_ALLOW_PRIVATE_NETWORK: '' },
+    });
     const extensions = await startEngineProcess({ entry: 'engine', env: { ARTICLE_AUDIO_ALLOW_PRIVATE_NETWORK: '' } });
     try {
       for (const engineProcess of [allowed, extensions]) {
@@ -119,10 +133,17 @@ describe('engine: output addresses never come from the Host header', () => {
     const job = await finished(calls, (await calls.submit({ model_id: mini, text: TEXT })).jobId);
     // Asked with a forged Host header, through a raw request (fetch does not let a caller set Host).
     const body = await new Promise<string>((resolve, reject) => {
-      const req = http.request(`${target.url}/v1/jobs/${job.id}`, { headers: { host, authorization: `Bearer ${target.tokens[0]}` } }, (res) => {
-        let text = '';
-        res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => resolve(text));
-      });
+      const req = http.request(
+        `${target.url}/v1/jobs/${job.id}`,
+        { headers: { host, authorization: `Bearer ${target.tokens[0]}` } },
+        (res) => {
+          let text = '';
+          res
+            .setEncoding('utf8')
+            .on('data', (chunk: string) => (text += chunk))
+            .on('end', () => resolve(text));
+        },
+      );
       req.on('error', reject).end();
     });
     return body;
@@ -162,16 +183,18 @@ describe('engine: connection and per-token limits', () => {
       // 600 connections that never send a request (and a few that send half a request), opened in bounded batches.
       for (let batch = 0; batch < 12; batch++) {
         await Promise.all(
-          Array.from({ length: 50 }, (_, i) =>
-            new Promise<void>((resolve) => {
-              const socket = net.connect(Number(port), '127.0.0.1', () => {
-                if (i === 0) socket.write('GET /v1/jobs/x HTTP/1.1\r\nHost: a\r\n');
-                resolve();
-              });
-              socket.on('error', () => resolve());
-              socket.on('close', () => resolve());
-              sockets.push(socket);
-            }),
+          Array.from(
+            { length: 50 },
+            (_, i) =>
+              new Promise<void>((resolve) => {
+                const socket = net.connect(Number(port), '127.0.0.1', () => {
+                  if (i === 0) socket.write('GET /v1/jobs/x HTTP/1.1\r\nHost: a\r\n');
+                  resolve();
+                });
+                socket.on('error', () => resolve());
+                socket.on('close', () => resolve());
+                sockets.push(socket);
+              }),
           ),
         );
       }
@@ -192,7 +215,9 @@ describe('engine: connection and per-token limits', () => {
     let pages: ArticleServer;
     before(async () => {
       pages = await startArticleServer();
-      engine = await startEngineProcess({ args: ['--concurrency', '1', '--queue-depth', '4', '--token-submit-rate', '0'] });
+      engine = await startEngineProcess({
+        args: ['--concurrency', '1', '--queue-depth', '4', '--token-submit-rate', '0'],
+      });
     });
     after(async () => {
       await engine.dispose();
@@ -279,7 +304,10 @@ describe('engine: the data dir is private, and survives being deleted', () => {
       walk(dataDir);
       const open = modes.filter((line) => !/ (700|600)$/.test(line));
       assert.deepEqual(open, [], 'every folder 0700 and every file 0600');
-      assert.ok(modes.some((line) => line.includes('audio.mp3')), 'the outputs were checked too');
+      assert.ok(
+        modes.some((line) => line.includes('audio.mp3')),
+        'the outputs were checked too',
+      );
     } finally {
       await engine.dispose();
       rmSync(dataDir, { recursive: true, force: true });
@@ -331,7 +359,10 @@ describe('engine: scratch folders of killed engines', () => {
         assert.ok(left.includes(path.basename(recentUnowned)), 'a recent folder without an owner is kept');
         // The engine's own synthesis still works in its fresh folder.
         const calls = serviceCalls(engine.url, engine.tokens[0]!);
-        assert.equal((await finished(calls, (await calls.submit({ model_id: mini, text: TEXT })).jobId)).status, 'succeeded');
+        assert.equal(
+          (await finished(calls, (await calls.submit({ model_id: mini, text: TEXT })).jobId)).status,
+          'succeeded',
+        );
       } finally {
         await engine.dispose();
       }

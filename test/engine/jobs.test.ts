@@ -52,7 +52,10 @@ describe('engine process: jobs over HTTP', () => {
     assert.equal(first.status, 202);
     const held = first.jobId;
     assert.equal(first.headers.get('location'), `/v1/jobs/${held}`);
-    assert.deepEqual(first.body, { data: { job_id: held, links: { self: `/v1/jobs/${held}`, stream: `/v1/jobs/${held}/stream` } }, errors: null });
+    assert.deepEqual(first.body, {
+      data: { job_id: held, links: { self: `/v1/jobs/${held}`, stream: `/v1/jobs/${held}/stream` } },
+      errors: null,
+    });
     await page.requested;
     const processing = await waitForJob(calls, held, (j) => j.status === 'processing');
     assertSpecFields(processing);
@@ -82,9 +85,15 @@ describe('engine process: jobs over HTTP', () => {
     assert.deepEqual(names.slice(-2), ['result', 'end']);
     assert.equal(stream.events.at(-1)?.data, 'succeeded');
     assert.ok(names.includes('log'));
-    const statuses = stream.events.filter((e) => e.event === 'status').map((e) => JSON.parse(e.data) as { status: string; progress: number; output: unknown });
+    const statuses = stream.events
+      .filter((e) => e.event === 'status')
+      .map((e) => JSON.parse(e.data) as { status: string; progress: number; output: unknown });
     const progress = statuses.map((s) => s.progress);
-    assert.deepEqual(progress, [...progress].sort((a, b) => a - b), 'progress went backwards');
+    assert.deepEqual(
+      progress,
+      [...progress].sort((a, b) => a - b),
+      'progress went backwards',
+    );
     assert.equal(statuses.at(-1)?.status, 'succeeded');
     assert.equal(statuses.at(-1)?.progress, 1);
     for (const s of statuses.filter((x) => x.status !== 'succeeded')) assert.equal(s.output, null);
@@ -109,14 +118,27 @@ describe('engine process: jobs over HTTP', () => {
       ['audio/mpeg', 'text/vtt', 'application/json', 'text/markdown'],
     );
     assert.deepEqual(result.results, finished.outputs?.results);
-    const audio = Buffer.from(await (await fetch(finished.outputs?.results[0]?.url ?? '', { headers: { authorization: `Bearer ${token}` } })).arrayBuffer());
+    const audio = Buffer.from(
+      await (
+        await fetch(finished.outputs?.results[0]?.url ?? '', { headers: { authorization: `Bearer ${token}` } })
+      ).arrayBuffer(),
+    );
     assert.ok(audio.length > 2000 && isMp3(audio), `not an MP3 (${audio.length} bytes)`);
     assert.ok((finished.outputs?.results[0]?.duration_s ?? 0) > 1);
-    const transcript = await (await fetch(finished.outputs?.results[1]?.url ?? '', { headers: { authorization: `Bearer ${token}` } })).text();
+    const transcript = await (
+      await fetch(finished.outputs?.results[1]?.url ?? '', { headers: { authorization: `Bearer ${token}` } })
+    ).text();
     assert.match(transcript, /^WEBVTT/);
     assert.match(transcript, /-->/);
-    const chapters = JSON.parse(await (await fetch(finished.outputs?.results[2]?.url ?? '', { headers: { authorization: `Bearer ${token}` } })).text()) as { chapters?: unknown };
-    assert.ok(Array.isArray(chapters.chapters) && chapters.chapters.length > 0, 'the chapter list is {duration_s, chapters: [...]}');
+    const chapters = JSON.parse(
+      await (
+        await fetch(finished.outputs?.results[2]?.url ?? '', { headers: { authorization: `Bearer ${token}` } })
+      ).text(),
+    ) as { chapters?: unknown };
+    assert.ok(
+      Array.isArray(chapters.chapters) && chapters.chapters.length > 0,
+      'the chapter list is {duration_s, chapters: [...]}',
+    );
     const fromPage = await waitForJob(calls, held, (j) => j.status === 'succeeded');
     assert.equal(fromPage.outputs?.results.length, 4);
   });
@@ -187,7 +209,10 @@ describe('engine process: jobs over HTTP', () => {
 
   it('returns the original job for a repeated Idempotency-Key, and shows jobs only to their token', async () => {
     const body = { model_id: mini, text: ARTICLE_TEXT };
-    const [a, b] = await Promise.all([calls.submit(body, { 'idempotency-key': 'retry-1' }), calls.submit(body, { 'idempotency-key': 'retry-1' })]);
+    const [a, b] = await Promise.all([
+      calls.submit(body, { 'idempotency-key': 'retry-1' }),
+      calls.submit(body, { 'idempotency-key': 'retry-1' }),
+    ]);
     assert.equal(a.status, 202);
     assert.equal(a.jobId, b.jobId);
     const conflict = await calls.submit({ ...body, model_id: 'article-audio-1-pro' }, { 'idempotency-key': 'retry-1' });
@@ -225,7 +250,10 @@ describe('engine process: jobs over HTTP', () => {
     assert.match(refused.headers.get('retry-after') ?? '', /^[1-9]\d*$/);
     page.release();
     for (const id of accepted) await waitForJob(calls, id, (j) => j.status === 'succeeded', 60_000);
-    assert.equal((await calls.submit({ model_id: mini, text: ARTICLE_TEXT }, { 'idempotency-key': 'after-queue' })).status, 202);
+    assert.equal(
+      (await calls.submit({ model_id: mini, text: ARTICLE_TEXT }, { 'idempotency-key': 'after-queue' })).status,
+      202,
+    );
   });
 
   it('serves output files with ETag, Range (206), 416, If-Range, If-None-Match (304) and HEAD', async () => {

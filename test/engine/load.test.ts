@@ -41,7 +41,9 @@ describe('engine process: many clients at once', () => {
     const page = pages.hold('load');
     const watched = (await calls.submit({ model_id: 'article-audio-1-mini', url: page.url })).jobId;
     await page.requested;
-    streams = await Promise.all(Array.from({ length: STREAMS }, () => openStream(`${engine.url}/v1/jobs/${watched}/stream`, token)));
+    streams = await Promise.all(
+      Array.from({ length: STREAMS }, () => openStream(`${engine.url}/v1/jobs/${watched}/stream`, token)),
+    );
     for (const stream of streams) assert.equal(stream.response.status, 200);
     await Promise.all(streams.map((s) => s.until(() => s.events.length >= 4, 'the backlog')));
 
@@ -68,7 +70,9 @@ describe('engine process: many clients at once', () => {
     await submissions;
     const sampling = (async () => {
       for (let round = 0; round < 60; round++) {
-        const states = await Promise.all([watched, ...ids].map(async (id) => (await calls.get(`/v1/jobs/${id}`)).job.status));
+        const states = await Promise.all(
+          [watched, ...ids].map(async (id) => (await calls.get(`/v1/jobs/${id}`)).job.status),
+        );
         peakProcessing = Math.max(peakProcessing, states.filter((s) => s === 'processing').length);
         if (states.every((s) => s === 'succeeded' || s === 'failed')) break;
         await new Promise((resolve) => setTimeout(resolve, 100));
@@ -88,7 +92,9 @@ describe('engine process: many clients at once', () => {
 
     t.diagnostic(`heartbeat spread over ${STREAMS} streams: ${Math.round(beatSpread)} ms`);
     t.diagnostic(`end event spread over ${STREAMS} streams: ${Math.round(endSpread)} ms`);
-    t.diagnostic(`submission latency with ${STREAMS} streams open: p50 ${Math.round(percentile(latencies, 50))} ms, p95 ${Math.round(percentile(latencies, 95))} ms, max ${Math.round(Math.max(...latencies))} ms`);
+    t.diagnostic(
+      `submission latency with ${STREAMS} streams open: p50 ${Math.round(percentile(latencies, 50))} ms, p95 ${Math.round(percentile(latencies, 95))} ms, max ${Math.round(Math.max(...latencies))} ms`,
+    );
     t.diagnostic(`most jobs processing at once: ${peakProcessing} (concurrency 2)`);
     assert.equal(sameHistory, 1, 'followers saw different histories');
     assert.ok(peakProcessing <= 2, `${peakProcessing} jobs processed at once with --concurrency 2`);

@@ -47,7 +47,9 @@ describe('engine: audio in parts with real speech, and kill -9 between two parts
     const id = (await calls.submit({ model_id: 'article-audio-1-pro', text: TEXT })).jobId;
     const stream = await openStream(`${engine.url}/v1/jobs/${id}/stream`, token);
     await stream.next((e) => e.event === 'result' && partOf(e.data)?.index === 1, 'part 1', 300_000);
-    const before = stream.events.map((e) => (e.event === 'result' ? partOf(e.data) : undefined)).filter((p): p is WirePart => p !== undefined);
+    const before = stream.events
+      .map((e) => (e.event === 'result' ? partOf(e.data) : undefined))
+      .filter((p): p is WirePart => p !== undefined);
     const kept = await Promise.all(before.map((p) => bytes(p.url)));
     const first = await checkMp3(kept[0]!.body);
     assert.ok(first.decodedS > 0.5, `part 0 alone decodes to ${first.decodedS} s`);
@@ -55,7 +57,10 @@ describe('engine: audio in parts with real speech, and kill -9 between two parts
     assert.equal((await engine.kill9()).signal, 'SIGKILL');
     await engine.restart();
     const afterRestart = (await calls.get(`/v1/jobs/${id}`)).job;
-    assert.ok(['queued', 'processing'].includes(afterRestart.status), `the job is ${afterRestart.status} after the restart`);
+    assert.ok(
+      ['queued', 'processing'].includes(afterRestart.status),
+      `the job is ${afterRestart.status} after the restart`,
+    );
     for (const [i, p] of before.entries()) {
       const again = await bytes(p.url);
       assert.equal(again.etag, kept[i]!.etag, `part ${p.index} changed across the kill`);
@@ -66,8 +71,14 @@ describe('engine: audio in parts with real speech, and kill -9 between two parts
     assert.equal(job.status, 'succeeded', JSON.stringify(job.error));
     const history = await openStream(`${engine.url}/v1/jobs/${id}/stream`, token);
     await history.done;
-    const announced = history.events.map((e) => (e.event === 'result' ? partOf(e.data) : undefined)).filter((p): p is WirePart => p !== undefined);
-    assert.deepEqual(announced.map((p) => p.index), [...announced.keys()], 'each part announced once, in order');
+    const announced = history.events
+      .map((e) => (e.event === 'result' ? partOf(e.data) : undefined))
+      .filter((p): p is WirePart => p !== undefined);
+    assert.deepEqual(
+      announced.map((p) => p.index),
+      [...announced.keys()],
+      'each part announced once, in order',
+    );
     assert.ok(announced.length >= 3, `only ${announced.length} parts`);
     assert.equal(announced.at(-1)?.final, true);
     assert.deepEqual(announced.slice(0, before.length), before, 'the parts announced before the kill stand');
@@ -76,7 +87,10 @@ describe('engine: audio in parts with real speech, and kill -9 between two parts
     const header = frameAt(final, 0);
     assert.ok(header?.info, 'the final MP3 starts with its Xing header frame');
     const parts = await Promise.all(announced.map((p) => bytes(p.url)));
-    assert.ok(Buffer.concat(parts.map((p) => p.body)).equals(final.subarray(header.length)), 'the parts one after another are the final MP3 after its header frame');
+    assert.ok(
+      Buffer.concat(parts.map((p) => p.body)).equals(final.subarray(header.length)),
+      'the parts one after another are the final MP3 after its header frame',
+    );
     const said = announced.reduce((sum, p) => sum + p.duration_s, 0);
     const facts = await checkMp3(final);
     assert.ok(Math.abs(facts.durationS - said) < 0.2, `the parts last ${said} s, the MP3 ${facts.durationS} s`);

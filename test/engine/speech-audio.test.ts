@@ -67,16 +67,25 @@ async function outputsOf(run: PipelineRun): Promise<Outputs> {
 /** The cue timing is what was written to the encoder; the decoded MP3 may add up to a frame or two of padding. */
 function assertTimingMatchesAudio(out: Outputs, durationS: number, tailS = 1): void {
   const { audio, cues } = out;
-  assert.ok(Math.abs(audio.durationS - durationS) < 0.15, `decoded ${audio.durationS.toFixed(3)} s vs reported ${durationS.toFixed(3)} s`);
+  assert.ok(
+    Math.abs(audio.durationS - durationS) < 0.15,
+    `decoded ${audio.durationS.toFixed(3)} s vs reported ${durationS.toFixed(3)} s`,
+  );
   let previousEnd = 0;
   for (const cue of cues) {
     assert.ok(cue.start >= previousEnd - 0.001 && cue.end > cue.start, `cue out of order: ${JSON.stringify(cue)}`);
     previousEnd = cue.end;
   }
   const last = cues[cues.length - 1]!;
-  assert.ok(last.end <= audio.durationS + 0.01, `the last cue ends at ${last.end} s, after the audio (${audio.durationS} s)`);
+  assert.ok(
+    last.end <= audio.durationS + 0.01,
+    `the last cue ends at ${last.end} s, after the audio (${audio.durationS} s)`,
+  );
   // After the last sentence there is only its pause (under a second) or the outro, not untranscribed speech.
-  assert.ok(audio.durationS - last.end < tailS, `${(audio.durationS - last.end).toFixed(2)} s of audio after the last cue`);
+  assert.ok(
+    audio.durationS - last.end < tailS,
+    `${(audio.durationS - last.end).toFixed(2)} s of audio after the last cue`,
+  );
 }
 
 /** Speech inside every cue, near-silence in every pause between cues of at least 150 ms. */
@@ -136,17 +145,38 @@ describe('speech pipeline: audio against transcript', () => {
       const out = await outputsOf(run);
       assertTimingMatchesAudio(out, run.output!.durationS);
       const levels = assertSpeechWhereTranscribed(out);
-      t.diagnostic(`mini: ${out.audio.durationS.toFixed(1)} s, ${out.cues.length} cues, quietest cue RMS ${levels.speech.toFixed(3)}, loudest pause RMS ${levels.pause.toFixed(4)}`);
+      t.diagnostic(
+        `mini: ${out.audio.durationS.toFixed(1)} s, ${out.cues.length} cues, quietest cue RMS ${levels.speech.toFixed(3)}, loudest pause RMS ${levels.pause.toFixed(4)}`,
+      );
       // Every sentence of the text is a cue, as written.
-      assert.ok(out.cues.some((c) => c.text === 'The town council mapped the letters kept since 1987 despite the cold winter.'));
+      assert.ok(
+        out.cues.some((c) => c.text === 'The town council mapped the letters kept since 1987 despite the cold winter.'),
+      );
       assert.equal(out.vttHeader, 'WEBVTT - A short article about patient work');
-      assert.ok(out.cues.every((c) => c.voice === undefined), 'one voice: no speaker tags');
-      assert.deepEqual(run.output!.files.map((f) => f.contentType), ['audio/mpeg', 'text/vtt', 'application/json', 'text/markdown']);
-      assert.ok(run.progress.every((p, i) => i === 0 || p >= run.progress[i - 1]!), 'progress never falls');
+      assert.ok(
+        out.cues.every((c) => c.voice === undefined),
+        'one voice: no speaker tags',
+      );
+      assert.deepEqual(
+        run.output!.files.map((f) => f.contentType),
+        ['audio/mpeg', 'text/vtt', 'application/json', 'text/markdown'],
+      );
+      assert.ok(
+        run.progress.every((p, i) => i === 0 || p >= run.progress[i - 1]!),
+        'progress never falls',
+      );
       assert.ok(run.progress[0]! <= 0.05 && run.progress[run.progress.length - 1]! >= 0.95, run.progress.join(' '));
       assert.ok(run.progress.length >= 10, `progress moved in ${run.progress.length} steps`);
-      for (const pattern of [/^Extracted \d+ words \(title: A short article about patient work\)\.$/, /^Synthesizing section 1 of \d+\.$/, /^Encoding/, /^Made (?:\d+ min )?\d+ s of audio, \d+ sentences, \d+ chapters\.$/]) {
-        assert.ok(run.logs.some((line) => pattern.test(line)), `no log line like ${pattern}:\n${run.logs.join('\n')}`);
+      for (const pattern of [
+        /^Extracted \d+ words \(title: A short article about patient work\)\.$/,
+        /^Synthesizing section 1 of \d+\.$/,
+        /^Encoding/,
+        /^Made (?:\d+ min )?\d+ s of audio, \d+ sentences, \d+ chapters\.$/,
+      ]) {
+        assert.ok(
+          run.logs.some((line) => pattern.test(line)),
+          `no log line like ${pattern}:\n${run.logs.join('\n')}`,
+        );
       }
     } finally {
       run.dispose();
@@ -163,13 +193,21 @@ describe('speech pipeline: audio against transcript', () => {
       assert.match(vtt, /\n<v Alex>Hello, and welcome to Article Audio\. I'm Alex\.\n/);
       assert.match(vtt, /\n<v Sam>And I'm Sam\. Today: “Tides and mills”\.\n/);
       const by = (voice: string) => out.cues.filter((c) => c.voice === voice);
-      assert.ok(by('Alex').length >= 4 && by('Sam').length >= 4, `Alex ${by('Alex').length} cues, Sam ${by('Sam').length}`);
+      assert.ok(
+        by('Alex').length >= 4 && by('Sam').length >= 4,
+        `Alex ${by('Alex').length} cues, Sam ${by('Sam').length}`,
+      );
       assert.equal(by('Alex').length + by('Sam').length, out.cues.length, 'every cue names its speaker');
-      const pitches = (voice: string) => by(voice).map((c) => medianPitch(out.audio, c.start, c.end)).filter((p) => Number.isFinite(p));
+      const pitches = (voice: string) =>
+        by(voice)
+          .map((c) => medianPitch(out.audio, c.start, c.end))
+          .filter((p) => Number.isFinite(p));
       const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
       const alex = median(pitches('Alex'));
       const sam = median(pitches('Sam'));
-      t.diagnostic(`podcast: median pitch Alex ${alex.toFixed(0)} Hz, Sam ${sam.toFixed(0)} Hz over ${out.cues.length} cues`);
+      t.diagnostic(
+        `podcast: median pitch Alex ${alex.toFixed(0)} Hz, Sam ${sam.toFixed(0)} Hz over ${out.cues.length} cues`,
+      );
       // The male voice (rms) speaks around 100-130 Hz, the female one (slt) well above.
       assert.ok(sam > alex * 1.3, `Alex ${alex.toFixed(0)} Hz and Sam ${sam.toFixed(0)} Hz are not distinct voices`);
       // Each host is consistent: most of each host's cues sit on that host's side of the midpoint.
@@ -188,12 +226,22 @@ describe('speech pipeline: audio against transcript', () => {
       const out = await outputsOf(run);
       assertTimingMatchesAudio(out, run.output!.durationS);
       const { chapters, duration_s: duration } = out.chapters;
-      assert.deepEqual(chapters.map((c) => [c.title, c.level]), [['Tides and mills', 1], ['How a tide mill works', 2], ['Why they closed', 2]]);
+      assert.deepEqual(
+        chapters.map((c) => [c.title, c.level]),
+        [
+          ['Tides and mills', 1],
+          ['How a tide mill works', 2],
+          ['Why they closed', 2],
+        ],
+      );
       assert.equal(chapters[0]!.start_s, 0);
       for (const [i, chapter] of chapters.entries()) {
         const cue = out.cues.find((c) => c.text === chapter.title);
         assert.ok(cue, `no cue for the heading ${chapter.title}`);
-        assert.ok(Math.abs(cue.start - chapter.start_s) < 0.002, `${chapter.title}: chapter at ${chapter.start_s} s, heading spoken at ${cue.start} s`);
+        assert.ok(
+          Math.abs(cue.start - chapter.start_s) < 0.002,
+          `${chapter.title}: chapter at ${chapter.start_s} s, heading spoken at ${cue.start} s`,
+        );
         assert.equal(chapter.end_s, chapters[i + 1]?.start_s ?? duration);
         if (i > 0) assert.ok(chapter.start_s > chapters[i - 1]!.start_s + 1, 'chapters start later and later');
       }
@@ -201,7 +249,10 @@ describe('speech pipeline: audio against transcript', () => {
       // Pro pauses before a heading: at least 0.9 s of silence before each section heading.
       for (const chapter of chapters.slice(1)) {
         const before = out.cues.filter((c) => c.end <= chapter.start_s).pop()!;
-        assert.ok(chapter.start_s - before.end >= 0.9, `pause before ${chapter.title}: ${(chapter.start_s - before.end).toFixed(2)} s`);
+        assert.ok(
+          chapter.start_s - before.end >= 0.9,
+          `pause before ${chapter.title}: ${(chapter.start_s - before.end).toFixed(2)} s`,
+        );
         assert.ok(rms(out.audio, before.end + 0.05, chapter.start_s - 0.05) < 0.005);
       }
       assert.match(out.markdown, /^# Tides and mills\n\n## How a tide mill works\n\nWater is trapped/);
@@ -211,7 +262,12 @@ describe('speech pipeline: audio against transcript', () => {
   });
 
   it('intro and outro: their tones open and close the MP3, level-matched, with the speech between them', async (t) => {
-    const run = await runJob(pipeline, { modelId: 'article-audio-1-mini', text: TWO_SECTIONS, introAudioUrl: pages.url('/intro.wav'), outroAudioUrl: pages.url('/outro.mp3') });
+    const run = await runJob(pipeline, {
+      modelId: 'article-audio-1-mini',
+      text: TWO_SECTIONS,
+      introAudioUrl: pages.url('/intro.wav'),
+      outroAudioUrl: pages.url('/outro.mp3'),
+    });
     try {
       const out = await outputsOf(run);
       assertTimingMatchesAudio(out, run.output!.durationS, OUTRO_S + 1.5);
@@ -220,31 +276,49 @@ describe('speech pipeline: audio against transcript', () => {
       const last = cues[cues.length - 1]!;
       const introShare = toneShare(audio, 0.1, INTRO_S - 0.4, INTRO_HZ);
       const outroShare = toneShare(audio, audio.durationS - OUTRO_S + 0.4, audio.durationS - 0.1, OUTRO_HZ);
-      t.diagnostic(`intro: ${INTRO_HZ} Hz holds ${(introShare * 100).toFixed(0)}% of the first second's energy; outro: ${OUTRO_HZ} Hz ${(outroShare * 100).toFixed(0)}% of the last`);
+      t.diagnostic(
+        `intro: ${INTRO_HZ} Hz holds ${(introShare * 100).toFixed(0)}% of the first second's energy; outro: ${OUTRO_HZ} Hz ${(outroShare * 100).toFixed(0)}% of the last`,
+      );
       assert.ok(introShare > 0.8, `intro tone share ${introShare}`);
       assert.ok(outroShare > 0.8, `outro tone share ${outroShare}`);
       // The speech is not the tone, and the tones are where the transcript says nothing.
       assert.ok(toneShare(audio, first.start, first.end, INTRO_HZ) < 0.1);
-      assert.ok(first.start >= INTRO_S + 0.5, `the first cue starts at ${first.start} s, inside the ${INTRO_S} s intro`);
+      assert.ok(
+        first.start >= INTRO_S + 0.5,
+        `the first cue starts at ${first.start} s, inside the ${INTRO_S} s intro`,
+      );
       assert.ok(last.end <= audio.durationS - OUTRO_S, `the last cue ends at ${last.end} s, inside the outro`);
       // Loudness-matched: the tones are brought near the speech level (the intro was served at 0.8 peak).
       const speech = rms(audio, first.start, first.end);
       const intro = rms(audio, 0.1, INTRO_S - 0.4);
       assert.ok(intro / speech > 0.5 && intro / speech < 2, `intro RMS ${intro} vs speech ${speech}`);
-      assert.ok(run.logs.some((line) => /^Using 1\.5 s of intro audio\.$/.test(line)), run.logs.join('\n'));
-      assert.ok(run.logs.some((line) => /^Using 1\.2 s of outro audio\.$/.test(line)), run.logs.join('\n'));
+      assert.ok(
+        run.logs.some((line) => /^Using 1\.5 s of intro audio\.$/.test(line)),
+        run.logs.join('\n'),
+      );
+      assert.ok(
+        run.logs.some((line) => /^Using 1\.2 s of outro audio\.$/.test(line)),
+        run.logs.join('\n'),
+      );
     } finally {
       run.dispose();
     }
   });
 
   it('an OGG Vorbis intro is decoded and opens the MP3', async () => {
-    const run = await runJob(pipeline, { modelId: 'article-audio-1-mini', text: TWO_SECTIONS, introAudioUrl: pages.url('/intro.ogg') });
+    const run = await runJob(pipeline, {
+      modelId: 'article-audio-1-mini',
+      text: TWO_SECTIONS,
+      introAudioUrl: pages.url('/intro.ogg'),
+    });
     try {
       const out = await outputsOf(run);
       assertTimingMatchesAudio(out, run.output!.durationS);
       assert.ok(toneShare(out.audio, 0.1, 0.6, 660) > 0.8, `660 Hz share ${toneShare(out.audio, 0.1, 0.6, 660)}`);
-      assert.ok(out.cues[0]!.start >= 1.5, `the first cue starts at ${out.cues[0]!.start} s, inside the 1 s intro and its gap`);
+      assert.ok(
+        out.cues[0]!.start >= 1.5,
+        `the first cue starts at ${out.cues[0]!.start} s, inside the 1 s intro and its gap`,
+      );
       assert.ok(run.logs.includes('Using 1.0 s of intro audio.'), run.logs.join('\n'));
     } finally {
       run.dispose();
@@ -253,9 +327,17 @@ describe('speech pipeline: audio against transcript', () => {
 
   it('an intro that is not audio, an empty one or a missing outro fails the job before any speech is made', async () => {
     const cases = [
-      { introAudioUrl: pages.url('/broken.mp3'), code: 'intro_unusable', message: /cannot be used: it is not an MP3, OGG or WAV file/ },
+      {
+        introAudioUrl: pages.url('/broken.mp3'),
+        code: 'intro_unusable',
+        message: /cannot be used: it is not an MP3, OGG or WAV file/,
+      },
       { introAudioUrl: pages.url('/empty.wav'), code: 'intro_unusable', message: /is empty/ },
-      { outroAudioUrl: pages.url('/missing.ogg'), code: 'outro_unusable', message: /could not be fetched: .* answered 404/ },
+      {
+        outroAudioUrl: pages.url('/missing.ogg'),
+        code: 'outro_unusable',
+        message: /could not be fetched: .* answered 404/,
+      },
     ];
     for (const { code, message, ...clips } of cases) {
       const run = await runJob(pipeline, { modelId: 'article-audio-1-mini', text: TWO_SECTIONS, ...clips });
@@ -271,16 +353,23 @@ describe('speech pipeline: audio against transcript', () => {
     const reason = new PipelineError('cancelled', 'The job was cancelled.');
     let cancelledAt = 0;
     // Twelve short sections: the job is cancelled when it reaches the second, with ten still to come.
-    const sections = Array.from({ length: 12 }, (_, i) => `## Part ${i + 1}\n\nThis part has one sentence of its own, number ${i + 1}, and then it ends.`);
-    const running = runJob(pipeline, { modelId: 'article-audio-1-pro', text: `# Many parts\n\n${sections.join('\n\n')}\n` }, {
-      signal: controller.signal,
-      onLog: (line) => {
-        if (cancelledAt === 0 && line === 'Synthesizing section 2 of 12.') {
-          cancelledAt = Date.now();
-          controller.abort(reason);
-        }
+    const sections = Array.from(
+      { length: 12 },
+      (_, i) => `## Part ${i + 1}\n\nThis part has one sentence of its own, number ${i + 1}, and then it ends.`,
+    );
+    const running = runJob(
+      pipeline,
+      { modelId: 'article-audio-1-pro', text: `# Many parts\n\n${sections.join('\n\n')}\n` },
+      {
+        signal: controller.signal,
+        onLog: (line) => {
+          if (cancelledAt === 0 && line === 'Synthesizing section 2 of 12.') {
+            cancelledAt = Date.now();
+            controller.abort(reason);
+          }
+        },
       },
-    });
+    );
     const run = await running;
     try {
       assert.ok(cancelledAt > 0, `the job never reached its second section:\n${run.logs.join('\n')}`);
@@ -288,7 +377,10 @@ describe('speech pipeline: audio against transcript', () => {
       assert.deepEqual(readdirSync(run.dir), [], 'a cancelled job leaves no files');
       const lastProgress = run.progress[run.progress.length - 1]!;
       assert.ok(lastProgress < 0.5, `progress went on to ${lastProgress}`);
-      assert.ok(!run.logs.some((line) => /^Synthesizing section [3-9]|^Synthesizing section 1\d|^Encoding|^Made/.test(line)), run.logs.join('\n'));
+      assert.ok(
+        !run.logs.some((line) => /^Synthesizing section [3-9]|^Synthesizing section 1\d|^Encoding|^Made/.test(line)),
+        run.logs.join('\n'),
+      );
     } finally {
       run.dispose();
     }

@@ -17,7 +17,10 @@ import { createSpeechPipeline } from '../../src/engine/pipeline';
 import { runJob } from '../unit/pipeline/speech-support';
 
 const LONG = readFileSync(path.join(__dirname, '..', 'fixtures', 'articles', 'long.md'), 'utf8');
-const CHARS = process.env.ARTICLE_AUDIO_TEST_MEMORY_CHARS === 'all' ? LONG.length : Number(process.env.ARTICLE_AUDIO_TEST_MEMORY_CHARS) || 15_000;
+const CHARS =
+  process.env.ARTICLE_AUDIO_TEST_MEMORY_CHARS === 'all'
+    ? LONG.length
+    : Number(process.env.ARTICLE_AUDIO_TEST_MEMORY_CHARS) || 15_000;
 const SAMPLE_RATE = 16_000;
 /**
  * The most audio alive at once, as a share of the job's: the window of lines in flight (measured 20-40 s of a 920 s
@@ -56,23 +59,32 @@ describe('speech pipeline: memory on the longest input', () => {
     const text = prefixOf(LONG, CHARS);
     const samples: { progress: number; pcm: number }[] = [];
     let nextAt = 0.1;
-    const run = await runJob(pipeline, { modelId: 'article-audio-1-mini', text }, {
-      onProgress: (fraction) => {
-        // Sampled while the lines are spoken (progress 0.08-0.98), about every tenth of the way.
-        if (fraction >= nextAt && fraction < 0.99) {
-          samples.push({ progress: fraction, pcm: livePcmSamples() });
-          nextAt = fraction + 0.1;
-        }
+    const run = await runJob(
+      pipeline,
+      { modelId: 'article-audio-1-mini', text },
+      {
+        onProgress: (fraction) => {
+          // Sampled while the lines are spoken (progress 0.08-0.98), about every tenth of the way.
+          if (fraction >= nextAt && fraction < 0.99) {
+            samples.push({ progress: fraction, pcm: livePcmSamples() });
+            nextAt = fraction + 0.1;
+          }
+        },
       },
-    });
+    );
     try {
       assert.equal(run.error, undefined, run.error?.message);
       const durationS = run.output!.durationS;
       assert.ok(durationS > text.length / 25, `only ${durationS} s of audio for ${text.length} characters`);
       assert.ok(samples.length >= 6, `too few samples along the way (${samples.length})`);
-      t.diagnostic(`${text.length} characters -> ${durationS.toFixed(0)} s of audio; seconds of audio alive at ${samples.map((s) => `${(s.progress * 100).toFixed(0)}%: ${(s.pcm / SAMPLE_RATE).toFixed(1)}`).join(', ')}`);
+      t.diagnostic(
+        `${text.length} characters -> ${durationS.toFixed(0)} s of audio; seconds of audio alive at ${samples.map((s) => `${(s.progress * 100).toFixed(0)}%: ${(s.pcm / SAMPLE_RATE).toFixed(1)}`).join(', ')}`,
+      );
       const most = samples.reduce((a, b) => (b.pcm > a.pcm ? b : a));
-      assert.ok(most.pcm / SAMPLE_RATE < durationS * ALIVE_SHARE_LIMIT, `${(most.pcm / SAMPLE_RATE).toFixed(0)} s of audio alive at ${(most.progress * 100).toFixed(0)}% of a ${durationS.toFixed(0)} s job: memory follows the article's length`);
+      assert.ok(
+        most.pcm / SAMPLE_RATE < durationS * ALIVE_SHARE_LIMIT,
+        `${(most.pcm / SAMPLE_RATE).toFixed(0)} s of audio alive at ${(most.progress * 100).toFixed(0)}% of a ${durationS.toFixed(0)} s job: memory follows the article's length`,
+      );
     } finally {
       run.dispose();
     }

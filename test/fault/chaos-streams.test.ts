@@ -53,14 +53,19 @@ describe('fault: every event stream dropped at random points (chaos proxy)', () 
     });
     const followed = await Promise.all(
       Array.from({ length: JOBS }, async (_, i) => {
-        const { jobId } = await client.submitArticle({ model_id: 'article-audio-1-mini', text: `Job ${i}. ${'Chaos on the line, words still arrive. '.repeat(4)}` });
+        const { jobId } = await client.submitArticle({
+          model_id: 'article-audio-1-mini',
+          text: `Job ${i}. ${'Chaos on the line, words still arrive. '.repeat(4)}`,
+        });
         const events: JobEvent[] = [];
         for await (const event of client.followJob(jobId, { deadline: Date.now() + 60_000 })) events.push(event);
         return { jobId, events };
       }),
     );
 
-    t.diagnostic(`${proxy.streams} stream connections, ${proxy.cuts} cut (${proxy.cutsInHeaders} inside the response headers)`);
+    t.diagnostic(
+      `${proxy.streams} stream connections, ${proxy.cuts} cut (${proxy.cutsInHeaders} inside the response headers)`,
+    );
     assert.ok(proxy.cuts >= JOBS * 5, `only ${proxy.cuts} streams were cut`);
     for (const { jobId, events } of followed) {
       // The truth: the whole history, read from the engine without the proxy once the job is over.
@@ -70,7 +75,10 @@ describe('fault: every event stream dropped at random points (chaos proxy)', () 
       assert.equal(direct.events.at(-1)?.data, 'succeeded');
       assert.ok(history.length >= 30, `only ${history.length} events in the history of ${jobId}`);
 
-      const fromStream = events.filter((e): e is Extract<JobEvent, { type: 'status' | 'log' | 'result' }> => e.type === 'status' || e.type === 'log' || e.type === 'result');
+      const fromStream = events.filter(
+        (e): e is Extract<JobEvent, { type: 'status' | 'log' | 'result' }> =>
+          e.type === 'status' || e.type === 'log' || e.type === 'result',
+      );
       assert.ok(!events.some((e) => e.type === 'transport' && e.mode === 'poll'), `job ${jobId} fell back to polling`);
       assert.deepEqual(
         fromStream.map((e) => e.eventId),

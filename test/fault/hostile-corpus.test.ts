@@ -65,32 +65,113 @@ interface Case {
 }
 
 const CASES: Case[] = [
-  { name: 'nested <div> 40,000 deep', body: (p) => ({ url: p.url('/nested-divs') }), expect: ['too_complex'], message: /nests its elements more than \d+ deep/ },
-  { name: '1.1 MB of unclosed nested <div>', body: (p) => ({ url: p.url('/nested-divs-unclosed') }), expect: ['too_complex'], message: /select its text/ },
+  {
+    name: 'nested <div> 40,000 deep',
+    body: (p) => ({ url: p.url('/nested-divs') }),
+    expect: ['too_complex'],
+    message: /nests its elements more than \d+ deep/,
+  },
+  {
+    name: '1.1 MB of unclosed nested <div>',
+    body: (p) => ({ url: p.url('/nested-divs-unclosed') }),
+    expect: ['too_complex'],
+    message: /select its text/,
+  },
   { name: 'nested lists 40,000 deep', body: (p) => ({ url: p.url('/nested-lists') }), expect: ['too_complex'] },
-  { name: 'nested inline elements 40,000 deep', body: (p) => ({ url: p.url('/nested-inline') }), expect: ['too_complex'] },
-  { name: 'a table of 120,000 rows', body: (p) => ({ url: p.url('/huge-table') }), expect: ['too_complex', 'not_an_article'] },
-  { name: '600,000 elements in 8 MB', body: (p) => ({ url: p.url('/many-elements') }), expect: ['too_complex', 'not_an_article'] },
+  {
+    name: 'nested inline elements 40,000 deep',
+    body: (p) => ({ url: p.url('/nested-inline') }),
+    expect: ['too_complex'],
+  },
+  {
+    name: 'a table of 120,000 rows',
+    body: (p) => ({ url: p.url('/huge-table') }),
+    expect: ['too_complex', 'not_an_article'],
+  },
+  {
+    name: '600,000 elements in 8 MB',
+    body: (p) => ({ url: p.url('/many-elements') }),
+    expect: ['too_complex', 'not_an_article'],
+  },
   // (99,999 "!" alone is refused at submission, no letters or digits: see below.)
-  { name: '99,990 characters of one symbol and two words (text)', body: () => ({ text: `${'!'.repeat(99_990)} the end` }), expect: ['too_complex'], message: /took longer than 2 s/, timed: true },
-  { name: '99,999 characters of one symbol (a text/plain page)', body: (p) => ({ url: p.url('/one-symbol-page') }), expect: ['too_complex'], timed: true },
-  { name: '_a_ repeated to 99,999 characters', body: () => ({ text: '_a_'.repeat(33_333) }), expect: ['too_complex'], message: /Remove such markup/, timed: true },
+  {
+    name: '99,990 characters of one symbol and two words (text)',
+    body: () => ({ text: `${'!'.repeat(99_990)} the end` }),
+    expect: ['too_complex'],
+    message: /took longer than 2 s/,
+    timed: true,
+  },
+  {
+    name: '99,999 characters of one symbol (a text/plain page)',
+    body: (p) => ({ url: p.url('/one-symbol-page') }),
+    expect: ['too_complex'],
+    timed: true,
+  },
+  {
+    name: '_a_ repeated to 99,999 characters',
+    body: () => ({ text: '_a_'.repeat(33_333) }),
+    expect: ['too_complex'],
+    message: /Remove such markup/,
+    timed: true,
+  },
   // Parsed at once, but the podcast's script (turns, hand-overs) took minutes on the main thread.
-  { name: '"a-" repeated to 99,980 characters (podcast)', body: () => ({ model_id: 'article-podcast-1-pro', text: 'a-'.repeat(49_990) }), expect: ['too_complex'], message: /Preparing the text for speech took longer/, timed: true },
-  { name: '"1," repeated to 99,980 characters (podcast)', body: () => ({ model_id: 'article-podcast-1-pro', text: '1,'.repeat(49_990) }), expect: ['too_complex'], timed: true },
-  { name: 'Markdown quotes 5,000 deep (text)', body: () => ({ text: `${'>'.repeat(5000)} ${articleText(60)}` }), expect: ['too_complex'], message: /nests quotes or lists more than \d+ levels/ },
-  { name: 'Markdown quotes 50,000 deep (a text/markdown page)', body: (p) => ({ url: p.url('/quotes-page') }), expect: ['too_complex'] },
+  {
+    name: '"a-" repeated to 99,980 characters (podcast)',
+    body: () => ({ model_id: 'article-podcast-1-pro', text: 'a-'.repeat(49_990) }),
+    expect: ['too_complex'],
+    message: /Preparing the text for speech took longer/,
+    timed: true,
+  },
+  {
+    name: '"1," repeated to 99,980 characters (podcast)',
+    body: () => ({ model_id: 'article-podcast-1-pro', text: '1,'.repeat(49_990) }),
+    expect: ['too_complex'],
+    timed: true,
+  },
+  {
+    name: 'Markdown quotes 5,000 deep (text)',
+    body: () => ({ text: `${'>'.repeat(5000)} ${articleText(60)}` }),
+    expect: ['too_complex'],
+    message: /nests quotes or lists more than \d+ levels/,
+  },
+  {
+    name: 'Markdown quotes 50,000 deep (a text/markdown page)',
+    body: (p) => ({ url: p.url('/quotes-page') }),
+    expect: ['too_complex'],
+  },
   {
     name: 'Markdown lists 300 deep (text)',
     body: () => ({ text: Array.from({ length: 300 }, (_, i) => `${'  '.repeat(i)}- item ${i}`).join('\n') }),
     expect: ['too_complex'],
   },
-  { name: 'Markdown lists 2,000 deep (a text/markdown page)', body: (p) => ({ url: p.url('/lists-page') }), expect: ['too_complex'] },
-  { name: 'an empty HTML answer', body: (p) => ({ url: p.url('/empty') }), expect: ['fetch_failed', 'not_an_article'], message: /empty/ },
-  { name: 'an HTML answer with no element', body: (p) => ({ url: p.url('/no-element') }), expect: ['not_an_article'], message: /no HTML elements/ },
-  { name: 'an HTML answer with only a comment', body: (p) => ({ url: p.url('/comment-only') }), expect: ['not_an_article'] },
+  {
+    name: 'Markdown lists 2,000 deep (a text/markdown page)',
+    body: (p) => ({ url: p.url('/lists-page') }),
+    expect: ['too_complex'],
+  },
+  {
+    name: 'an empty HTML answer',
+    body: (p) => ({ url: p.url('/empty') }),
+    expect: ['fetch_failed', 'not_an_article'],
+    message: /empty/,
+  },
+  {
+    name: 'an HTML answer with no element',
+    body: (p) => ({ url: p.url('/no-element') }),
+    expect: ['not_an_article'],
+    message: /no HTML elements/,
+  },
+  {
+    name: 'an HTML answer with only a comment',
+    body: (p) => ({ url: p.url('/comment-only') }),
+    expect: ['not_an_article'],
+  },
   // Content-Encoding is the fetch's business (decoded, or refused with fetch_failed); here it must not be `internal`.
-  { name: 'a gzip body', body: (p) => ({ url: p.url('/gzip') }), expect: ['succeeded', 'fetch_failed', 'not_an_article'] },
+  {
+    name: 'a gzip body',
+    body: (p) => ({ url: p.url('/gzip') }),
+    expect: ['succeeded', 'fetch_failed', 'not_an_article'],
+  },
   {
     name: 'a 10 MiB WAV intro at 1000 Hz',
     body: (p) => ({ text: articleText(60), intro_audio_url: p.url('/wav-1000') }),
@@ -103,8 +184,17 @@ const CASES: Case[] = [
     expect: ['outro_unusable'],
     message: /sample rate is 150 Hz/,
   },
-  { name: 'a WAV intro whose header claims 4 GB of data (1 s present)', body: (p) => ({ text: articleText(60), intro_audio_url: p.url('/wav-liar') }), expect: ['succeeded'] },
-  { name: 'a 200 s WAV intro', body: (p) => ({ text: articleText(60), intro_audio_url: p.url('/wav-long') }), expect: ['intro_unusable'], message: /3 min 20 s long; an intro or outro may be at most 3 min/ },
+  {
+    name: 'a WAV intro whose header claims 4 GB of data (1 s present)',
+    body: (p) => ({ text: articleText(60), intro_audio_url: p.url('/wav-liar') }),
+    expect: ['succeeded'],
+  },
+  {
+    name: 'a 200 s WAV intro',
+    body: (p) => ({ text: articleText(60), intro_audio_url: p.url('/wav-long') }),
+    expect: ['intro_unusable'],
+    message: /3 min 20 s long; an intro or outro may be at most 3 min/,
+  },
 ];
 
 describe('fault: the hostile corpus against the real engine', () => {
@@ -130,10 +220,16 @@ describe('fault: the hostile corpus against the real engine', () => {
       const { job } = watched;
       t.diagnostic(`${job.status}${job.error ? ` ${job.error.code}: ${job.error.message}` : ''}`);
       t.diagnostic(describeLatency(watched.latenciesMs));
-      assert.ok(hostile.expect.includes(job.status === 'succeeded' ? 'succeeded' : (job.error?.code ?? '')), `ended ${job.status} ${JSON.stringify(job.error)}`);
+      assert.ok(
+        hostile.expect.includes(job.status === 'succeeded' ? 'succeeded' : (job.error?.code ?? '')),
+        `ended ${job.status} ${JSON.stringify(job.error)}`,
+      );
       if (hostile.message) assert.match(job.error?.message ?? '', hostile.message);
       if (hostile.timed) {
-        assert.ok(watched.processingAnswers >= 5, `only ${watched.processingAnswers} status answers while the parse worker ran into its ${PARSE_TIMEOUT_S} s limit`);
+        assert.ok(
+          watched.processingAnswers >= 5,
+          `only ${watched.processingAnswers} status answers while the parse worker ran into its ${PARSE_TIMEOUT_S} s limit`,
+        );
       }
       // The engine still does ordinary work afterwards (a fresh request answered, the queue not stuck).
       assert.equal((await calls.get(`/v1/jobs/${job.id}`)).status, 200);
@@ -146,11 +242,19 @@ describe('fault: the hostile corpus against the real engine', () => {
     assert.equal(submitted.status, 202, submitted.text);
     const watched = await watch(calls, submitted.jobId);
     t.diagnostic(`${watched.job.status} ${JSON.stringify(watched.job.error)}; ${describeLatency(watched.latenciesMs)}`);
-    assert.ok(watched.job.status === 'succeeded' || !['internal', 'interrupted'].includes(watched.job.error?.code ?? ''), JSON.stringify(watched.job.error));
+    assert.ok(
+      watched.job.status === 'succeeded' || !['internal', 'interrupted'].includes(watched.job.error?.code ?? ''),
+      JSON.stringify(watched.job.error),
+    );
   });
 
   it('NUL-only, zero-width-only and symbol-only text is refused at submission (422 on text), nothing accepted', async () => {
-    for (const text of ['\u0000'.repeat(200), '\u200b'.repeat(200), `\u200b\u200c\u200d\ufeff${'\u0000 '.repeat(100)}`, `Hi${'\u0000'.repeat(100)}`]) {
+    for (const text of [
+      '\u0000'.repeat(200),
+      '\u200b'.repeat(200),
+      `\u200b\u200c\u200d\ufeff${'\u0000 '.repeat(100)}`,
+      `Hi${'\u0000'.repeat(100)}`,
+    ]) {
       const answer = await calls.submit({ model_id: mini, text });
       assert.equal(answer.status, 422, `${JSON.stringify(text.slice(0, 8))}…: ${answer.status} ${answer.text}`);
       assert.equal(answer.errors[0]?.code, 'validation_failed');
@@ -172,18 +276,26 @@ describe('fault: the hostile corpus against the real engine', () => {
     // Processing, with the page fetched: the parse worker has it.
     for (;;) {
       const job = (await calls.get(`/v1/jobs/${id}`)).job;
-      assert.ok(job.status === 'queued' || job.status === 'processing', `the job ended before the kill: ${JSON.stringify(job.error)}`);
+      assert.ok(
+        job.status === 'queued' || job.status === 'processing',
+        `the job ended before the kill: ${JSON.stringify(job.error)}`,
+      );
       if (pages.fetches(path) > before) break;
     }
     await engine.kill9();
     await engine.restart();
     calls = serviceCalls(engine.url, engine.tokens[0]!);
     const watched = await watch(calls, id);
-    t.diagnostic(`after the restart: ${watched.job.error?.code}: ${watched.job.error?.message}; ${describeLatency(watched.latenciesMs)}`);
+    t.diagnostic(
+      `after the restart: ${watched.job.error?.code}: ${watched.job.error?.message}; ${describeLatency(watched.latenciesMs)}`,
+    );
     assert.equal(watched.job.status, 'failed');
     assert.equal(watched.job.error?.code, 'too_complex');
     assert.equal(pages.fetches(path), before + 2, 'the job did not run again after the restart');
-    assert.ok(watched.processingAnswers >= 5, `only ${watched.processingAnswers} status answers while the restarted engine parsed the page`);
+    assert.ok(
+      watched.processingAnswers >= 5,
+      `only ${watched.processingAnswers} status answers while the restarted engine parsed the page`,
+    );
     // Failed for good: a second restart does not take it up again.
     await engine.stop();
     await engine.restart();
@@ -196,14 +308,19 @@ describe('fault: the hostile corpus against the real engine', () => {
   it('random bytes as a page and as an intro end with a clear code', async () => {
     // Not a fixed corpus entry: random, but seeded by nothing the test depends on; any outcome but internal is fine.
     const noise = randomBytes(64 * 1024);
-    const server = http.createServer((req, res) => res.writeHead(200, { 'content-type': req.url === '/page' ? 'text/html' : 'audio/wav' }).end(noise));
+    const server = http.createServer((req, res) =>
+      res.writeHead(200, { 'content-type': req.url === '/page' ? 'text/html' : 'audio/wav' }).end(noise),
+    );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {
       for (const body of [{ url: `${base}/page` }, { text: articleText(60), intro_audio_url: `${base}/intro` }]) {
         const watched = await watch(calls, (await calls.submit({ model_id: mini, ...body })).jobId);
         assert.equal(watched.job.status, 'failed');
-        assert.ok(['not_an_article', 'too_short', 'too_complex', 'intro_unusable'].includes(watched.job.error?.code ?? ''), JSON.stringify(watched.job.error));
+        assert.ok(
+          ['not_an_article', 'too_short', 'too_complex', 'intro_unusable'].includes(watched.job.error?.code ?? ''),
+          JSON.stringify(watched.job.error),
+        );
       }
     } finally {
       server.closeAllConnections();

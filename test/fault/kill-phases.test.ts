@@ -35,7 +35,13 @@ async function fetchOutputs(engine: EngineProcess, job: WireJob): Promise<Fetche
       const urlPath = new URL(result.url).pathname;
       const response = await fetch(`${engine.url}${urlPath}`, { headers: auth });
       const bytes = Buffer.from(await response.arrayBuffer());
-      return { path: urlPath, status: response.status, etag: response.headers.get('etag'), contentLength: Number(response.headers.get('content-length')), bytes };
+      return {
+        path: urlPath,
+        status: response.status,
+        etag: response.headers.get('etag'),
+        contentLength: Number(response.headers.get('content-length')),
+        bytes,
+      };
     }),
   );
 }
@@ -48,7 +54,11 @@ async function assertIntact(engine: EngineProcess, job: WireJob): Promise<Fetche
   for (const file of files) {
     assert.equal(file.status, 200, file.path);
     assert.ok(file.etag, `${file.path} has no ETag`);
-    assert.equal(file.contentLength, file.bytes.length, `${file.path}: Content-Length ${file.contentLength}, ${file.bytes.length} bytes`);
+    assert.equal(
+      file.contentLength,
+      file.bytes.length,
+      `${file.path}: Content-Length ${file.contentLength}, ${file.bytes.length} bytes`,
+    );
     assert.ok(file.bytes.length > 0, `${file.path} is empty`);
   }
   const audio = job.outputs?.results.find((r) => r.content_type === 'audio/mpeg');
@@ -56,7 +66,10 @@ async function assertIntact(engine: EngineProcess, job: WireJob): Promise<Fetche
   assert.ok(audio && mp3, 'no MP3 among the outputs');
   const facts = await checkMp3(mp3.bytes);
   const said = audio.duration_s ?? 0;
-  assert.ok(Math.abs(facts.durationS - said) < 0.5 + said * 0.02, `${job.id}: the MP3 holds ${facts.durationS} s, the job says ${said} s`);
+  assert.ok(
+    Math.abs(facts.durationS - said) < 0.5 + said * 0.02,
+    `${job.id}: the MP3 holds ${facts.durationS} s, the job says ${said} s`,
+  );
   assert.ok(facts.decodedS > said * 0.9, `${job.id}: only ${facts.decodedS} s decode`);
   const vtt = files.find((f) => f.path.endsWith('.vtt'));
   assert.match(vtt?.bytes.toString('utf8') ?? '', /^WEBVTT/);
@@ -87,26 +100,41 @@ describe('fault: kill -9 in every job phase, restart on the same data dir', () =
     const early = (await calls.submit({ model_id: 'article-audio-1-mini', url: page.url })).jobId;
     await page.requested;
     const late = (await calls.submit({ model_id: 'article-audio-1-pro', text: PART_OF_MEDIUM })).jobId;
-    const lateBefore = await waitForJob(calls, late, (j) => j.progress >= 0.7 || (j.status !== 'processing' && j.status !== 'queued'), 60_000);
+    const lateBefore = await waitForJob(
+      calls,
+      late,
+      (j) => j.progress >= 0.7 || (j.status !== 'processing' && j.status !== 'queued'),
+      60_000,
+    );
     assert.equal(lateBefore.status, 'processing', 'the long job finished before it could be caught late');
     // Both slots are busy now: what comes next waits in the queue.
     const queued: string[] = [];
-    for (let i = 0; i < 4; i++) queued.push((await calls.submit({ model_id: 'article-audio-1-mini', text: `${i}. ${SHORT}` })).jobId);
-    const states = await Promise.all([early, late, ...queued].map(async (id) => (await calls.get(`/v1/jobs/${id}`)).job));
+    for (let i = 0; i < 4; i++)
+      queued.push((await calls.submit({ model_id: 'article-audio-1-mini', text: `${i}. ${SHORT}` })).jobId);
+    const states = await Promise.all(
+      [early, late, ...queued].map(async (id) => (await calls.get(`/v1/jobs/${id}`)).job),
+    );
     t.diagnostic(`at the kill: ${states.map((j) => `${j.status} ${Math.round(j.progress * 100)}%`).join(', ')}`);
     assert.equal(states[0]?.status, 'processing');
-    assert.ok(states.slice(2).some((j) => j.status === 'queued'), 'no job was queued at the kill');
+    assert.ok(
+      states.slice(2).some((j) => j.status === 'queued'),
+      'no job was queued at the kill',
+    );
 
     assert.equal((await engine.kill9()).signal, 'SIGKILL');
     await engine.restart();
     for (const id of [early, late, ...queued]) {
       const answer = await calls.get(`/v1/jobs/${id}`);
       assert.equal(answer.status, 200, `job ${id} was lost`);
-      assert.ok(['queued', 'processing'].includes(answer.job.status), `${id} is ${answer.job.status} after the restart`);
+      assert.ok(
+        ['queued', 'processing'].includes(answer.job.status),
+        `${id} is ${answer.job.status} after the restart`,
+      );
     }
     page.release();
     const finished: WireJob[] = [];
-    for (const id of [early, late, ...queued]) finished.push(await waitForJob(calls, id, (j) => j.status === 'succeeded' || j.status === 'failed', 90_000));
+    for (const id of [early, late, ...queued])
+      finished.push(await waitForJob(calls, id, (j) => j.status === 'succeeded' || j.status === 'failed', 90_000));
     assert.ok(page.requests >= 2, 'the early job did not fetch its page again');
     const before = new Map<string, Fetched[]>();
     for (const job of finished) before.set(job.id, await assertIntact(engine, job));

@@ -9,7 +9,21 @@
 import * as assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, chownSync, closeSync, copyFileSync, existsSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -62,7 +76,14 @@ function engineDirFor(uid: number | undefined): string {
     engineCopy = mkdtempSync(path.join(os.tmpdir(), 'aa-fault-engine-'));
     chmodSync(engineCopy, 0o755);
     for (const file of readdirSync(dist)) {
-      if (file.startsWith('engine.') || file.startsWith('synth-worker.') || file.startsWith('parse-worker.') || file.startsWith('audio-worker.') || file.endsWith('.wasm')) copyFileSync(path.join(dist, file), path.join(engineCopy, file));
+      if (
+        file.startsWith('engine.') ||
+        file.startsWith('synth-worker.') ||
+        file.startsWith('parse-worker.') ||
+        file.startsWith('audio-worker.') ||
+        file.endsWith('.wasm')
+      )
+        copyFileSync(path.join(dist, file), path.join(engineCopy, file));
     }
     process.on('exit', () => rmSync(engineCopy ?? '', { recursive: true, force: true }));
   }
@@ -70,14 +91,25 @@ function engineDirFor(uid: number | undefined): string {
 }
 
 /** Starts dist/engine.js on `dataDir`, as `uid` when given; resolves with the engine or its start-up error line. */
-async function startEngine(dataDir: string, uid?: number): Promise<Engine | { error: string; code: number | null; stderr: string }> {
+async function startEngine(
+  dataDir: string,
+  uid?: number,
+): Promise<Engine | { error: string; code: number | null; stderr: string }> {
   const engineDir = engineDirFor(uid);
-  const child = spawn(process.execPath, [path.join(engineDir, 'engine.js'), '--port', '0', '--data-dir', dataDir, '--lock-wait-s', '1'], {
-    cwd: engineDir,
-    env: { PATH: process.env.PATH, ARTICLE_AUDIO_TOKENS: TOKEN, ...(uid !== undefined ? { HOME: '/tmp' } : { HOME: process.env.HOME }) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    ...(uid !== undefined ? { uid, gid: uid } : {}),
-  });
+  const child = spawn(
+    process.execPath,
+    [path.join(engineDir, 'engine.js'), '--port', '0', '--data-dir', dataDir, '--lock-wait-s', '1'],
+    {
+      cwd: engineDir,
+      env: {
+        PATH: process.env.PATH,
+        ARTICLE_AUDIO_TOKENS: TOKEN,
+        ...(uid !== undefined ? { HOME: '/tmp' } : { HOME: process.env.HOME }),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...(uid !== undefined ? { uid, gid: uid } : {}),
+    },
+  );
   children.add(child);
   let stdout = '';
   let stderr = '';
@@ -127,11 +159,17 @@ function started(engine: Awaited<ReturnType<typeof startEngine>>): Engine {
 async function outputs(engine: Engine, job: WireJob): Promise<{ path: string; etag: string | null; bytes: Buffer }[]> {
   return Promise.all(
     (job.outputs?.results ?? []).map(async (r) => {
-      const response = await fetch(`${engine.url}${new URL(r.url).pathname}`, { headers: { authorization: `Bearer ${TOKEN}` } }).catch((error: Error) => {
+      const response = await fetch(`${engine.url}${new URL(r.url).pathname}`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      }).catch((error: Error) => {
         throw new Error(`GET ${r.url}: ${error.message} (${String(error.cause)})`);
       });
       assert.equal(response.status, 200, r.url);
-      return { path: new URL(r.url).pathname, etag: response.headers.get('etag'), bytes: Buffer.from(await response.arrayBuffer()) };
+      return {
+        path: new URL(r.url).pathname,
+        etag: response.headers.get('etag'),
+        bytes: Buffer.from(await response.arrayBuffer()),
+      };
     }),
   );
 }
@@ -143,7 +181,8 @@ function snapshot(dir: string): Map<string, string> {
     for (const entry of readdirSync(folder, { withFileTypes: true })) {
       const full = path.join(folder, entry.name);
       if (entry.isDirectory()) walk(full);
-      else if (entry.isFile()) files.set(path.relative(dir, full), createHash('sha256').update(readFileSync(full)).digest('hex'));
+      else if (entry.isFile())
+        files.set(path.relative(dir, full), createHash('sha256').update(readFileSync(full)).digest('hex'));
     }
   };
   walk(dir);
@@ -233,7 +272,8 @@ describe('fault: the data dir runs out of space (a real 4 MB tmpfs)', () => {
     t.after(() => {
       if (process.env.FAULT_VERBOSE) t.diagnostic(log.stderr);
     });
-    const done = (id: string) => waitForJob((engine as Engine).calls, id, (j) => j.status === 'succeeded' || j.status === 'failed', 60_000);
+    const done = (id: string) =>
+      waitForJob((engine as Engine).calls, id, (j) => j.status === 'succeeded' || j.status === 'failed', 60_000);
     const first = await done((await calls.submit({ model_id: mini, text: SHORT })).jobId);
     assert.equal(first.status, 'succeeded');
     const firstFiles = await outputs(engine, first);
@@ -259,10 +299,14 @@ describe('fault: the data dir runs out of space (a real 4 MB tmpfs)', () => {
 
     // What was finished is untouched, byte for byte, and every record on disk is whole.
     const again = await outputs(engine, (await calls.get(`/v1/jobs/${first.id}`)).job);
-    assert.deepEqual(again.map((f) => [f.path, f.etag]), firstFiles.map((f) => [f.path, f.etag]));
+    assert.deepEqual(
+      again.map((f) => [f.path, f.etag]),
+      firstFiles.map((f) => [f.path, f.etag]),
+    );
     again.forEach((f, i) => assert.ok(f.bytes.equals(firstFiles[i]!.bytes), `${f.path} changed`));
     const unfinished = assertRecordsParse(dataDir);
-    for (const id of unfinished) assert.equal((await calls.get(`/v1/jobs/${id}`)).status, 404, `the refused job ${id} is visible`);
+    for (const id of unfinished)
+      assert.equal((await calls.get(`/v1/jobs/${id}`)).status, 404, `the refused job ${id} is visible`);
 
     // Space comes back: work goes on, and after a crash the interrupted job runs again.
     for (const name of readdirSync(dataDir)) if (name.startsWith('filler')) rmSync(path.join(dataDir, name));
@@ -274,7 +318,9 @@ describe('fault: the data dir runs out of space (a real 4 MB tmpfs)', () => {
     const rerun = await done(running);
     assert.equal(rerun.status, 'succeeded', `after the restart: ${JSON.stringify(rerun.error)}`);
     const restarted = await outputs(engine, (await engine.calls.get(`/v1/jobs/${first.id}`)).job);
-    restarted.forEach((f, i) => assert.ok(f.bytes.equals(firstFiles[i]!.bytes), `${f.path} changed across the restart`));
+    restarted.forEach((f, i) =>
+      assert.ok(f.bytes.equals(firstFiles[i]!.bytes), `${f.path} changed across the restart`),
+    );
     assert.deepEqual(assertRecordsParse(dataDir), [], 'half-created job folders are left after the restart');
   });
 });
@@ -306,7 +352,8 @@ describe('fault: the data dir cannot be written', () => {
 
   it(`refuses new jobs with 507 and refuses to start with a clear error, changing nothing (engine runs as ${uid === undefined ? 'this user' : `uid ${uid}`})`, async () => {
     engine = started(await startEngine(dataDir, uid));
-    const done = (calls: ServiceCalls, id: string) => waitForJob(calls, id, (j) => j.status === 'succeeded' || j.status === 'failed', 60_000);
+    const done = (calls: ServiceCalls, id: string) =>
+      waitForJob(calls, id, (j) => j.status === 'succeeded' || j.status === 'failed', 60_000);
     const first = await done(engine.calls, (await engine.calls.submit({ model_id: mini, text: SHORT })).jobId);
     assert.equal(first.status, 'succeeded');
     const firstFiles = await outputs(engine, first);
@@ -323,7 +370,10 @@ describe('fault: the data dir cannot be written', () => {
 
     // Writable again: work goes on.
     chmodSync(path.join(dataDir, 'jobs'), 0o755);
-    const later = await done(engine.calls, (await engine.calls.submit({ model_id: mini, text: `Later. ${SHORT}` })).jobId);
+    const later = await done(
+      engine.calls,
+      (await engine.calls.submit({ model_id: mini, text: `Later. ${SHORT}` })).jobId,
+    );
     assert.equal(later.status, 'succeeded');
     await engine.kill();
     engine = undefined;

@@ -39,7 +39,9 @@ function goodUrl(value: unknown): boolean {
   } catch {
     return false;
   }
-  return (parsed.protocol === 'http:' || parsed.protocol === 'https:') && parsed.username === '' && parsed.password === '';
+  return (
+    (parsed.protocol === 'http:' || parsed.protocol === 'https:') && parsed.username === '' && parsed.password === ''
+  );
 }
 
 function validBody(body: unknown): boolean {
@@ -57,7 +59,8 @@ function validBody(body: unknown): boolean {
     if (length < 50 || length > 100_000) return false;
     if (!/[\p{L}\p{N}]/u.test(fields.text)) return false;
   }
-  for (const key of ['intro_audio_url', 'outro_audio_url']) if (fields[key] !== undefined && !goodUrl(fields[key])) return false;
+  for (const key of ['intro_audio_url', 'outro_audio_url'])
+    if (fields[key] !== undefined && !goodUrl(fields[key])) return false;
   return true;
 }
 
@@ -65,7 +68,10 @@ function validJsonContentType(value: string | undefined): boolean {
   if (value === undefined) return false;
   const [type, ...parameters] = value.split(';').map((part) => part.trim().toLowerCase());
   if (type !== 'application/json') return false;
-  const charset = parameters.find((p) => p.startsWith('charset='))?.slice(8).replace(/"/g, '');
+  const charset = parameters
+    .find((p) => p.startsWith('charset='))
+    ?.slice(8)
+    .replace(/"/g, '');
   return charset === undefined || charset === 'utf-8' || charset === 'utf8';
 }
 
@@ -88,13 +94,15 @@ function expected(request: FuzzRequest): Expected {
   const contentType = wire(request.contentType);
   const auth = authorization === undefined ? undefined : /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization)?.[1];
   if (auth !== TOKEN) return { accept: false, status: 401 };
-  if (idempotencyKey !== undefined && !/^[\x21-\x7e]{1,255}$/.test(idempotencyKey)) return { accept: false, status: 422 };
+  if (idempotencyKey !== undefined && !/^[\x21-\x7e]{1,255}$/.test(idempotencyKey))
+    return { accept: false, status: 422 };
   if (!validJsonContentType(contentType)) return { accept: false, status: 415 };
   let value: unknown;
   if ('json' in request.body) value = request.body.json;
   else {
     try {
-      const text = 'raw' in request.body ? request.body.raw : new TextDecoder('utf-8', { fatal: true }).decode(request.body.bytes);
+      const text =
+        'raw' in request.body ? request.body.raw : new TextDecoder('utf-8', { fatal: true }).decode(request.body.bytes);
       value = JSON.parse(text) as unknown;
     } catch {
       return { accept: false, status: 400 };
@@ -109,10 +117,17 @@ const VALID_TEXT = 'The river town woke early, and the boats left before the sun
 
 const textArb = fc.oneof(
   // Around the lower limit, with whitespace that trimming removes and characters that are two UTF-16 units.
-  fc.tuple(fc.integer({ min: 40, max: 60 }), fc.constantFrom('a', 'é', '😀', ' ', '\u00a0'), fc.constantFrom('', '   ', '\n\t', '\u2028'))
+  fc
+    .tuple(
+      fc.integer({ min: 40, max: 60 }),
+      fc.constantFrom('a', 'é', '😀', ' ', '\u00a0'),
+      fc.constantFrom('', '   ', '\n\t', '\u2028'),
+    )
     .map(([n, ch, pad]) => `${pad}${'x'.repeat(Math.max(0, n - 1))}${ch}${pad}`),
   // Around the upper limit.
-  fc.tuple(fc.integer({ min: 99_990, max: 100_010 }), fc.constantFrom('b', '😀')).map(([n, ch]) => `${'a'.repeat(n - 1)}${ch}`),
+  fc
+    .tuple(fc.integer({ min: 99_990, max: 100_010 }), fc.constantFrom('b', '😀'))
+    .map(([n, ch]) => `${'a'.repeat(n - 1)}${ch}`),
   fc.string({ minLength: 0, maxLength: 300, unit: 'grapheme' }),
   fc.string({ minLength: 0, maxLength: 120, unit: 'binary' }),
   fc.integer({ min: 1, max: 4 }).map((n) => VALID_TEXT.repeat(n)),
@@ -138,22 +153,37 @@ const urlArb = fc.oneof(
 );
 
 /** A field: absent, well formed, or any JSON value at all. */
-const field = <T>(good: fc.Arbitrary<T>) => fc.oneof({ weight: 2, arbitrary: fc.constant(undefined) }, { weight: 5, arbitrary: good }, { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }) });
+const field = <T>(good: fc.Arbitrary<T>) =>
+  fc.oneof(
+    { weight: 2, arbitrary: fc.constant(undefined) },
+    { weight: 5, arbitrary: good },
+    { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }) },
+  );
 
 const objectBodyArb = fc
   .record({
-    model_id: fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...MODELS) }, { weight: 1, arbitrary: fc.constantFrom('ARTICLE-AUDIO-1-MINI', 'article-audio-2', '', ' article-audio-1-pro') }, { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 1 }) }, { weight: 1, arbitrary: fc.constant(undefined) }),
+    model_id: fc.oneof(
+      { weight: 6, arbitrary: fc.constantFrom(...MODELS) },
+      { weight: 1, arbitrary: fc.constantFrom('ARTICLE-AUDIO-1-MINI', 'article-audio-2', '', ' article-audio-1-pro') },
+      { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 1 }) },
+      { weight: 1, arbitrary: fc.constant(undefined) },
+    ),
     url: field(urlArb),
     text: field(textArb),
     intro_audio_url: field(urlArb),
     outro_audio_url: field(urlArb),
-    extra: fc.option(fc.dictionary(fc.string({ minLength: 1, maxLength: 12 }), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 2 }), { freq: 6 }),
+    extra: fc.option(
+      fc.dictionary(fc.string({ minLength: 1, maxLength: 12 }), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 2 }),
+      { freq: 6 },
+    ),
   })
   .map(({ extra, ...fields }) => {
     const body: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(fields)) if (value !== undefined) body[key] = value;
     // Keys like __proto__ must become real own properties, as they would from any JSON client.
-    if (extra) for (const [key, value] of Object.entries(extra)) Object.defineProperty(body, key, { value, enumerable: true, writable: true, configurable: true });
+    if (extra)
+      for (const [key, value] of Object.entries(extra))
+        Object.defineProperty(body, key, { value, enumerable: true, writable: true, configurable: true });
     return body;
   });
 
@@ -166,35 +196,85 @@ const bodyArb: fc.Arbitrary<FuzzRequest['body']> = fc.oneof(
 );
 
 /** Header values a client can put on the wire (printable ASCII and tabs; fetch refuses the rest itself). */
-const headerText = fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 40 });
+const headerText = fc.string({
+  unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)),
+  maxLength: 40,
+});
 
 const authorizationArb = fc.oneof(
   { weight: 8, arbitrary: fc.constant(`Bearer ${TOKEN}`) },
-  { weight: 1, arbitrary: fc.constantFrom(`bearer ${TOKEN}`, `Bearer\t${TOKEN} `, `Bearer  ${TOKEN}`, `Bearer ${TOKEN}x`, `Basic ${TOKEN}`, `Bearer ${TOKEN} extra`, 'Bearer', ` Bearer ${TOKEN}`) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      `bearer ${TOKEN}`,
+      `Bearer\t${TOKEN} `,
+      `Bearer  ${TOKEN}`,
+      `Bearer ${TOKEN}x`,
+      `Basic ${TOKEN}`,
+      `Bearer ${TOKEN} extra`,
+      'Bearer',
+      ` Bearer ${TOKEN}`,
+    ),
+  },
   { weight: 1, arbitrary: headerText },
   { weight: 1, arbitrary: fc.constant(undefined) },
 );
 
 const contentTypeArb = fc.oneof(
-  { weight: 8, arbitrary: fc.constantFrom('application/json', 'application/json; charset=utf-8', 'Application/JSON;charset="UTF-8"') },
-  { weight: 1, arbitrary: fc.constantFrom('text/plain', 'application/json; charset=latin1', 'application/x-www-form-urlencoded', 'application/jsonx', '') },
+  {
+    weight: 8,
+    arbitrary: fc.constantFrom(
+      'application/json',
+      'application/json; charset=utf-8',
+      'Application/JSON;charset="UTF-8"',
+    ),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      'text/plain',
+      'application/json; charset=latin1',
+      'application/x-www-form-urlencoded',
+      'application/jsonx',
+      '',
+    ),
+  },
   { weight: 1, arbitrary: headerText },
   { weight: 1, arbitrary: fc.constant(undefined) },
 );
 
 const idempotencyKeyArb = fc.oneof(
   { weight: 6, arbitrary: fc.constant(undefined) },
-  { weight: 2, arbitrary: fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 40 }) },
-  { weight: 1, arbitrary: fc.oneof(headerText, fc.integer({ min: 250, max: 260 }).map((n) => 'k'.repeat(n))) },
+  {
+    weight: 2,
+    arbitrary: fc.string({
+      unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)),
+      minLength: 1,
+      maxLength: 40,
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.oneof(
+      headerText,
+      fc.integer({ min: 250, max: 260 }).map((n) => 'k'.repeat(n)),
+    ),
+  },
 );
 
-const goodUrlArb = fc.oneof(fc.webUrl({ withQueryParameters: true }), fc.constantFrom('https://example.com/a', 'http://127.0.0.1:9/x', 'http://[::1]/'));
+const goodUrlArb = fc.oneof(
+  fc.webUrl({ withQueryParameters: true }),
+  fc.constantFrom('https://example.com/a', 'http://127.0.0.1:9/x', 'http://[::1]/'),
+);
 
 /** Requests built to be valid, or one small step away from it, so that both sides of the border get exercised. */
 const nearlyValidArb: fc.Arbitrary<FuzzRequest> = fc
   .record({
     model_id: fc.constantFrom(...MODELS),
-    source: fc.oneof(goodUrlArb.map((url) => ({ url })), textArb.map((text) => ({ text }))),
+    source: fc.oneof(
+      goodUrlArb.map((url) => ({ url })),
+      textArb.map((text) => ({ text })),
+    ),
     intro_audio_url: fc.option(goodUrlArb, { nil: undefined }),
     outro_audio_url: fc.option(goodUrlArb, { nil: undefined }),
     contentType: fc.constantFrom('application/json', 'application/json; charset=utf-8'),
@@ -208,7 +288,12 @@ const nearlyValidArb: fc.Arbitrary<FuzzRequest> = fc
 
 const requestArb: fc.Arbitrary<FuzzRequest> = fc.oneof(
   nearlyValidArb,
-  fc.record({ authorization: authorizationArb, contentType: contentTypeArb, idempotencyKey: idempotencyKeyArb, body: bodyArb }),
+  fc.record({
+    authorization: authorizationArb,
+    contentType: contentTypeArb,
+    idempotencyKey: idempotencyKeyArb,
+    body: bodyArb,
+  }),
 );
 
 describe('fault: fuzzing the submission validator (fast-check, real engine on loopback)', () => {
@@ -238,12 +323,21 @@ describe('fault: fuzzing the submission validator (fast-check, real engine on lo
     await fc.assert(
       fc.asyncProperty(requestArb, async (generated) => {
         // A fresh key per run, so that a key reused by shrinking is not an idempotent repeat of another body.
-        const request = { ...generated, idempotencyKey: generated.idempotencyKey === undefined ? undefined : `${generated.idempotencyKey}${++keyCounter}` };
+        const request = {
+          ...generated,
+          idempotencyKey:
+            generated.idempotencyKey === undefined ? undefined : `${generated.idempotencyKey}${++keyCounter}`,
+        };
         const headers: Record<string, string> = {};
         if (request.authorization !== undefined) headers.authorization = request.authorization;
         if (request.contentType !== undefined) headers['content-type'] = request.contentType;
         if (request.idempotencyKey !== undefined) headers['idempotency-key'] = request.idempotencyKey;
-        const body = 'json' in request.body ? JSON.stringify(request.body.json) : 'raw' in request.body ? request.body.raw : request.body.bytes;
+        const body =
+          'json' in request.body
+            ? JSON.stringify(request.body.json)
+            : 'raw' in request.body
+              ? request.body.raw
+              : request.body.bytes;
         const response = await fetch(`${engine.url}/v1/article-to-audio`, { method: 'POST', headers, body });
         const text = await response.text();
         tally.set(response.status, (tally.get(response.status) ?? 0) + 1);
@@ -260,12 +354,21 @@ describe('fault: fuzzing the submission validator (fast-check, real engine on lo
           assert.notEqual(response.status, 202, `an invalid request was accepted (expected ${want.status})`);
           assert.equal(response.status, want.status, `expected ${want.status}: ${text.slice(0, 300)}`);
           assert.equal(envelope.data, null);
-          assert.ok(Array.isArray(envelope.errors) && envelope.errors.length > 0 && envelope.errors.every((e) => typeof e.message === 'string' && e.message.length > 0));
+          assert.ok(
+            Array.isArray(envelope.errors) &&
+              envelope.errors.length > 0 &&
+              envelope.errors.every((e) => typeof e.message === 'string' && e.message.length > 0),
+          );
         }
       }),
       { seed: SEED, numRuns: RUNS, includeErrorInReport: true },
     );
-    t.diagnostic(`answers: ${[...tally].sort(([a], [b]) => a - b).map(([status, n]) => `${status}×${n}`).join(', ')}`);
+    t.diagnostic(
+      `answers: ${[...tally]
+        .sort(([a], [b]) => a - b)
+        .map(([status, n]) => `${status}×${n}`)
+        .join(', ')}`,
+    );
     // The property holds only if both sides were exercised.
     assert.ok((tally.get(202) ?? 0) >= RUNS / 10, 'too few valid requests were generated');
     assert.ok((tally.get(422) ?? 0) >= RUNS / 10, 'too few invalid bodies were generated');

@@ -24,7 +24,11 @@ describe('Packaging', () => {
       cpSync(path.join(root, name), path.join(work, name), { recursive: true });
     }
     symlinkSync(path.join(root, 'node_modules'), path.join(work, 'node_modules'), 'dir');
-    execFileSync('npm', ['run', 'package', '--silent'], { cwd: work, stdio: 'pipe', env: { ...process.env, npm_config_loglevel: 'error' } });
+    execFileSync('npm', ['run', 'package', '--silent'], {
+      cwd: work,
+      stdio: 'pipe',
+      env: { ...process.env, npm_config_loglevel: 'error' },
+    });
     vsix = path.join(work, 'dist', 'article-audio.vsix');
     entries = execFileSync('unzip', ['-Z1', vsix], { encoding: 'utf8' }).split('\n').filter(Boolean);
   });
@@ -47,13 +51,20 @@ describe('Packaging', () => {
     ]) {
       assert.ok(entries.includes(needed), `${needed} is missing from the .vsix`);
     }
-    assert.ok(!entries.includes('extension/dist/cli.js'), 'the command line is not packaged: the extension never loads it');
+    assert.ok(
+      !entries.includes('extension/dist/cli.js'),
+      'the command line is not packaged: the extension never loads it',
+    );
     const unwanted = entries.filter((e) => /\.(map|ts)$|\/(src|test|node_modules|scripts|bench)\//.test(e));
     assert.deepEqual(unwanted, [], 'sources, tests or source maps were packaged');
   });
 
   it('shows users the extension page, the icon and the walkthrough, not the developer README', () => {
-    for (const needed of ['extension/media/icon.png', 'extension/media/walkthrough/convert.md', 'extension/media/walkthrough/sample.md']) {
+    for (const needed of [
+      'extension/media/icon.png',
+      'extension/media/walkthrough/convert.md',
+      'extension/media/walkthrough/sample.md',
+    ]) {
       assert.ok(entries.includes(needed), `${needed} is missing from the .vsix`);
     }
     const readme = execFileSync('unzip', ['-p', vsix, 'extension/readme.md'], { encoding: 'utf8' });
@@ -68,14 +79,23 @@ describe('Packaging', () => {
     const { collectPackages, render } = await import('../../scripts/third-party-notices.mjs');
     const packages = collectPackages();
     for (const name of ['undici', 'zod', 'linkedom', 'mediabunny', '@mozilla/readability', 'ipaddr.js', 'marked']) {
-      assert.ok(packages.some((p) => p.name === name), `${name} is not among the bundled packages`);
+      assert.ok(
+        packages.some((p) => p.name === name),
+        `${name} is not among the bundled packages`,
+      );
     }
     for (const p of packages) {
       assert.ok(shipped.includes(`## ${p.name} ${p.version}\n`), `${p.name} ${p.version} has no section`);
-      for (const { text } of p.texts) assert.ok(shipped.includes(text.trimEnd()), `the licence text of ${p.name} is not complete`);
+      for (const { text } of p.texts)
+        assert.ok(shipped.includes(text.trimEnd()), `the licence text of ${p.name} is not complete`);
     }
-    for (const lgpl of ['## LGPL-2\n', '## LGPL-2.1\n', '## GPL-3\n']) assert.ok(shipped.includes(lgpl), `${lgpl.trim()} text is missing`);
-    assert.equal(shipped, render(packages), 'THIRD_PARTY_NOTICES.md is out of date: run `node scripts/third-party-notices.mjs`');
+    for (const lgpl of ['## LGPL-2\n', '## LGPL-2.1\n', '## GPL-3\n'])
+      assert.ok(shipped.includes(lgpl), `${lgpl.trim()} text is missing`);
+    assert.equal(
+      shipped,
+      render(packages),
+      'THIRD_PARTY_NOTICES.md is out of date: run `node scripts/third-party-notices.mjs`',
+    );
   });
 
   it('installs into real VS Code (code-server)', async () => {
@@ -83,9 +103,17 @@ describe('Packaging', () => {
     const extensionsDir = path.join(work, 'installed-extensions');
     const serverDataDir = path.join(work, 'server-data');
     const server = vscodeServerMain();
-    const common = ['--extensions-dir', extensionsDir, '--server-data-dir', serverDataDir, '--accept-server-license-terms'];
+    const common = [
+      '--extensions-dir',
+      extensionsDir,
+      '--server-data-dir',
+      serverDataDir,
+      '--accept-server-license-terms',
+    ];
     execFileSync(process.execPath, [server, '--install-extension', vsix, ...common], { stdio: 'pipe' });
-    const listed = execFileSync(process.execPath, [server, '--list-extensions', '--show-versions', ...common], { encoding: 'utf8' });
+    const listed = execFileSync(process.execPath, [server, '--list-extensions', '--show-versions', ...common], {
+      encoding: 'utf8',
+    });
     assert.match(listed, /article-audio\.article-audio@0\.1\.0/);
     assert.ok(existsSync(extensionsDir));
   });

@@ -27,7 +27,11 @@ export interface ChaosProxy {
  * Forwards TCP both ways. A connection that asks for an event stream gets its answer cut after a random number of
  * bytes (1 to maxBytes after the request, mostly few), then both sides are destroyed, like a proxy or Wi-Fi dropping it.
  */
-export async function startChaosProxy(upstreamPort: number, random: () => number, maxBytes: number): Promise<ChaosProxy> {
+export async function startChaosProxy(
+  upstreamPort: number,
+  random: () => number,
+  maxBytes: number,
+): Promise<ChaosProxy> {
   const sockets = new Set<net.Socket>();
   const proxy: ChaosProxy = { url: '', cuts: 0, cutsInHeaders: 0, streams: 0, close: () => Promise.resolve() };
   const server = net.createServer((client) => {

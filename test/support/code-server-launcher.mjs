@@ -13,7 +13,9 @@ const extensionTestsPath = option('extensionTestsPath');
 const extensionDevelopmentPath = option('extensionDevelopmentPath');
 const folder = args.find((a) => !a.startsWith('--'));
 if (!extensionTestsPath || !extensionDevelopmentPath) {
-  console.error('code-server-launcher: expected --extensionTestsPath=… and --extensionDevelopmentPath=… (as @vscode/test-electron passes them)');
+  console.error(
+    'code-server-launcher: expected --extensionTestsPath=… and --extensionDevelopmentPath=… (as @vscode/test-electron passes them)',
+  );
   process.exit(2);
 }
 const timeoutMs = Number(process.env.ARTICLE_AUDIO_INTEGRATION_TIMEOUT_MS ?? 20 * 60_000);

@@ -64,7 +64,11 @@ process.on('exit', () => {
 
 export async function startEngineProcess(options: EngineProcessOptions = {}): Promise<EngineProcess> {
   // The same black-box tests against the team service (API node + worker over Postgres): test/team/team-engine.ts.
-  if (process.env.ARTICLE_AUDIO_TEST_ENGINE === 'postgres' && (options.entry ?? 'serve') === 'serve' && !options.args?.includes('--database')) {
+  if (
+    process.env.ARTICLE_AUDIO_TEST_ENGINE === 'postgres' &&
+    (options.entry ?? 'serve') === 'serve' &&
+    !options.args?.includes('--database')
+  ) {
     const { startTeamEngineProcess } = await import('../team/team-engine');
     return startTeamEngineProcess(options, startEngineProcess);
   }
@@ -74,11 +78,18 @@ export async function startEngineProcess(options: EngineProcessOptions = {}): Pr
   const ownDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'aa-engine-'));
   const tokens = options.tokens ?? [randomBytes(16).toString('hex'), randomBytes(16).toString('hex')];
-  const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('ARTICLE_AUDIO_')));
+  const env: NodeJS.ProcessEnv = Object.fromEntries(
+    Object.entries(process.env).filter(([key]) => !key.startsWith('ARTICLE_AUDIO_')),
+  );
   // The suites serve their pages from loopback, which `serve` refuses to fetch by default, and some submit hundreds of
   // jobs a minute with one token, beyond serve's default rate (test/engine/hostile-network.test.ts tests both, passing
   // '' or a flag to get serve's own defaults back).
-  Object.assign(env, { ARTICLE_AUDIO_TOKENS: tokens.join(','), ARTICLE_AUDIO_ALLOW_PRIVATE_NETWORK: '1', ARTICLE_AUDIO_TOKEN_SUBMIT_RATE: '0', ...options.env });
+  Object.assign(env, {
+    ARTICLE_AUDIO_TOKENS: tokens.join(','),
+    ARTICLE_AUDIO_ALLOW_PRIVATE_NETWORK: '1',
+    ARTICLE_AUDIO_TOKEN_SUBMIT_RATE: '0',
+    ...options.env,
+  });
 
   let child: ChildProcess;
   let stdout = '';
@@ -88,7 +99,16 @@ export async function startEngineProcess(options: EngineProcessOptions = {}): Pr
   let port = options.port ?? 0;
 
   async function launch(): Promise<void> {
-    const args = [...(options.nodeArgs ?? []), script, ...(entry === 'serve' ? ['serve'] : []), '--port', String(port), '--data-dir', dataDir, ...(options.args ?? [])];
+    const args = [
+      ...(options.nodeArgs ?? []),
+      script,
+      ...(entry === 'serve' ? ['serve'] : []),
+      '--port',
+      String(port),
+      '--data-dir',
+      dataDir,
+      ...(options.args ?? []),
+    ];
     stdout = '';
     stderr = '';
     child = spawn(process.execPath, args, { cwd: repoRoot, env, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -103,14 +123,29 @@ export async function startEngineProcess(options: EngineProcessOptions = {}): Pr
     const listening = new Promise<string>((resolve, reject) => {
       child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
         stdout += chunk;
-        const found = entry === 'serve' ? /listening on (http:\/\/\S+)/.exec(stdout)?.[1] : listeningUrlFromJson(stdout);
+        const found =
+          entry === 'serve' ? /listening on (http:\/\/\S+)/.exec(stdout)?.[1] : listeningUrlFromJson(stdout);
         if (found) resolve(found);
       });
-      void exited.then((exit) => reject(new Error(`The engine exited (${exit.code ?? exit.signal}) before listening.\nstdout: ${stdout}\nstderr: ${stderr}`)));
+      void exited.then((exit) =>
+        reject(
+          new Error(
+            `The engine exited (${exit.code ?? exit.signal}) before listening.\nstdout: ${stdout}\nstderr: ${stderr}`,
+          ),
+        ),
+      );
     });
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`The engine did not print its address within ${options.startTimeoutMs ?? 20_000} ms.\nstderr: ${stderr}`)), options.startTimeoutMs ?? 20_000);
+      timer = setTimeout(
+        () =>
+          reject(
+            new Error(
+              `The engine did not print its address within ${options.startTimeoutMs ?? 20_000} ms.\nstderr: ${stderr}`,
+            ),
+          ),
+        options.startTimeoutMs ?? 20_000,
+      );
     });
     try {
       url = await Promise.race([listening, timeout]);
@@ -159,13 +194,17 @@ export async function startEngineProcess(options: EngineProcessOptions = {}): Pr
       const result = await Promise.race([
         exited,
         new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`The engine did not exit within ${timeoutMs} ms of ${signal}.\nstderr: ${stderr}`)), timeoutMs);
+          timer = setTimeout(
+            () => reject(new Error(`The engine did not exit within ${timeoutMs} ms of ${signal}.\nstderr: ${stderr}`)),
+            timeoutMs,
+          );
         }),
       ]).finally(() => clearTimeout(timer));
       return result;
     },
     async restart() {
-      if (child.exitCode === null && child.signalCode === null) throw new Error('The engine is still running; stop or kill it first.');
+      if (child.exitCode === null && child.signalCode === null)
+        throw new Error('The engine is still running; stop or kill it first.');
       await launch();
     },
     async dispose() {

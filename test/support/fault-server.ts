@@ -72,19 +72,26 @@ export async function startFaultServer(options: { host?: string } = {}): Promise
       const path = req.url ?? '/';
       requests.push({ method: req.method ?? 'GET', path, headers: req.headers, body, at: Date.now() });
       let params: RegExpExecArray | null = null;
-      const route = routes.find((candidate) => candidate.method === req.method && (params = matches(candidate.path, path)) !== null);
+      const route = routes.find(
+        (candidate) => candidate.method === req.method && (params = matches(candidate.path, path)) !== null,
+      );
       if (!route) {
         sendErrors(res, 404, [{ code: 'not_found', message: `No route for ${req.method} ${path} in this test.` }]);
         return;
       }
       const handler = route.handlers[Math.min(route.calls, route.handlers.length - 1)]!;
       const call = route.calls++;
-      Promise.resolve(handler(req, res, { body, call, params: [...((params as RegExpExecArray | null) ?? [])].slice(1), server: faultServer })).catch(
-        (error: unknown) => {
-          if (!res.headersSent) sendErrors(res, 500, [{ code: 'test_handler_failed', message: String(error) }]);
-          else res.destroy();
-        },
-      );
+      Promise.resolve(
+        handler(req, res, {
+          body,
+          call,
+          params: [...((params as RegExpExecArray | null) ?? [])].slice(1),
+          server: faultServer,
+        }),
+      ).catch((error: unknown) => {
+        if (!res.headersSent) sendErrors(res, 500, [{ code: 'test_handler_failed', message: String(error) }]);
+        else res.destroy();
+      });
     });
   });
   server.on('connection', (socket) => {
@@ -118,14 +125,28 @@ export async function startFaultServer(options: { host?: string } = {}): Promise
   return faultServer;
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), ...headers });
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(text)),
+    ...headers,
+  });
   res.end(text);
 }
 
 /** `{data, errors: null}`, the spec's success envelope. */
-export function sendEnvelope(res: ServerResponse, status: number, data: unknown, headers: Record<string, string> = {}): void {
+export function sendEnvelope(
+  res: ServerResponse,
+  status: number,
+  data: unknown,
+  headers: Record<string, string> = {},
+): void {
   sendJson(res, status, { data, errors: null }, headers);
 }
 
@@ -171,7 +192,12 @@ export interface SseWriter {
 
 /** Starts an event stream answer. */
 export function openSse(res: ServerResponse, headers: Record<string, string> = {}): SseWriter {
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', ...headers });
+  res.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    ...headers,
+  });
   res.flushHeaders();
   let closed = false;
   res.on('close', () => (closed = true));

@@ -33,12 +33,16 @@ export function wav(rate: number, bytes: number, bitsPerSample = 16): Buffer {
   out.writeUInt16LE(bitsPerSample, 34);
   out.write('data', 36, 'ascii');
   out.writeUInt32LE(dataBytes, 40);
-  if (bitsPerSample === 16) for (let i = 0; i + 1 < dataBytes; i += 2) out.writeInt16LE(((i / 2) % 200) * 40 - 4000, 44 + i);
+  if (bitsPerSample === 16)
+    for (let i = 0; i + 1 < dataBytes; i += 2) out.writeInt16LE(((i / 2) % 200) * 40 - 4000, 44 + i);
   else for (let i = 0; i < dataBytes; i++) out[44 + i] = 128 + (i % 40) - 20;
   return out;
 }
 
-const html = (body: string): Page => ({ type: 'text/html; charset=utf-8', body: Buffer.from(`<!doctype html><html><head><title>Hostile</title></head><body>${body}</body></html>`) });
+const html = (body: string): Page => ({
+  type: 'text/html; charset=utf-8',
+  body: Buffer.from(`<!doctype html><html><head><title>Hostile</title></head><body>${body}</body></html>`),
+});
 
 /** Every page of the corpus, by path. Built once, on first use (some are megabytes). */
 export function buildPages(): Map<string, Page> {
@@ -51,25 +55,41 @@ export function buildPages(): Map<string, Page> {
   pages.set('/huge-table', html(`<table>${Array.from({ length: 120_000 }, (_, i) => row(i)).join('')}</table>`));
   pages.set('/many-elements', html(`<div>${'<span>a</span>'.repeat(600_000)}</div>`));
   pages.set('/one-symbol-page', { type: 'text/plain; charset=utf-8', body: Buffer.from('!'.repeat(99_999)) });
-  pages.set('/quotes-page', { type: 'text/markdown; charset=utf-8', body: Buffer.from(`${'>'.repeat(50_000)} ${articleText(60)}`) });
-  pages.set('/lists-page', { type: 'text/markdown; charset=utf-8', body: Buffer.from(Array.from({ length: 2000 }, (_, i) => `${'  '.repeat(i)}- item ${i}`).join('\n')) });
+  pages.set('/quotes-page', {
+    type: 'text/markdown; charset=utf-8',
+    body: Buffer.from(`${'>'.repeat(50_000)} ${articleText(60)}`),
+  });
+  pages.set('/lists-page', {
+    type: 'text/markdown; charset=utf-8',
+    body: Buffer.from(Array.from({ length: 2000 }, (_, i) => `${'  '.repeat(i)}- item ${i}`).join('\n')),
+  });
   pages.set('/empty', { type: 'text/html; charset=utf-8', body: Buffer.alloc(0) });
-  pages.set('/no-element', { type: 'text/html; charset=utf-8', body: Buffer.from(`${articleText(80)} and no markup at all`) });
+  pages.set('/no-element', {
+    type: 'text/html; charset=utf-8',
+    body: Buffer.from(`${articleText(80)} and no markup at all`),
+  });
   pages.set('/comment-only', { type: 'text/html', body: Buffer.from('<!-- nothing here -->') });
   pages.set('/gzip', {
     type: 'text/html; charset=utf-8',
-    body: gzipSync(Buffer.from(`<!doctype html><html><head><title>Packed</title></head><body><article><h1>Packed</h1>${PARAGRAPH}</article></body></html>`)),
+    body: gzipSync(
+      Buffer.from(
+        `<!doctype html><html><head><title>Packed</title></head><body><article><h1>Packed</h1>${PARAGRAPH}</article></body></html>`,
+      ),
+    ),
     headers: { 'content-encoding': 'gzip' },
   });
   pages.set('/wav-1000', { type: 'audio/wav', body: wav(1000, 10 * MiB) });
   pages.set('/wav-150', { type: 'audio/wav', body: wav(150, 10 * MiB) });
   pages.set('/wav-long', { type: 'audio/wav', body: wav(8000, 8000 * 200 + 44, 8) }); // 200 s at 8 kHz, 8-bit: 1.6 MB
-  pages.set('/wav-liar', { type: 'audio/wav', body: (() => {
-    // Says 48 kHz in its header but its data chunk claims 4 GB: only the bytes present count.
-    const body = wav(48_000, 96_044);
-    body.writeUInt32LE(0xfffffff0, 40);
-    return body;
-  })() });
+  pages.set('/wav-liar', {
+    type: 'audio/wav',
+    body: (() => {
+      // Says 48 kHz in its header but its data chunk claims 4 GB: only the bytes present count.
+      const body = wav(48_000, 96_044);
+      body.writeUInt32LE(0xfffffff0, 40);
+      return body;
+    })(),
+  });
   return pages;
 }
 
@@ -88,7 +108,9 @@ export async function startPageServer(): Promise<PageServer> {
     counts.set(path, (counts.get(path) ?? 0) + 1);
     const page = pages.get(path);
     if (!page) return void res.writeHead(404, { 'content-type': 'text/plain' }).end('not here');
-    res.writeHead(200, { 'content-type': page.type, 'content-length': String(page.body.length), ...page.headers }).end(page.body);
+    res
+      .writeHead(200, { 'content-type': page.type, 'content-length': String(page.body.length), ...page.headers })
+      .end(page.body);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -101,4 +123,3 @@ export async function startPageServer(): Promise<PageServer> {
     },
   };
 }
-

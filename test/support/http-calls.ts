@@ -102,14 +102,20 @@ export async function waitForJob(
   for (;;) {
     const answer = await calls.get(`/v1/jobs/${jobId}`);
     if (answer.status === 200 && test(answer.job)) return answer.job;
-    if (Date.now() > deadline) throw new Error(`Job ${jobId} did not get there in ${timeoutMs} ms; last answer ${answer.status} ${answer.text}`);
+    if (Date.now() > deadline)
+      throw new Error(`Job ${jobId} did not get there in ${timeoutMs} ms; last answer ${answer.status} ${answer.text}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
 /** Text long enough to be accepted (the service wants 50 to 100000 characters). */
 export function articleText(words = 60): string {
-  const sentence = ['The river town woke early.', 'Boats left before the sun rose.', 'Markets filled with fish and bread.', 'By noon the square was quiet again.'];
+  const sentence = [
+    'The river town woke early.',
+    'Boats left before the sun rose.',
+    'Markets filled with fish and bread.',
+    'By noon the square was quiet again.',
+  ];
   const out: string[] = [];
   for (let i = 0; out.join(' ').split(' ').length < words; i++) out.push(sentence[i % sentence.length] as string);
   return out.join(' ');

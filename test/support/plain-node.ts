@@ -28,7 +28,10 @@ export class MemoryStore {
 }
 
 /** Resolves with the first value `event` delivers that `accept` takes. */
-export function nextEvent<T>(event: (listener: (value: T) => unknown) => { dispose(): unknown }, accept: (value: T) => boolean = () => true): Promise<T> {
+export function nextEvent<T>(
+  event: (listener: (value: T) => unknown) => { dispose(): unknown },
+  accept: (value: T) => boolean = () => true,
+): Promise<T> {
   return new Promise((resolve) => {
     const subscription = event((value) => {
       if (!accept(value)) return;

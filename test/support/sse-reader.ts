@@ -20,7 +20,10 @@ export class SseReader {
   ended = false;
   private waiters: (() => void)[] = [];
 
-  constructor(readonly response: Response, private readonly controller: AbortController) {
+  constructor(
+    readonly response: Response,
+    private readonly controller: AbortController,
+  ) {
     const parser = createParser({
       onEvent: (e) => {
         this.events.push({ id: e.id, event: e.event, data: e.data, at: performance.now() });
@@ -35,7 +38,8 @@ export class SseReader {
     this.done = (async () => {
       try {
         const decoder = new TextDecoder();
-        for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }));
+        for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>)
+          parser.feed(decoder.decode(chunk, { stream: true }));
       } catch (error) {
         this.error = error;
       } finally {
@@ -85,10 +89,20 @@ export class SseReader {
   }
 }
 
-export async function openStream(url: string, token: string, lastEventId?: string, headers: Record<string, string> = {}): Promise<SseReader> {
+export async function openStream(
+  url: string,
+  token: string,
+  lastEventId?: string,
+  headers: Record<string, string> = {},
+): Promise<SseReader> {
   const controller = new AbortController();
   const response = await fetch(url, {
-    headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', ...(lastEventId ? { 'last-event-id': lastEventId } : {}), ...headers },
+    headers: {
+      authorization: `Bearer ${token}`,
+      accept: 'text/event-stream',
+      ...(lastEventId ? { 'last-event-id': lastEventId } : {}),
+      ...headers,
+    },
     signal: controller.signal,
   });
   return new SseReader(response, controller);

@@ -56,7 +56,9 @@ export function createTestPipeline(options: TestPipelineOptions = {}): TestPipel
         // Fetched for real, as the speech pipeline does: a page that never answers keeps the job in `processing`.
         let response: Response;
         try {
-          response = await fetch(input.url, { signal: AbortSignal.any([context.signal, AbortSignal.timeout(context.fetchLimits.timeoutMs)]) });
+          response = await fetch(input.url, {
+            signal: AbortSignal.any([context.signal, AbortSignal.timeout(context.fetchLimits.timeoutMs)]),
+          });
           text = await response.text();
         } catch (error) {
           if (context.signal.aborted && !options.ignoreAbort) throw new PipelineError('cancelled', 'Stopped.');
@@ -83,8 +85,14 @@ export function createTestPipeline(options: TestPipelineOptions = {}): TestPipel
           const from = Math.floor((published * frames) / parts);
           const to = Math.floor(((published + 1) * frames) / parts);
           const name = `part-${String(published).padStart(4, '0')}`;
-          await writeFile(path.join(context.workDir, `${name}.mp3`), audio.subarray(from * frameBytes, to * frameBytes));
-          await writeFile(path.join(context.workDir, `${name}.vtt`), `WEBVTT\n\n00:00:00.000 --> 00:00:00.500\nPart ${published}.\n`);
+          await writeFile(
+            path.join(context.workDir, `${name}.mp3`),
+            audio.subarray(from * frameBytes, to * frameBytes),
+          );
+          await writeFile(
+            path.join(context.workDir, `${name}.vtt`),
+            `WEBVTT\n\n00:00:00.000 --> 00:00:00.500\nPart ${published}.\n`,
+          );
           const startS = (from * 1152) / 44_100;
           const durationS = ((to - from) * 1152) / 44_100;
           await context.publishPart({
@@ -105,7 +113,10 @@ export function createTestPipeline(options: TestPipelineOptions = {}): TestPipel
       }
       const title = (input.text ?? input.url ?? 'Untitled').split('\n')[0]?.slice(0, 40) ?? 'Untitled';
       await writeFile(path.join(context.workDir, 'audio.mp3'), audio);
-      await writeFile(path.join(context.workDir, 'transcript.vtt'), `WEBVTT\n\n00:00:00.000 --> 00:00:0${Math.min(9, audioSeconds)}.000\n${title}\n`);
+      await writeFile(
+        path.join(context.workDir, 'transcript.vtt'),
+        `WEBVTT\n\n00:00:00.000 --> 00:00:0${Math.min(9, audioSeconds)}.000\n${title}\n`,
+      );
       await writeFile(path.join(context.workDir, 'chapters.json'), JSON.stringify([{ start: 0, title }]));
       await writeFile(path.join(context.workDir, 'article.md'), `# ${title}\n\n${input.text ?? ''}\n`);
       await writeFile(path.join(context.workDir, 'scratch.tmp'), 'a file the pipeline did not list');

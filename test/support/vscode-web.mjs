@@ -78,16 +78,21 @@ export async function startVSCodeWeb(options) {
 
   const serverArgs = [
     vscodeServerMain(),
-    '--host', '127.0.0.1',
-    '--port', String(port),
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
     '--without-connection-token',
     '--accept-server-license-terms',
     '--enable-smoke-test-driver',
     '--disable-telemetry',
     '--disable-workspace-trust',
-    '--user-data-dir', userDataDir,
-    '--server-data-dir', serverDataDir,
-    '--extensions-dir', extensionsDir,
+    '--user-data-dir',
+    userDataDir,
+    '--server-data-dir',
+    serverDataDir,
+    '--extensions-dir',
+    extensionsDir,
   ];
   const server = spawn(process.execPath, serverArgs, {
     detached: true, // its own process group, so the whole tree can be killed at the end

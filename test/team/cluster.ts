@@ -62,7 +62,12 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const workers: WorkerProcess[] = [];
 
   async function startApi(): Promise<EngineProcess> {
-    const api = await startEngineProcess({ tokens, args: [...teamArgs, ...(options.apiArgs ?? [])], env, startTimeoutMs: 60_000 });
+    const api = await startEngineProcess({
+      tokens,
+      args: [...teamArgs, ...(options.apiArgs ?? [])],
+      env,
+      startTimeoutMs: 60_000,
+    });
     apis.push(api);
     return api;
   }
@@ -70,7 +75,13 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   async function startWorker(): Promise<WorkerProcess> {
     const args = options.realWorker
       ? [path.join(repoRoot, 'dist', 'cli.js'), 'worker', ...teamArgs, ...(options.workerArgs ?? [])]
-      : ['--import', 'tsx', path.join(repoRoot, 'test', 'team', 'test-worker.ts'), ...teamArgs, ...(options.workerArgs ?? [])];
+      : [
+          '--import',
+          'tsx',
+          path.join(repoRoot, 'test', 'team', 'test-worker.ts'),
+          ...teamArgs,
+          ...(options.workerArgs ?? []),
+        ];
     const child = spawn(process.execPath, args, {
       cwd: repoRoot,
       env: { ...process.env, ...env, ...options.workerEnv },
@@ -91,7 +102,9 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
         stdout += chunk;
         if (/worker \S+ started/.test(stdout)) resolve();
       });
-      void exited.then((exit) => reject(new Error(`The worker exited (${exit.code ?? exit.signal}) before starting: ${stderr}`)));
+      void exited.then((exit) =>
+        reject(new Error(`The worker exited (${exit.code ?? exit.signal}) before starting: ${stderr}`)),
+      );
     });
     const worker: WorkerProcess = {
       pid: child.pid ?? -1,

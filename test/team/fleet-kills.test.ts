@@ -166,29 +166,50 @@ describe('team service under kill -9: 3 API nodes, 3 workers, 300 jobs', () => {
     try {
       for (const followed of results) {
         const ids = followed.events.map((e) => Number(e.id));
-        assert.deepEqual(ids, ids.map((_, i) => i + 1), `job ${followed.id}: ids once each and in order`);
-        const stored = await db.query<{ id: number; event: string; data: unknown }>('SELECT id, event, data FROM aa_events WHERE job_id = $1 ORDER BY id', [followed.id]);
-        assert.equal(followed.events.length, stored.rows.length, `job ${followed.id}: the client saw its whole history`);
+        assert.deepEqual(
+          ids,
+          ids.map((_, i) => i + 1),
+          `job ${followed.id}: ids once each and in order`,
+        );
+        const stored = await db.query<{ id: number; event: string; data: unknown }>(
+          'SELECT id, event, data FROM aa_events WHERE job_id = $1 ORDER BY id',
+          [followed.id],
+        );
+        assert.equal(
+          followed.events.length,
+          stored.rows.length,
+          `job ${followed.id}: the client saw its whole history`,
+        );
         for (const [i, row] of stored.rows.entries()) {
           const seen = followed.events[i] as WireEvent;
           assert.equal(seen.event, row.event);
           // The store keeps output addresses relative to the node's base URL; the wire carries them absolute.
-          const data = row.event === 'end' ? seen.data : JSON.parse(seen.data.replace(/http:\/\/127\.0\.0\.1:\d+/g, '')) as unknown;
+          const data =
+            row.event === 'end'
+              ? seen.data
+              : (JSON.parse(seen.data.replace(/http:\/\/127\.0\.0\.1:\d+/g, '')) as unknown);
           assert.deepEqual(data, row.data, `job ${followed.id}: event ${row.id} as stored`);
         }
         assert.equal(followed.events.filter((e) => e.event === 'end').length, 1, `job ${followed.id}: one end`);
         assert.equal(followed.events.filter((e) => e.event === 'result').length, 1, `job ${followed.id}: one result`);
         assert.equal(followed.events.at(-1)?.data, 'succeeded', `job ${followed.id} succeeded`);
       }
-      const states = await db.query<{ status: string; n: string }>('SELECT status, count(*) AS n FROM aa_jobs GROUP BY status');
-      assert.deepEqual(states.rows.map((r) => [r.status, Number(r.n)]), [['succeeded', JOBS]]);
+      const states = await db.query<{ status: string; n: string }>(
+        'SELECT status, count(*) AS n FROM aa_jobs GROUP BY status',
+      );
+      assert.deepEqual(
+        states.rows.map((r) => [r.status, Number(r.n)]),
+        [['succeeded', JOBS]],
+      );
     } finally {
       await db.end();
     }
 
     // Outputs intact, read through any node.
     for (const followed of results) {
-      const result = JSON.parse(followed.events.find((e) => e.event === 'result')?.data ?? '{}') as { results: { url: string; content_type: string }[] };
+      const result = JSON.parse(followed.events.find((e) => e.event === 'result')?.data ?? '{}') as {
+        results: { url: string; content_type: string }[];
+      };
       const audio = result.results.find((r) => r.content_type === 'audio/mpeg');
       assert.ok(audio, `job ${followed.id} has audio`);
       const path = new URL(audio.url).pathname;
@@ -197,8 +218,12 @@ describe('team service under kill -9: 3 API nodes, 3 workers, 300 jobs', () => {
       assert.deepEqual(Buffer.from(await response.arrayBuffer()), silentMp3(1), `job ${followed.id}: audio intact`);
     }
     const reconnects = results.reduce((sum, r) => sum + r.reconnects, 0);
-    const takeovers = results.filter((r) => r.events.some((e) => e.event === 'log' && e.data.includes('stopped unexpectedly'))).length;
-    process.stdout.write(`# fleet: ${JOBS} jobs, ${kills} kills during the run (${apiKills} API nodes, ${workerKills} workers), ${takeovers} jobs taken over from a killed worker, ${reconnects} stream reconnects\n`);
+    const takeovers = results.filter((r) =>
+      r.events.some((e) => e.event === 'log' && e.data.includes('stopped unexpectedly')),
+    ).length;
+    process.stdout.write(
+      `# fleet: ${JOBS} jobs, ${kills} kills during the run (${apiKills} API nodes, ${workerKills} workers), ${takeovers} jobs taken over from a killed worker, ${reconnects} stream reconnects\n`,
+    );
     assert.ok(takeovers > 0, 'some jobs were running on a killed worker and were finished by another');
   });
 });

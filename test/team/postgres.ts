@@ -17,10 +17,13 @@ export interface TestPostgres {
 
 function binDir(): string | undefined {
   const fromConfig = spawnSync('pg_config', ['--bindir'], { encoding: 'utf8' });
-  if (fromConfig.status === 0 && existsSync(path.join(fromConfig.stdout.trim(), 'initdb'))) return fromConfig.stdout.trim();
+  if (fromConfig.status === 0 && existsSync(path.join(fromConfig.stdout.trim(), 'initdb')))
+    return fromConfig.stdout.trim();
   const root = '/usr/lib/postgresql';
   if (!existsSync(root)) return undefined;
-  const versions = readdirSync(root).filter((v) => existsSync(path.join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a));
+  const versions = readdirSync(root)
+    .filter((v) => existsSync(path.join(root, v, 'bin', 'initdb')))
+    .sort((a, b) => Number(b) - Number(a));
   return versions[0] === undefined ? undefined : path.join(root, versions[0], 'bin');
 }
 
@@ -66,11 +69,32 @@ export async function startPostgres(): Promise<TestPostgres> {
   if (user) chownSync(dir, user.uid, user.gid);
   const data = path.join(dir, 'data');
   const as = user ? { uid: user.uid, gid: user.gid } : {};
-  execFileSync(path.join(bin, 'initdb'), ['-D', data, '-U', 'aa', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C'], { ...as, stdio: 'pipe', cwd: dir });
+  execFileSync(
+    path.join(bin, 'initdb'),
+    ['-D', data, '-U', 'aa', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C'],
+    { ...as, stdio: 'pipe', cwd: dir },
+  );
   const port = await freePort();
   const server: ChildProcess = spawn(
     path.join(bin, 'postgres'),
-    ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300'],
+    [
+      '-D',
+      data,
+      '-p',
+      String(port),
+      '-k',
+      dir,
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'fsync=off',
+      '-c',
+      'synchronous_commit=off',
+      '-c',
+      'full_page_writes=off',
+      '-c',
+      'max_connections=300',
+    ],
     { ...as, stdio: ['ignore', 'ignore', 'pipe'], cwd: dir },
   );
   let stderr = '';

@@ -15,13 +15,24 @@ export interface TestS3 {
 
 export async function startS3(bucket = 'article-audio-test'): Promise<TestS3> {
   const directory = mkdtempSync(path.join(os.tmpdir(), 'aa-s3-'));
-  const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory, configureBuckets: [{ name: bucket }] });
+  const server = new S3rver({
+    address: '127.0.0.1',
+    port: 0,
+    silent: true,
+    directory,
+    configureBuckets: [{ name: bucket }],
+  });
   const address = await server.run();
   const endpoint = `http://127.0.0.1:${address.port}`;
   return {
     endpoint,
     bucket,
-    env: { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_REGION: 'us-east-1', ARTICLE_AUDIO_S3_ENDPOINT: endpoint },
+    env: {
+      AWS_ACCESS_KEY_ID: 'S3RVER',
+      AWS_SECRET_ACCESS_KEY: 'S3RVER',
+      AWS_REGION: 'us-east-1',
+      ARTICLE_AUDIO_S3_ENDPOINT: endpoint,
+    },
     async stop() {
       await server.close();
       rmSync(directory, { recursive: true, force: true });

@@ -9,17 +9,32 @@ import { type TestPostgres, startPostgres } from './postgres';
 let server: Promise<TestPostgres> | undefined;
 
 /** Flags of the embedded engine that also mean something to a worker. */
-const WORKER_FLAGS = new Set(['--concurrency', '--max-crashes', '--progress-interval-s', '--fetch-max-bytes', '--fetch-timeout-s', '--fetch-max-redirects']);
+const WORKER_FLAGS = new Set([
+  '--concurrency',
+  '--max-crashes',
+  '--progress-interval-s',
+  '--fetch-max-bytes',
+  '--fetch-timeout-s',
+  '--fetch-max-redirects',
+]);
 
-export async function startTeamEngineProcess(options: EngineProcessOptions, embedded: (options: EngineProcessOptions) => Promise<EngineProcess>): Promise<EngineProcess> {
+export async function startTeamEngineProcess(
+  options: EngineProcessOptions,
+  embedded: (options: EngineProcessOptions) => Promise<EngineProcess>,
+): Promise<EngineProcess> {
   server ??= startPostgres();
   const postgres = await server;
   const args = options.args ?? [];
   const workerArgs: string[] = [];
   for (let i = 0; i < args.length; i++) {
-    if (WORKER_FLAGS.has(args[i] as string) && args[i + 1] !== undefined) workerArgs.push(args[i] as string, args[i + 1] as string);
+    if (WORKER_FLAGS.has(args[i] as string) && args[i + 1] !== undefined)
+      workerArgs.push(args[i] as string, args[i + 1] as string);
   }
-  const cluster = await startCluster({ serverUrl: postgres.url, realWorker: true, workerArgs: ['--lease-s', '5', ...workerArgs] });
+  const cluster = await startCluster({
+    serverUrl: postgres.url,
+    realWorker: true,
+    workerArgs: ['--lease-s', '5', ...workerArgs],
+  });
   const teamArgs = ['--database', cluster.databaseUrl, '--storage', cluster.storage];
   const api = await embedded({ ...options, args: [...teamArgs, ...args] });
   await cluster.startWorker();

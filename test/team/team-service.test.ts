@@ -54,29 +54,45 @@ describe('team service (Postgres + S3): API nodes and workers as processes', () 
     const stream = await openStream(`${cluster.apis[1]?.url}/v1/jobs/${id}/stream`, cluster.tokens[0] as string);
     await stream.done;
     const ids = stream.events.map((e) => Number(e.id));
-    assert.deepEqual(ids, ids.map((_, i) => i + 1), 'ids 1, 2, 3, … without gaps or repeats');
-    assert.deepEqual(stream.events.slice(-2).map((e) => e.event), ['result', 'end']);
+    assert.deepEqual(
+      ids,
+      ids.map((_, i) => i + 1),
+      'ids 1, 2, 3, … without gaps or repeats',
+    );
+    assert.deepEqual(
+      stream.events.slice(-2).map((e) => e.event),
+      ['result', 'end'],
+    );
     assert.equal(stream.events.at(-1)?.data, 'succeeded');
     const job = await waitForJob(b, id, (j) => j.status === 'succeeded');
     assert.equal(job.progress, 1);
     const audio = job.outputs?.results.find((o) => o.content_type === 'audio/mpeg');
     assert.ok(audio, 'an audio output');
     assert.ok(audio.url.startsWith(cluster.apis[1]?.url as string), 'addresses on the node asked');
-    const whole = await fetch(audio.url.replace(cluster.apis[1]?.url as string, cluster.apis[0]?.url as string), { headers: { authorization: `Bearer ${cluster.tokens[0]}` } });
+    const whole = await fetch(audio.url.replace(cluster.apis[1]?.url as string, cluster.apis[0]?.url as string), {
+      headers: { authorization: `Bearer ${cluster.tokens[0]}` },
+    });
     assert.equal(whole.status, 200);
     const bytes = Buffer.from(await whole.arrayBuffer());
     assert.deepEqual(bytes, silentMp3(1), 'the bytes the worker wrote, from S3');
     const etag = whole.headers.get('etag') as string;
-    const part = await fetch(audio.url, { headers: { authorization: `Bearer ${cluster.tokens[0]}`, range: 'bytes=10-19' } });
+    const part = await fetch(audio.url, {
+      headers: { authorization: `Bearer ${cluster.tokens[0]}`, range: 'bytes=10-19' },
+    });
     assert.equal(part.status, 206);
     assert.equal(part.headers.get('content-range'), `bytes 10-19/${bytes.length}`);
     assert.deepEqual(Buffer.from(await part.arrayBuffer()), bytes.subarray(10, 20));
-    const again = await fetch(audio.url, { headers: { authorization: `Bearer ${cluster.tokens[0]}`, 'if-none-match': etag } });
+    const again = await fetch(audio.url, {
+      headers: { authorization: `Bearer ${cluster.tokens[0]}`, 'if-none-match': etag },
+    });
     assert.equal(again.status, 304);
     // Replay after an id from another node.
     const replay = await openStream(`${cluster.apis[0]?.url}/v1/jobs/${id}/stream`, cluster.tokens[0] as string, '3');
     await replay.done;
-    assert.deepEqual(replay.events.map((e) => Number(e.id)), ids.filter((n) => n > 3));
+    assert.deepEqual(
+      replay.events.map((e) => Number(e.id)),
+      ids.filter((n) => n > 3),
+    );
     // Other tokens do not see it.
     const other = serviceCalls((cluster.apis[0] as { url: string }).url, cluster.tokens[1] as string);
     assert.equal((await other.get(`/v1/jobs/${id}`)).status, 404);
@@ -121,7 +137,11 @@ describe('team service (Postgres + S3): API nodes and workers as processes', () 
 
   it('accepts a named token added to the database with `article-audio token add`, on every node, until it is removed; logs are JSON lines without tokens', async () => {
     const cli = (...args: string[]) =>
-      execFileSync(process.execPath, [path.join(repoRoot, 'dist', 'cli.js'), 'token', ...args, '--database', cluster.databaseUrl], { encoding: 'utf8' }).trim();
+      execFileSync(
+        process.execPath,
+        [path.join(repoRoot, 'dist', 'cli.js'), 'token', ...args, '--database', cluster.databaseUrl],
+        { encoding: 'utf8' },
+      ).trim();
     const token = cli('add', 'alice');
     assert.match(token, /^[A-Za-z0-9_-]{32}$/);
     assert.match(cli('list'), /^alice\t/m);
@@ -130,7 +150,11 @@ describe('team service (Postgres + S3): API nodes and workers as processes', () 
     for (const api of cluster.apis) {
       const alice = serviceCalls(api.url, token);
       // Nodes re-read the table every 5 s: wait for this one to know her.
-      for (let answer = await alice.get('/v1/jobs/00000000-0000-4000-8000-000000000000'); answer.status === 401; answer = await alice.get('/v1/jobs/00000000-0000-4000-8000-000000000000')) {
+      for (
+        let answer = await alice.get('/v1/jobs/00000000-0000-4000-8000-000000000000');
+        answer.status === 401;
+        answer = await alice.get('/v1/jobs/00000000-0000-4000-8000-000000000000')
+      ) {
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     }
@@ -139,7 +163,11 @@ describe('team service (Postgres + S3): API nodes and workers as processes', () 
     await waitForJob(alice, id, (j) => j.status === 'succeeded', 60_000);
     assert.equal((await a.get(`/v1/jobs/${id}`)).status, 404, 'other users do not see her jobs');
     cli('remove', 'alice');
-    for (let answer = await alice.get(`/v1/jobs/${id}`); answer.status !== 401; answer = await alice.get(`/v1/jobs/${id}`)) {
+    for (
+      let answer = await alice.get(`/v1/jobs/${id}`);
+      answer.status !== 401;
+      answer = await alice.get(`/v1/jobs/${id}`)
+    ) {
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     for (const api of cluster.apis) {
@@ -169,16 +197,28 @@ describe('team service (Postgres + S3): API nodes and workers as processes', () 
       const calls = serviceCalls(api.url, slow.tokens[0] as string);
       const id = (await calls.submit({ model_id: mini, text: articleText() })).jobId;
       const stream = await openStream(`${api.url}/v1/jobs/${id}/stream`, slow.tokens[0] as string);
-      await stream.until(() => stream.events.some((e) => e.event === 'status' && /"progress":0\.[1-9]/.test(e.data)), 'progress from the first worker', 60_000);
+      await stream.until(
+        () => stream.events.some((e) => e.event === 'status' && /"progress":0\.[1-9]/.test(e.data)),
+        'progress from the first worker',
+        60_000,
+      );
       await first.kill9();
       await slow.startWorker();
       await stream.done;
       const ids = stream.events.map((e) => Number(e.id));
-      assert.deepEqual(ids, ids.map((_, i) => i + 1));
+      assert.deepEqual(
+        ids,
+        ids.map((_, i) => i + 1),
+      );
       assert.equal(endEvents(stream.events), 1);
-      assert.ok(stream.events.some((e) => e.event === 'log' && e.data.includes('stopped unexpectedly')), 'the takeover is logged');
+      assert.ok(
+        stream.events.some((e) => e.event === 'log' && e.data.includes('stopped unexpectedly')),
+        'the takeover is logged',
+      );
       const job = await waitForJob(calls, id, (j) => j.status === 'succeeded');
-      const audio = await fetch(job.outputs?.results[0]?.url as string, { headers: { authorization: `Bearer ${slow.tokens[0]}` } });
+      const audio = await fetch(job.outputs?.results[0]?.url as string, {
+        headers: { authorization: `Bearer ${slow.tokens[0]}` },
+      });
       assert.equal(audio.status, 200);
       assert.deepEqual(Buffer.from(await audio.arrayBuffer()), silentMp3(1));
     } finally {

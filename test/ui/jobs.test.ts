@@ -49,7 +49,9 @@ describe('Jobs view and status bar (UI)', () => {
   }
 
   async function percentShown(): Promise<number | undefined> {
-    const text = await statusItem().innerText({ timeout: 1_000 }).catch(() => '');
+    const text = await statusItem()
+      .innerText({ timeout: 1_000 })
+      .catch(() => '');
     const match = /(\d+)%/.exec(text);
     return match ? Number(match[1]) : undefined;
   }
@@ -60,7 +62,10 @@ describe('Jobs view and status bar (UI)', () => {
     const input = page.locator('.quick-input-widget input');
     await input.waitFor({ timeout: 10_000 });
     await input.fill('patient-work.md');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'patient-work.md' }).first().waitFor({ timeout: 10_000 });
+    await page
+      .locator('.quick-input-list .monaco-list-row', { hasText: 'patient-work.md' })
+      .first()
+      .waitFor({ timeout: 10_000 });
     await input.press('Enter');
     await page.locator('.editor-instance .view-lines', { hasText: TITLE }).first().waitFor({ timeout: 20_000 });
 
@@ -72,10 +77,16 @@ describe('Jobs view and status bar (UI)', () => {
     await jobRow().waitFor({ timeout: 20_000 });
     assert.match((await jobRow().getAttribute('aria-label')) ?? '', /, Pro, (Queued|Processing|\d+%)/);
     const before = await percentShown();
-    assert.ok(before !== undefined && before < 60, `the job is ${before}% done before the reload: too late to test a resume`);
+    assert.ok(
+      before !== undefined && before < 60,
+      `the job is ${before}% done before the reload: too late to test a resume`,
+    );
     await vscode.screenshot('jobs-running');
 
-    const reloaded = page.waitForEvent('framenavigated', { predicate: (frame) => frame === page.mainFrame(), timeout: 30_000 });
+    const reloaded = page.waitForEvent('framenavigated', {
+      predicate: (frame) => frame === page.mainFrame(),
+      timeout: 30_000,
+    });
     await vscode.runCommand('Developer: Reload Window');
     await reloaded;
     await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
@@ -85,23 +96,57 @@ describe('Jobs view and status bar (UI)', () => {
     await waitFor('the resumed job in the status bar', async () => (await percentShown()) !== undefined, 90_000);
     await vscode.runCommand('Article Audio: Show Jobs');
     await jobRow().waitFor({ timeout: 30_000 });
-    await waitFor('the job to be ready in the Jobs view', async () => /, Ready,/.test((await jobRow().getAttribute('aria-label')) ?? ''), 240_000).catch(async (error: unknown) => {
-      const label = await jobRow().getAttribute('aria-label', { timeout: 1_000 }).catch(() => null);
-      const status = await statusItem().innerText({ timeout: 1_000 }).catch(() => null);
-      await statusItem().hover().catch(() => undefined);
-      const hover = await vscode.page.locator('.monaco-hover').first().innerText({ timeout: 5_000 }).catch(() => null);
+    await waitFor(
+      'the job to be ready in the Jobs view',
+      async () => /, Ready,/.test((await jobRow().getAttribute('aria-label')) ?? ''),
+      240_000,
+    ).catch(async (error: unknown) => {
+      const label = await jobRow()
+        .getAttribute('aria-label', { timeout: 1_000 })
+        .catch(() => null);
+      const status = await statusItem()
+        .innerText({ timeout: 1_000 })
+        .catch(() => null);
+      await statusItem()
+        .hover()
+        .catch(() => undefined);
+      const hover = await vscode.page
+        .locator('.monaco-hover')
+        .first()
+        .innerText({ timeout: 5_000 })
+        .catch(() => null);
       const shot = await vscode.screenshot('jobs-not-ready');
       if (hover) throw new Error(`${(error as Error).message}: the status bar says "${status}": ${hover} (${shot})`);
       throw new Error(`${(error as Error).message}: the job shows "${label}", the status bar "${status}" (${shot})`);
     });
     // Submitted before the reload, so it ends like any job started here: with its "ready" notification (the player
     // does not open by itself here: openPlayerWhenDone is off).
-    await page.locator('.notification-toast', { hasText: `"${TITLE}" is ready to play.` }).first().waitFor({ timeout: 30_000 }).catch(async (error: unknown) => {
-      throw new Error(`The resumed job ended without its notification (${await vscode.screenshot('jobs-no-ready-toast')})`, { cause: error });
-    });
-    assert.equal(await page.locator('.part.sidebar .monaco-list-row[aria-label*=", Pro, "]').count(), 1, 'one job, not a second submission');
+    await page
+      .locator('.notification-toast', { hasText: `"${TITLE}" is ready to play.` })
+      .first()
+      .waitFor({ timeout: 30_000 })
+      .catch(async (error: unknown) => {
+        throw new Error(
+          `The resumed job ended without its notification (${await vscode.screenshot('jobs-no-ready-toast')})`,
+          { cause: error },
+        );
+      });
+    assert.equal(
+      await page.locator('.part.sidebar .monaco-list-row[aria-label*=", Pro, "]').count(),
+      1,
+      'one job, not a second submission',
+    );
     // Ready: the status bar offers to play it, and clicking the job opens the player on it.
-    await waitFor('the status bar to say the audio is ready', async () => !/%/.test(await statusItem().innerText().catch(() => '%')), 10_000);
+    await waitFor(
+      'the status bar to say the audio is ready',
+      async () =>
+        !/%/.test(
+          await statusItem()
+            .innerText()
+            .catch(() => '%'),
+        ),
+      10_000,
+    );
     await vscode.screenshot('jobs-ready');
     await jobRow().click();
     const frame = await vscode.webviewFrame('Article Audio Player', 30_000);

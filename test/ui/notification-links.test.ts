@@ -9,7 +9,8 @@ import type { Locator } from 'playwright-core';
 import { launchVSCode, type VSCodeSession } from '../support/vscode-ui';
 
 // Would type `echo pwned` and Enter into the open terminal, if the link were there and clicked.
-const COMMAND_LINK = '[Details](command:workbench.action.terminal.sendSequence?%7B%22text%22%3A%22echo%20pwned%5Cn%22%7D)';
+const COMMAND_LINK =
+  '[Details](command:workbench.action.terminal.sendSequence?%7B%22text%22%3A%22echo%20pwned%5Cn%22%7D)';
 
 const TITLE_PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Tides ${COMMAND_LINK} of the North Sea</title></head>
@@ -47,7 +48,9 @@ describe('Notifications carry no links from outside text (UI)', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    vscode = await launchVSCode({ settings: { 'articleAudio.model': 'article-audio-1-mini', 'articleAudio.openPlayerWhenDone': false } });
+    vscode = await launchVSCode({
+      settings: { 'articleAudio.model': 'article-audio-1-mini', 'articleAudio.openPlayerWhenDone': false },
+    });
   });
 
   after(async () => {
@@ -60,7 +63,9 @@ describe('Notifications carry no links from outside text (UI)', () => {
     // The URL box, not the palette's input (the same element, hidden, until the extension has activated).
     const input = vscode.page.locator('.quick-input-widget input[placeholder="https://example.com/blog/post"]');
     await input.waitFor({ timeout: 60_000 }).catch(async (error: unknown) => {
-      throw new Error(`The URL box did not open (${await vscode.screenshot('notification-no-url-box')})`, { cause: error });
+      throw new Error(`The URL box did not open (${await vscode.screenshot('notification-no-url-box')})`, {
+        cause: error,
+      });
     });
     await input.fill(url);
     await input.press('Enter');
@@ -95,6 +100,10 @@ describe('Notifications carry no links from outside text (UI)', () => {
     const message = await toast.locator('.notification-list-item-message').innerText();
     assert.match(message, /Tides/, `the notification does not name the job: ${message}`);
     assert.deepEqual(await links(toast), [], `the notification has links: ${message}`);
-    await waitFor('no command link anywhere in the notifications', async () => (await vscode.page.locator('.notifications-toasts a[href^="command:"]').count()) === 0, 2_000);
+    await waitFor(
+      'no command link anywhere in the notifications',
+      async () => (await vscode.page.locator('.notifications-toasts a[href^="command:"]').count()) === 0,
+      2_000,
+    );
   });
 });

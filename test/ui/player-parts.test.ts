@@ -48,13 +48,20 @@ describe('Player plays a running job from its parts (UI)', () => {
     const input = page.locator('.quick-input-widget input');
     const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'long.md' }).first();
     // Quick Open finds the file once the workspace is indexed, which takes a while on a busy machine.
-    await waitFor('Quick Open to list long.md', async () => {
-      await page.keyboard.press('Escape');
-      await page.keyboard.press('Control+P');
-      await input.waitFor({ timeout: 10_000 });
-      await input.fill('long.md');
-      return row.waitFor({ timeout: 5_000 }).then(() => true, () => false);
-    }, 120_000);
+    await waitFor(
+      'Quick Open to list long.md',
+      async () => {
+        await page.keyboard.press('Escape');
+        await page.keyboard.press('Control+P');
+        await input.waitFor({ timeout: 10_000 });
+        await input.fill('long.md');
+        return row.waitFor({ timeout: 5_000 }).then(
+          () => true,
+          () => false,
+        );
+      },
+      120_000,
+    );
     await input.press('Enter');
     await page.locator('.editor-instance .view-lines').first().waitFor({ timeout: 20_000 });
     await vscode.runCommand('Article Audio: Convert Current Document to Audio');
@@ -62,7 +69,9 @@ describe('Player plays a running job from its parts (UI)', () => {
     // The player opens with the first part, long before the job can be done.
     const frame = await vscode.webviewFrame(TITLE, 300_000);
     await frame.locator('#player').waitFor({ state: 'visible', timeout: 60_000 });
-    await waitFor('the parts to play from a MediaSource', async () => String(await audio(frame, 'a.src')).startsWith('blob:'));
+    await waitFor('the parts to play from a MediaSource', async () =>
+      String(await audio(frame, 'a.src')).startsWith('blob:'),
+    );
     await waitFor('the audio metadata of the first part', async () => Number(await audio(frame, 'a.duration')) > 0);
     await frame.locator('#play').click();
     await waitFor('playback', async () => (await audio(frame, 'a.paused')) === false);
@@ -73,8 +82,15 @@ describe('Player plays a running job from its parts (UI)', () => {
     await waitFor('a second part', async () => Number(await audio(frame, 'a.dataset.liveParts ?? 0')) >= 2, 600_000);
     const boundary = Number(await audio(frame, 'a.dataset.firstBoundary'));
     assert.ok(boundary > 0, `the first boundary is at ${boundary} s`);
-    await waitFor(`playback past the boundary at ${boundary} s`, async () => Number(await audio(frame, 'a.currentTime')) > boundary + 1, 120_000);
-    assert.ok(String(await audio(frame, 'a.src')).startsWith('blob:'), 'still playing the parts: the job has not finished');
+    await waitFor(
+      `playback past the boundary at ${boundary} s`,
+      async () => Number(await audio(frame, 'a.currentTime')) > boundary + 1,
+      120_000,
+    );
+    assert.ok(
+      String(await audio(frame, 'a.src')).startsWith('blob:'),
+      'still playing the parts: the job has not finished',
+    );
     const cuesSoFar = await frame.locator('.cue').count();
     assert.ok(cuesSoFar > 1, 'the transcript holds the sentences that arrived');
     await waitFor('the transcript to grow', async () => (await frame.locator('.cue').count()) > cuesSoFar, 600_000);
@@ -94,7 +110,11 @@ describe('Player plays a running job from its parts (UI)', () => {
     const afterSwitch = Number(await audio(frame, 'a.currentTime'));
     assert.ok(afterSwitch >= lastLive - 1, `the player went back from ${lastLive} s to ${afterSwitch} s`);
     assert.ok(afterSwitch > boundary, `the player started over (${afterSwitch} s)`);
-    await waitFor('playback to go on in the finished file', async () => Number(await audio(frame, 'a.currentTime')) > afterSwitch + 1 && (await audio(frame, 'a.paused')) === false);
+    await waitFor(
+      'playback to go on in the finished file',
+      async () =>
+        Number(await audio(frame, 'a.currentTime')) > afterSwitch + 1 && (await audio(frame, 'a.paused')) === false,
+    );
     await page.screenshot({ path: path.join(repoRoot, 'test-results', 'player-parts.png') }).catch(() => undefined);
   });
 });

@@ -45,14 +45,20 @@ describe('Player with a podcast made from a selection (UI)', () => {
     if (workspace) rmSync(workspace, { recursive: true, force: true });
   });
 
-  it('names the speakers and marks only the article\'s sentences, inside the selection, in the editor', async () => {
+  it("names the speakers and marks only the article's sentences, inside the selection, in the editor", async () => {
     const { page } = vscode;
     await page.keyboard.press('Control+P');
     const input = page.locator('.quick-input-widget input');
     await input.fill('notes.md');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'notes.md' }).first().waitFor({ timeout: 10_000 });
+    await page
+      .locator('.quick-input-list .monaco-list-row', { hasText: 'notes.md' })
+      .first()
+      .waitFor({ timeout: 10_000 });
     await input.press('Enter');
-    await page.locator('.editor-instance .view-lines', { hasText: 'Notes on Bees' }).first().waitFor({ timeout: 20_000 });
+    await page
+      .locator('.editor-instance .view-lines', { hasText: 'Notes on Bees' })
+      .first()
+      .waitFor({ timeout: 20_000 });
     // Select from "## The quiet decline" (line 5) to the end.
     await page.keyboard.press('Control+Home');
     for (let i = 0; i < 4; i += 1) await page.keyboard.press('ArrowDown');
@@ -60,7 +66,10 @@ describe('Player with a podcast made from a selection (UI)', () => {
     // Not runCommand: its opening Escape would clear the selection.
     await page.keyboard.press('F1');
     await input.fill('>Article Audio: Convert Selection to Audio');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Article Audio: Convert Selection to Audio' }).first().click({ timeout: 30_000 });
+    await page
+      .locator('.quick-input-list .monaco-list-row', { hasText: 'Article Audio: Convert Selection to Audio' })
+      .first()
+      .click({ timeout: 30_000 });
 
     const frame = await vscode.webviewFrame('Article Audio Player', 180_000);
     await frame.locator('#player').waitFor({ state: 'visible', timeout: 20_000 });
@@ -81,11 +90,18 @@ describe('Player with a podcast made from a selection (UI)', () => {
     assert.ok(outside && inside);
     const [first, second] = outside.y < inside.y ? [outside, inside] : [inside, outside];
     const mark = await marks.first().boundingBox();
-    assert.ok(mark && Math.abs(mark.y - second.y) < 4 && Math.abs(mark.y - first.y) > 4, `marked inside the selection: ${JSON.stringify({ mark, first, second })}`);
+    assert.ok(
+      mark && Math.abs(mark.y - second.y) < 4 && Math.abs(mark.y - first.y) > 4,
+      `marked inside the selection: ${JSON.stringify({ mark, first, second })}`,
+    );
 
     // The greeting is the hosts' own line: nothing in the document to mark.
     await frame.locator('.cue').first().click();
-    await page.waitForFunction(`document.querySelectorAll('.editor-instance .view-overlays [class*="TextEditorDecorationType"]').length === 0`, undefined, { timeout: 10_000 });
+    await page.waitForFunction(
+      `document.querySelectorAll('.editor-instance .view-overlays [class*="TextEditorDecorationType"]').length === 0`,
+      undefined,
+      { timeout: 10_000 },
+    );
 
     await sentence.click();
     await marks.first().waitFor({ timeout: 10_000 });

@@ -30,7 +30,10 @@ Bees also need water on hot days. A shallow dish with a few stones is enough.
 `;
 
 /** Reads a property of the page's <audio> element. */
-async function audio(frame: Frame, property: 'currentTime' | 'playbackRate' | 'paused' | 'duration' | 'muted' | 'volume'): Promise<number | boolean> {
+async function audio(
+  frame: Frame,
+  property: 'currentTime' | 'playbackRate' | 'paused' | 'duration' | 'muted' | 'volume',
+): Promise<number | boolean> {
   return frame.evaluate(`document.getElementById('audio').${property}`);
 }
 
@@ -39,7 +42,11 @@ async function currentTime(frame: Frame): Promise<number> {
 }
 
 async function currentCue(frame: Frame): Promise<number> {
-  const index = await frame.locator('.cue.current').first().getAttribute('data-index', { timeout: 2_000 }).catch(() => null);
+  const index = await frame
+    .locator('.cue.current')
+    .first()
+    .getAttribute('data-index', { timeout: 2_000 })
+    .catch(() => null);
   return index === null ? -1 : Number(index);
 }
 
@@ -86,9 +93,15 @@ describe('Player (UI)', () => {
     const input = page.locator('.quick-input-widget input');
     await input.waitFor({ timeout: 10_000 });
     await input.fill('bees.md');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'bees.md' }).first().waitFor({ timeout: 10_000 });
+    await page
+      .locator('.quick-input-list .monaco-list-row', { hasText: 'bees.md' })
+      .first()
+      .waitFor({ timeout: 10_000 });
     await input.press('Enter');
-    await page.locator('.editor-instance .view-lines', { hasText: 'Why Gardens Need Bees' }).first().waitFor({ timeout: 20_000 });
+    await page
+      .locator('.editor-instance .view-lines', { hasText: 'Why Gardens Need Bees' })
+      .first()
+      .waitFor({ timeout: 20_000 });
   }
 
   async function playerFrame(timeoutMs = 30_000): Promise<Frame> {
@@ -113,8 +126,14 @@ describe('Player (UI)', () => {
     assert.equal(await frame.locator('#chapter-list .chapter').count(), 3, 'the three headings are chapters');
     // Paragraphs as in the text, whatever the pauses of the voice (Mini pauses only briefly between paragraphs).
     const groups = (await frame.locator('.cue-group:not(.heading)').allInnerTexts()).map((text) => text.trim());
-    assert.ok(groups.some((text) => text.startsWith('Plant flowers') && text.endsWith('add up.')), groups.join('\n'));
-    assert.ok(groups.some((text) => text.startsWith('Bees also need water')), groups.join('\n'));
+    assert.ok(
+      groups.some((text) => text.startsWith('Plant flowers') && text.endsWith('add up.')),
+      groups.join('\n'),
+    );
+    assert.ok(
+      groups.some((text) => text.startsWith('Bees also need water')),
+      groups.join('\n'),
+    );
     assert.equal(groups.length, 4, groups.join('\n'));
     await waitFor('the audio metadata', async () => Number(await audio(frame, 'duration')) > 5);
     assert.equal(await audio(frame, 'paused'), true, 'nothing plays before the user presses play');
@@ -124,9 +143,15 @@ describe('Player (UI)', () => {
     assert.equal(await editorMark.count(), 0, 'no sentence is marked in the editor before playback');
 
     await frame.locator('#play').click();
-    await waitFor('the play button to offer Pause', async () => (await frame.locator('#play').getAttribute('aria-label')) === 'Pause');
+    await waitFor(
+      'the play button to offer Pause',
+      async () => (await frame.locator('#play').getAttribute('aria-label')) === 'Pause',
+    );
     const startCue = await currentCue(frame);
-    await waitFor('the time shown to advance', async () => seconds(await frame.locator('#time-current').innerText()) >= 2);
+    await waitFor(
+      'the time shown to advance',
+      async () => seconds(await frame.locator('#time-current').innerText()) >= 2,
+    );
     await waitFor('the highlighted sentence to change', async () => (await currentCue(frame)) > Math.max(0, startCue));
     const playingCue = await currentCue(frame);
     const highlighted = await frame.locator('.cue.current').innerText();
@@ -140,10 +165,14 @@ describe('Player (UI)', () => {
     const words = sentence.split(' ').slice(0, 3).join(' ');
     const line = page.locator('.editor-instance .view-line', { hasText: words }).first();
     // The mark follows the page by message, so give it a moment to catch up with the sentence.
-    await waitFor(`the editor mark on the line with "${words}"`, async () => {
-      const [mark, text] = [await editorMark.first().boundingBox(), await line.boundingBox()];
-      return mark !== null && text !== null && Math.abs(mark.y - text.y) < 4;
-    }, 10_000);
+    await waitFor(
+      `the editor mark on the line with "${words}"`,
+      async () => {
+        const [mark, text] = [await editorMark.first().boundingBox(), await line.boundingBox()];
+        return mark !== null && text !== null && Math.abs(mark.y - text.y) < 4;
+      },
+      10_000,
+    );
     assert.ok(playingCue >= 0);
     await frame.locator('#play').click();
   });
@@ -151,7 +180,10 @@ describe('Player (UI)', () => {
   it('changes speed from the list and the keyboard, and remembers it', async () => {
     await frame.locator('#rate').selectOption('2');
     await waitFor('playbackRate 2', async () => (await audio(frame, 'playbackRate')) === 2);
-    await frame.locator('#cues').click({ position: { x: 1, y: 1 } }).catch(() => undefined);
+    await frame
+      .locator('#cues')
+      .click({ position: { x: 1, y: 1 } })
+      .catch(() => undefined);
     await frame.locator('body').press(']');
     await waitFor('playbackRate 2.5', async () => (await audio(frame, 'playbackRate')) === 2.5);
     await waitFor('the speed list to show 2.5', async () => (await frame.locator('#rate').inputValue()) === '2.5');
@@ -164,7 +196,10 @@ describe('Player (UI)', () => {
   it('mutes with M and sets the volume with its slider', async () => {
     await frame.locator('body').press('m');
     await waitFor('muted', async () => (await audio(frame, 'muted')) === true);
-    await waitFor('the mute button to say so', async () => (await frame.locator('#mute').getAttribute('aria-pressed')) === 'true');
+    await waitFor(
+      'the mute button to say so',
+      async () => (await frame.locator('#mute').getAttribute('aria-pressed')) === 'true',
+    );
     assert.equal(await frame.locator('#mute').getAttribute('aria-label'), 'Unmute');
     await frame.locator('#mute').click();
     await waitFor('unmuted', async () => (await audio(frame, 'muted')) === false);
@@ -177,16 +212,27 @@ describe('Player (UI)', () => {
     const target = (await sentences.count()) - 3;
     await sentences.nth(target).click();
     await waitFor('the clicked sentence to be current', async () => (await currentCue(frame)) >= target);
-    const cueStart = await frame.evaluate(`Number(document.querySelectorAll('.cue')[${target}].title.replace(/^Play from /, '').split(':').reduce((t, p) => t * 60 + Number(p), 0))`);
+    const cueStart = await frame.evaluate(
+      `Number(document.querySelectorAll('.cue')[${target}].title.replace(/^Play from /, '').split(':').reduce((t, p) => t * 60 + Number(p), 0))`,
+    );
     const now = await currentTime(frame);
-    assert.ok(now >= Number(cueStart) && now < Number(cueStart) + 4, `playing from the clicked sentence (at ${now}, sentence starts ${String(cueStart)})`);
+    assert.ok(
+      now >= Number(cueStart) && now < Number(cueStart) + 4,
+      `playing from the clicked sentence (at ${now}, sentence starts ${String(cueStart)})`,
+    );
 
     const chapter = frame.locator('#chapter-list .chapter', { hasText: 'What you can do' });
     await chapter.click();
-    await waitFor('the chapter to be marked current', async () => (await chapter.getAttribute('aria-current')) === 'true');
+    await waitFor(
+      'the chapter to be marked current',
+      async () => (await chapter.getAttribute('aria-current')) === 'true',
+    );
     const chapterStart = seconds(await chapter.locator('.chapter-time').innerText());
     const atChapter = await currentTime(frame);
-    assert.ok(atChapter >= chapterStart && atChapter < chapterStart + 3, `jumped to the chapter (${atChapter}, chapter at ${chapterStart})`);
+    assert.ok(
+      atChapter >= chapterStart && atChapter < chapterStart + 3,
+      `jumped to the chapter (${atChapter}, chapter at ${chapterStart})`,
+    );
 
     const before = await currentTime(frame);
     await frame.locator('#back').click();
@@ -210,7 +256,10 @@ describe('Player (UI)', () => {
     await vscode.runCommand('Article Audio: Open Player');
     frame = await playerFrame();
     await waitFor('the remembered position', async () => Math.abs((await currentTime(frame)) - paused) < 0.5);
-    await waitFor(`the time shown to be ${shown}`, async () => (await frame.locator('#time-current').innerText()) === shown);
+    await waitFor(
+      `the time shown to be ${shown}`,
+      async () => (await frame.locator('#time-current').innerText()) === shown,
+    );
     assert.equal(await audio(frame, 'paused'), true, 'reopening does not start playback');
     assert.equal(await audio(frame, 'playbackRate'), 1.5, 'the speed is remembered too');
     assert.equal(await audio(frame, 'volume'), 0.5, 'and the volume');
@@ -235,13 +284,22 @@ describe('Player (UI)', () => {
     // VS Code's own save dialog (in a browser: its simple file dialog), offering the workspace and the job title.
     const input = page.locator('.quick-input-widget input');
     await input.waitFor({ timeout: 10_000 });
-    await waitFor('the proposed file name', async () => (await input.inputValue()).endsWith('Why Gardens Need Bees.mp3'));
-    assert.ok((await input.inputValue()).includes(path.basename(workspace)), `in the workspace folder: ${await input.inputValue()}`);
+    await waitFor('the proposed file name', async () =>
+      (await input.inputValue()).endsWith('Why Gardens Need Bees.mp3'),
+    );
+    assert.ok(
+      (await input.inputValue()).includes(path.basename(workspace)),
+      `in the workspace folder: ${await input.inputValue()}`,
+    );
     await input.press('Enter');
     const saved = path.join(workspace, 'Why Gardens Need Bees.mp3');
     await waitFor('the saved files', () => existsSync(saved) && existsSync(saved.replace(/\.mp3$/, '.vtt')));
     const mp3 = readFileSync(saved);
-    assert.ok(mp3.length > 10_000 && (mp3.subarray(0, 3).toString('latin1') === 'ID3' || (mp3[0] === 0xff && ((mp3[1] ?? 0) & 0xe0) === 0xe0)), 'an MP3');
+    assert.ok(
+      mp3.length > 10_000 &&
+        (mp3.subarray(0, 3).toString('latin1') === 'ID3' || (mp3[0] === 0xff && ((mp3[1] ?? 0) & 0xe0) === 0xe0)),
+      'an MP3',
+    );
     assert.match(readFileSync(saved.replace(/\.mp3$/, '.vtt'), 'utf8'), /^WEBVTT/);
   });
 
@@ -254,8 +312,14 @@ describe('Player (UI)', () => {
     await tab.waitFor({ state: 'detached', timeout: 10_000 });
     await frame.locator('.cue').nth(4).click();
     await frame.locator('#open-source').click();
-    await page.locator('.editor-instance .view-lines', { hasText: 'Why Gardens Need Bees' }).first().waitFor({ timeout: 20_000 });
-    await page.locator('.editor-instance .view-overlays [class*="TextEditorDecorationType"]').first().waitFor({ timeout: 10_000 });
+    await page
+      .locator('.editor-instance .view-lines', { hasText: 'Why Gardens Need Bees' })
+      .first()
+      .waitFor({ timeout: 20_000 });
+    await page
+      .locator('.editor-instance .view-overlays [class*="TextEditorDecorationType"]')
+      .first()
+      .waitFor({ timeout: 10_000 });
   });
 
   it('looks right in dark, light and high-contrast themes (screenshots)', async () => {
@@ -277,20 +341,34 @@ describe('Player (UI)', () => {
       await page.keyboard.press('F1');
       const input = page.locator('.quick-input-widget input');
       await input.fill('>Preferences: Color Theme');
-      await page.locator('.quick-input-list .monaco-list-row', { hasText: /^Preferences: Color Theme/ }).first().click();
-      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Dark Modern' }).first().waitFor({ timeout: 10_000 });
+      await page
+        .locator('.quick-input-list .monaco-list-row', { hasText: /^Preferences: Color Theme/ })
+        .first()
+        .click();
+      await page
+        .locator('.quick-input-list .monaco-list-row', { hasText: 'Dark Modern' })
+        .first()
+        .waitFor({ timeout: 10_000 });
       await input.fill(theme);
       await page.locator('.quick-input-list .monaco-list-row', { hasText: theme }).first().waitFor({ timeout: 10_000 });
       await input.press('Enter');
       await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 10_000 });
       // The webview gets the new theme's variables by message; wait until its body says so.
-      await waitFor(`the ${themeClass} body class`, async () => (await frame.locator('body').getAttribute('class'))?.includes(themeClass) ?? false);
+      await waitFor(
+        `the ${themeClass} body class`,
+        async () => (await frame.locator('body').getAttribute('class'))?.includes(themeClass) ?? false,
+      );
       await page.waitForTimeout(300);
       shots.push(await vscode.screenshot(name));
     }
     // The current sentence stands out from its neighbours (high contrast has no highlight colour, only a border).
-    const looks = await frame.evaluate(`[...document.querySelectorAll('.cue')].slice(5, 8).map((e) => { const s = getComputedStyle(e); return [s.backgroundColor, s.outlineStyle, s.outlineColor].join(' '); })`);
-    assert.ok(Array.isArray(looks) && looks.length === 3 && new Set(looks).size === 2 && looks[1] !== looks[0], `the highlighted sentence looks different: ${JSON.stringify(looks)}`);
+    const looks = await frame.evaluate(
+      `[...document.querySelectorAll('.cue')].slice(5, 8).map((e) => { const s = getComputedStyle(e); return [s.backgroundColor, s.outlineStyle, s.outlineColor].join(' '); })`,
+    );
+    assert.ok(
+      Array.isArray(looks) && looks.length === 3 && new Set(looks).size === 2 && looks[1] !== looks[0],
+      `the highlighted sentence looks different: ${JSON.stringify(looks)}`,
+    );
     console.log(`screenshots: ${shots.join(', ')}`);
   });
 
@@ -318,18 +396,40 @@ describe('Player (UI)', () => {
 
   it('is one panel that switches to the next finished job', async () => {
     const { page } = vscode;
-    writeFileSync(path.join(workspace, 'wasps.md'), ARTICLE.replace('# Why Gardens Need Bees', '# Wasps Are Gardeners Too'));
+    writeFileSync(
+      path.join(workspace, 'wasps.md'),
+      ARTICLE.replace('# Why Gardens Need Bees', '# Wasps Are Gardeners Too'),
+    );
     // A file made a moment ago may not be in Quick Open's file list yet; the Explorer shows it as soon as it exists.
-    await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'wasps.md' }).first().click({ timeout: 20_000 });
-    await page.locator('.editor-instance .view-lines', { hasText: 'Wasps Are Gardeners Too' }).first().waitFor({ timeout: 20_000 });
+    await page
+      .locator('.explorer-folders-view .monaco-list-row', { hasText: 'wasps.md' })
+      .first()
+      .click({ timeout: 20_000 });
+    await page
+      .locator('.editor-instance .view-lines', { hasText: 'Wasps Are Gardeners Too' })
+      .first()
+      .waitFor({ timeout: 20_000 });
     await vscode.runCommand('Article Audio: Convert Current Document to Audio');
-    await waitFor('the player to switch jobs', async () => (await frame.locator('#job-title').innerText().catch(() => '')) === 'Wasps Are Gardeners Too', 120_000);
+    await waitFor(
+      'the player to switch jobs',
+      async () =>
+        (await frame
+          .locator('#job-title')
+          .innerText()
+          .catch(() => '')) === 'Wasps Are Gardeners Too',
+      120_000,
+    );
     await frame.locator('#player').waitFor({ state: 'visible' });
     await page.locator('.tab', { hasText: 'Wasps Are Gardeners Too' }).first().waitFor({ timeout: 10_000 });
     const players = [];
-    for (const candidate of page.frames()) if ((await candidate.title().catch(() => '')) === TITLE) players.push(candidate);
+    for (const candidate of page.frames())
+      if ((await candidate.title().catch(() => '')) === TITLE) players.push(candidate);
     assert.equal(players.length, 1, 'one player page');
-    assert.equal(await page.locator('.tab', { hasText: 'Why Gardens Need Bees' }).count(), 0, 'the old job has no tab of its own');
+    assert.equal(
+      await page.locator('.tab', { hasText: 'Why Gardens Need Bees' }).count(),
+      0,
+      'the old job has no tab of its own',
+    );
     await waitFor('the new audio', async () => Number(await audio(frame, 'duration')) > 5);
     assert.equal(await currentTime(frame), 0, 'a new job starts at the beginning');
     assert.equal(await audio(frame, 'paused'), true);
@@ -341,14 +441,32 @@ describe('Player (UI)', () => {
     await waitFor('playing', async () => (await audio(frame, 'paused')) === false);
     writeFileSync(path.join(workspace, 'hornets.md'), ARTICLE.replace('# Why Gardens Need Bees', '# Hornets at Dusk'));
     // Focus is in the player page now, so open the file the way a person would: click it in the Explorer.
-    await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'hornets.md' }).first().click({ timeout: 20_000 });
-    await page.locator('.editor-instance .view-lines', { hasText: 'Hornets at Dusk' }).first().waitFor({ timeout: 20_000 });
+    await page
+      .locator('.explorer-folders-view .monaco-list-row', { hasText: 'hornets.md' })
+      .first()
+      .click({ timeout: 20_000 });
+    await page
+      .locator('.editor-instance .view-lines', { hasText: 'Hornets at Dusk' })
+      .first()
+      .waitFor({ timeout: 20_000 });
     await vscode.runCommand('Article Audio: Convert Current Document to Audio');
     const toast = page.locator('.notification-toast', { hasText: '"Hornets at Dusk" is ready to play.' });
     await toast.waitFor({ timeout: 120_000 });
-    assert.equal(await frame.locator('#job-title').innerText(), 'Wasps Are Gardeners Too', 'still on the job being heard');
+    assert.equal(
+      await frame.locator('#job-title').innerText(),
+      'Wasps Are Gardeners Too',
+      'still on the job being heard',
+    );
     assert.equal(await audio(frame, 'paused'), false, 'still playing');
     await toast.locator('.monaco-button', { hasText: 'Play Now' }).click();
-    await waitFor('the switch on request', async () => (await frame.locator('#job-title').innerText().catch(() => '')) === 'Hornets at Dusk', 20_000);
+    await waitFor(
+      'the switch on request',
+      async () =>
+        (await frame
+          .locator('#job-title')
+          .innerText()
+          .catch(() => '')) === 'Hornets at Dusk',
+      20_000,
+    );
   });
 });

@@ -28,7 +28,10 @@ describe('Listening queue (UI)', () => {
     workspace = mkdtempSync(path.join(os.tmpdir(), 'article-audio-ui-queue-'));
     writeFileSync(path.join(workspace, 'first.md'), FIRST);
     writeFileSync(path.join(workspace, 'second.md'), SECOND);
-    vscode = await launchVSCode({ workspace, settings: { 'articleAudio.model': 'article-audio-1-mini', 'articleAudio.openPlayerWhenDone': false } });
+    vscode = await launchVSCode({
+      workspace,
+      settings: { 'articleAudio.model': 'article-audio-1-mini', 'articleAudio.openPlayerWhenDone': false },
+    });
   });
 
   after(async () => {
@@ -51,17 +54,21 @@ describe('Listening queue (UI)', () => {
   /** Runs a palette command that asks for a job, and picks the row with this title (retrying while jobs finish). */
   async function runOnJob(command: string, title: string): Promise<void> {
     const { page } = vscode;
-    await waitFor(`"${title}" offered by ${command}`, async () => {
-      await vscode.runCommand(command);
-      const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
-      const found = await row.waitFor({ timeout: 3_000 }).then(
-        () => true,
-        () => false,
-      );
-      if (found) await row.click();
-      else await page.keyboard.press('Escape');
-      return found;
-    }, 180_000);
+    await waitFor(
+      `"${title}" offered by ${command}`,
+      async () => {
+        await vscode.runCommand(command);
+        const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+        const found = await row.waitFor({ timeout: 3_000 }).then(
+          () => true,
+          () => false,
+        );
+        if (found) await row.click();
+        else await page.keyboard.press('Escape');
+        return found;
+      },
+      180_000,
+    );
   }
 
   async function audio(frame: Frame, expression: string): Promise<unknown> {
@@ -89,15 +96,30 @@ describe('Listening queue (UI)', () => {
     // Play from the editor: the key works while the focus is in the source, not in the player.
     await openFile('first.md', 'First Story');
     await page.keyboard.press('Control+Alt+Space');
-    await waitFor('the audio to play', async () => (await audio(frame, 'a.paused')) === false && Number(await audio(frame, 'a.currentTime')) > 0);
+    await waitFor(
+      'the audio to play',
+      async () => (await audio(frame, 'a.paused')) === false && Number(await audio(frame, 'a.currentTime')) > 0,
+    );
     await page.keyboard.press('Control+Alt+Space');
     await waitFor('the audio to pause', async () => (await audio(frame, 'a.paused')) === true);
 
     // Near the end of the first story, play on: the queue takes over when it ends.
     await audio(frame, 'Number.isFinite(a.duration) && (a.currentTime = Math.max(0, a.duration - 1.5))');
     await page.keyboard.press('Control+Alt+Space');
-    await waitFor('the player to go on to the queued article', async () => (await frame.locator('#job-title').innerText().catch(() => '')) === 'Second Story', 60_000);
-    await waitFor('the second article to play', async () => (await audio(frame, 'a.paused')) === false && Number(await audio(frame, 'a.currentTime')) > 0.3, 30_000);
+    await waitFor(
+      'the player to go on to the queued article',
+      async () =>
+        (await frame
+          .locator('#job-title')
+          .innerText()
+          .catch(() => '')) === 'Second Story',
+      60_000,
+    );
+    await waitFor(
+      'the second article to play',
+      async () => (await audio(frame, 'a.paused')) === false && Number(await audio(frame, 'a.currentTime')) > 0.3,
+      30_000,
+    );
     assert.equal(await frame.locator('#up-next').isHidden(), true, 'the queue is empty once its last article plays');
   });
 });

@@ -26,7 +26,10 @@ describe('Removing a running job (UI)', () => {
     workspace = mkdtempSync(path.join(os.tmpdir(), 'article-audio-ui-remove-'));
     const medium = readFileSync(path.join(repoRoot, 'test/fixtures/articles/medium.md'), 'utf8');
     writeFileSync(path.join(workspace, 'patient-work.md'), `${medium}\n\n${medium.replace(/^# .*$/m, '## Once more')}`);
-    vscode = await launchVSCode({ workspace, settings: { 'articleAudio.model': 'article-audio-1-pro', 'articleAudio.openPlayerWhenDone': false } });
+    vscode = await launchVSCode({
+      workspace,
+      settings: { 'articleAudio.model': 'article-audio-1-pro', 'articleAudio.openPlayerWhenDone': false },
+    });
   });
 
   after(async () => {
@@ -49,7 +52,10 @@ describe('Removing a running job (UI)', () => {
           .locator('.quick-input-list .monaco-list-row', { hasText: 'patient-work.md' })
           .first()
           .waitFor({ timeout: 10_000 })
-          .then(() => true, () => false);
+          .then(
+            () => true,
+            () => false,
+          );
       },
       90_000,
     );
@@ -59,17 +65,27 @@ describe('Removing a running job (UI)', () => {
     await vscode.runCommand('Article Audio: Convert Current Document to Audio');
     await vscode.runCommand('Article Audio: Show Jobs');
     const status = page.locator('.statusbar-item', { hasText: TITLE.slice(0, 20) }).first();
-    await waitFor('the running job in the status bar', async () => /\d+%|queued/.test(await status.innerText({ timeout: 1_000 }).catch(() => '')), 90_000);
+    await waitFor(
+      'the running job in the status bar',
+      async () => /\d+%|queued/.test(await status.innerText({ timeout: 1_000 }).catch(() => '')),
+      90_000,
+    );
     const row = page.locator(`.part.sidebar .monaco-list-row[aria-label^="${TITLE}"]`).first();
     await row.waitFor({ timeout: 20_000 });
 
     await row.click({ button: 'right' });
-    await page.locator('.context-view .action-label', { hasText: 'Remove Job from List' }).first().click({ timeout: 10_000 });
+    await page
+      .locator('.context-view .action-label', { hasText: 'Remove Job from List' })
+      .first()
+      .click({ timeout: 10_000 });
     const question = page.locator('.notification-toast', { hasText: 'is still running' }).first();
     await question.waitFor({ timeout: 20_000 }).catch(async (error: unknown) => {
       const found = await page.getByText('still running', { exact: false }).count();
       const palette = await page.locator('.quick-input-widget').isVisible();
-      throw new Error(`No question (text found ${found}, palette open ${palette}) (${await vscode.screenshot('remove-running-no-question')})`, { cause: error });
+      throw new Error(
+        `No question (text found ${found}, palette open ${palette}) (${await vscode.screenshot('remove-running-no-question')})`,
+        { cause: error },
+      );
     });
     await vscode.screenshot('remove-running-question');
     const text = await question.innerText();
@@ -78,6 +94,10 @@ describe('Removing a running job (UI)', () => {
     await question.locator('.monaco-button', { hasText: 'Cancel Job and Remove' }).first().click();
 
     await waitFor('the job to leave the Jobs view', async () => (await row.count()) === 0, 30_000);
-    await waitFor('the status bar to stop showing it', async () => (await status.count()) === 0 || !(await status.isVisible()), 30_000);
+    await waitFor(
+      'the status bar to stop showing it',
+      async () => (await status.count()) === 0 || !(await status.isVisible()),
+      30_000,
+    );
   });
 });

@@ -17,7 +17,9 @@ describe('First run: palette, walkthrough and keybinding (UI)', () => {
   let vscode: VSCodeSession;
 
   before(async () => {
-    vscode = await launchVSCode({ settings: { 'articleAudio.model': 'article-audio-1-mini', 'articleAudio.openPlayerWhenDone': false } });
+    vscode = await launchVSCode({
+      settings: { 'articleAudio.model': 'article-audio-1-mini', 'articleAudio.openPlayerWhenDone': false },
+    });
   });
   after(async () => {
     await vscode?.close();
@@ -41,15 +43,29 @@ describe('First run: palette, walkthrough and keybinding (UI)', () => {
     const { page } = vscode;
     // Commands that need a job are hidden while the list is empty; the ones that start a job are there.
     await vscode.runCommand('Article Audio: Show Jobs');
-    await waitFor('the palette to list Convert URL', async () => (await paletteRows('Article Audio: ')).some((r) => r.includes('Convert URL')));
+    await waitFor('the palette to list Convert URL', async () =>
+      (await paletteRows('Article Audio: ')).some((r) => r.includes('Convert URL')),
+    );
     const empty = await paletteRows('Article Audio: ');
-    for (const hidden of ['Cancel Job', 'Retry Job', 'Open Player', 'Remove Job from List', 'Copy Job ID', 'Save Audio As']) {
-      assert.ok(!empty.some((row) => row.includes(hidden)), `"${hidden}" is offered with no jobs: ${empty.join(' | ')}`);
+    for (const hidden of [
+      'Cancel Job',
+      'Retry Job',
+      'Open Player',
+      'Remove Job from List',
+      'Copy Job ID',
+      'Save Audio As',
+    ]) {
+      assert.ok(
+        !empty.some((row) => row.includes(hidden)),
+        `"${hidden}" is offered with no jobs: ${empty.join(' | ')}`,
+      );
     }
 
     // The walkthrough lists its four steps.
     await vscode.runCommand('Welcome: Open Walkthrough...');
-    const pick = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Get Started with Article Audio' }).first();
+    const pick = page
+      .locator('.quick-input-list .monaco-list-row', { hasText: 'Get Started with Article Audio' })
+      .first();
     await pick.waitFor({ timeout: 20_000 });
     await pick.click();
     for (const step of ['Convert a selection', 'Listen with read-along', 'Choose a voice', 'Use a remote service']) {
@@ -61,16 +77,24 @@ describe('First run: palette, walkthrough and keybinding (UI)', () => {
 
     // Its sample opens with a paragraph selected, and the default key converts it.
     await page.getByRole('button', { name: 'Open Sample Article' }).first().click();
-    await page.locator('.editor-instance .view-lines', { hasText: 'Why we listen' }).first().waitFor({ timeout: 20_000 });
+    await page
+      .locator('.editor-instance .view-lines', { hasText: 'Why we listen' })
+      .first()
+      .waitFor({ timeout: 20_000 });
     await page.locator('.editor-instance .selected-text').first().waitFor({ timeout: 10_000 });
     // The editor has focus once the status bar counts the selected characters.
-    await page.locator('.statusbar-item', { hasText: /\(\d+ selected\)/ }).first().waitFor({ timeout: 20_000 });
+    await page
+      .locator('.statusbar-item', { hasText: /\(\d+ selected\)/ })
+      .first()
+      .waitFor({ timeout: 20_000 });
     await page.keyboard.press('Control+Alt+A');
     const row = page.locator('.part.sidebar .monaco-list-row[aria-label*="Mini"]').first();
     await row.waitFor({ timeout: 60_000 });
     assert.match((await row.getAttribute('aria-label')) ?? '', /^Selection from Untitled-1, Mini, /);
 
     // Now there is a job: its commands are offered.
-    await waitFor('Copy Job ID in the palette', async () => (await paletteRows('Article Audio: Copy Job')).some((r) => r.includes('Copy Job ID')));
+    await waitFor('Copy Job ID in the palette', async () =>
+      (await paletteRows('Article Audio: Copy Job')).some((r) => r.includes('Copy Job ID')),
+    );
   });
 });

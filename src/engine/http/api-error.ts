@@ -39,7 +39,9 @@ export class ApiError extends Error {
   }
 
   static unavailable(): ApiError {
-    return ApiError.of(503, 'unavailable', 'The engine is shutting down. Try again when it is back.', { 'Retry-After': '5' });
+    return ApiError.of(503, 'unavailable', 'The engine is shutting down. Try again when it is back.', {
+      'Retry-After': '5',
+    });
   }
 
   /** The data dir cannot take the new job: full (ENOSPC, EDQUOT) or not writable (EACCES, EPERM, EROFS). */
@@ -57,7 +59,11 @@ export class ApiError extends Error {
   static validation(entries: { field?: string; message: string }[]): ApiError {
     return new ApiError(
       422,
-      entries.map((e) => ({ code: 'validation_failed' as const, message: e.message, ...(e.field ? { field: e.field } : {}) })),
+      entries.map((e) => ({
+        code: 'validation_failed' as const,
+        message: e.message,
+        ...(e.field ? { field: e.field } : {}),
+      })),
     );
   }
 

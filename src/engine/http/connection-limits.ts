@@ -75,7 +75,10 @@ export function limitConnections(server: http.Server, options: ConnectionLimitOp
         }
       }
       if (refusedSinceLog > 0) {
-        options.log('warn', `Closed ${refusedSinceLog} new connection(s): all ${options.maxConnections} allowed connections are busy (--max-connections).`);
+        options.log(
+          'warn',
+          `Closed ${refusedSinceLog} new connection(s): all ${options.maxConnections} allowed connections are busy (--max-connections).`,
+        );
         refusedSinceLog = 0;
       }
     },

@@ -66,12 +66,23 @@ export async function sendOutputFile(
     res.writeHead(304, headers).end();
     return;
   }
-  const range = rangeStillValid(headerValue(req.headers['if-range']), file.etag, lastModified) ? parseRange(req.headers.range, file.bytes) : undefined;
+  const range = rangeStillValid(headerValue(req.headers['if-range']), file.etag, lastModified)
+    ? parseRange(req.headers.range, file.bytes)
+    : undefined;
   if (range === 'unsatisfiable') {
-    throw new ApiError(416, [{ code: 'range_not_satisfiable', message: `The file has ${file.bytes} bytes; the requested range lies outside it.` }], {
-      ...headers,
-      'Content-Range': `bytes */${file.bytes}`,
-    });
+    throw new ApiError(
+      416,
+      [
+        {
+          code: 'range_not_satisfiable',
+          message: `The file has ${file.bytes} bytes; the requested range lies outside it.`,
+        },
+      ],
+      {
+        ...headers,
+        'Content-Range': `bytes */${file.bytes}`,
+      },
+    );
   }
   const status = range ? 206 : 200;
   const length = range ? range.end - range.start + 1 : file.bytes;

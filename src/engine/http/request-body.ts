@@ -67,12 +67,17 @@ export function discardBody(req: IncomingMessage): void {
 
 function checkJsonMediaType(header: string | undefined): void {
   const [type = '', ...parameters] = (header ?? '').split(';').map((part) => part.trim().toLowerCase());
-  const charset = parameters.find((p) => p.startsWith('charset='))?.slice('charset='.length).replace(/"/g, '');
+  const charset = parameters
+    .find((p) => p.startsWith('charset='))
+    ?.slice('charset='.length)
+    .replace(/"/g, '');
   if (type !== 'application/json' || (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')) {
     throw ApiError.of(
       415,
       'unsupported_media_type',
-      header === undefined ? 'Send the body as JSON with `Content-Type: application/json`.' : `Send the body as UTF-8 JSON with \`Content-Type: application/json\`, not \`${header.slice(0, 100)}\`.`,
+      header === undefined
+        ? 'Send the body as JSON with `Content-Type: application/json`.'
+        : `Send the body as UTF-8 JSON with \`Content-Type: application/json\`, not \`${header.slice(0, 100)}\`.`,
     );
   }
 }

@@ -54,12 +54,16 @@ function route(target: string): Route | undefined {
   if (s.length === 4) return { name: 'job', methods: ['GET', 'HEAD'], id };
   if (s.length === 5 && s[4] === 'stream') return { name: 'stream', methods: ['GET'], id };
   if (s.length === 5 && s[4] === 'cancel') return { name: 'cancel', methods: ['POST'], id };
-  if (s.length === 6 && s[4] === 'outputs' && s[5] !== undefined) return { name: 'output', methods: ['GET', 'HEAD'], id, file: s[5] };
-  if (s.length === 6 && s[4] === 'parts' && s[5] !== undefined) return { name: 'part', methods: ['GET', 'HEAD'], id, file: s[5] };
+  if (s.length === 6 && s[4] === 'outputs' && s[5] !== undefined)
+    return { name: 'output', methods: ['GET', 'HEAD'], id, file: s[5] };
+  if (s.length === 6 && s[4] === 'parts' && s[5] !== undefined)
+    return { name: 'part', methods: ['GET', 'HEAD'], id, file: s[5] };
   return undefined;
 }
 
-export function createRequestHandler(options: RequestHandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
+export function createRequestHandler(
+  options: RequestHandlerOptions,
+): (req: IncomingMessage, res: ServerResponse) => void {
   const { service, tokens } = options;
 
   function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -87,7 +91,9 @@ export function createRequestHandler(options: RequestHandlerOptions): (req: Inco
     if (!target.methods.includes(method)) throw ApiError.methodNotAllowed(target.methods);
     if (target.name === 'health') {
       // For load balancers: no token needed, nothing secret in it; 503 takes the node out of rotation.
-      const health = options.isClosing() ? { ok: false, detail: { stopping: true } } : await service.health().catch((error: unknown) => ({ ok: false, detail: { error: String(error) } }));
+      const health = options.isClosing()
+        ? { ok: false, detail: { stopping: true } }
+        : await service.health().catch((error: unknown) => ({ ok: false, detail: { error: String(error) } }));
       sendJson(res, health.ok ? 200 : 503, { data: { ok: health.ok, ...health.detail }, errors: null });
       return;
     }
@@ -100,7 +106,12 @@ export function createRequestHandler(options: RequestHandlerOptions): (req: Inco
       case 'submit': {
         const key = headerValue(req.headers['idempotency-key']);
         if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
-          throw ApiError.validation([{ field: 'Idempotency-Key', message: 'Idempotency-Key must be 1 to 255 printable ASCII characters without spaces.' }]);
+          throw ApiError.validation([
+            {
+              field: 'Idempotency-Key',
+              message: 'Idempotency-Key must be 1 to 255 printable ASCII characters without spaces.',
+            },
+          ]);
         }
         const checked = checkSubmission(await readJsonBody(req, res, options.maxBodyBytes));
         if (!checked.ok) throw ApiError.validation(checked.issues);
@@ -116,20 +127,30 @@ export function createRequestHandler(options: RequestHandlerOptions): (req: Inco
                 : `The queue is full; try again in ${error.retryAfterS} s.`;
             throw ApiError.of(429, 'too_many_jobs', message, { 'Retry-After': String(error.retryAfterS) });
           }
-          if (error instanceof IdempotencyConflictError) throw ApiError.validation([{ field: 'Idempotency-Key', message: error.message }]);
+          if (error instanceof IdempotencyConflictError)
+            throw ApiError.validation([{ field: 'Idempotency-Key', message: error.message }]);
           if (error instanceof StoppingError) throw ApiError.unavailable();
           const errno = (error as NodeJS.ErrnoException).code;
           if (errno === 'EDATADIRLOST') {
-            throw ApiError.of(503, 'unavailable', 'This engine no longer owns its data dir: another engine took it over. Use that engine, or restart this one.');
+            throw ApiError.of(
+              503,
+              'unavailable',
+              'This engine no longer owns its data dir: another engine took it over. Use that engine, or restart this one.',
+            );
           }
           if (errno !== undefined && STORAGE_ERRORS.has(errno)) throw ApiError.storage(errno);
           throw error;
         }
         const self = `/v1/jobs/${accepted.job.id}`;
-        sendJson(res, 202, { data: { job_id: accepted.job.id, links: { self, stream: `${self}/stream` } }, errors: null }, {
-          Location: self,
-          ...(accepted.replayed ? { 'Idempotent-Replayed': 'true' } : {}),
-        });
+        sendJson(
+          res,
+          202,
+          { data: { job_id: accepted.job.id, links: { self, stream: `${self}/stream` } }, errors: null },
+          {
+            Location: self,
+            ...(accepted.replayed ? { 'Idempotent-Replayed': 'true' } : {}),
+          },
+        );
         return;
       }
       case 'job': {
@@ -147,9 +168,12 @@ export function createRequestHandler(options: RequestHandlerOptions): (req: Inco
       }
       case 'output': {
         const job = await owned(owner, target.id);
-        const file = job.record.status === 'succeeded' ? job.record.outputs?.find((o) => o.name === target.file) : undefined;
+        const file =
+          job.record.status === 'succeeded' ? job.record.outputs?.find((o) => o.name === target.file) : undefined;
         if (!file) throw ApiError.notFound();
-        await sendOutputFile(req, res, file, new Date(job.record.finishedAt ?? job.record.updatedAt), (range) => service.readOutput(job, file, range));
+        await sendOutputFile(req, res, file, new Date(job.record.finishedAt ?? job.record.updatedAt), (range) =>
+          service.readOutput(job, file, range),
+        );
         return;
       }
       case 'part': {
@@ -157,7 +181,9 @@ export function createRequestHandler(options: RequestHandlerOptions): (req: Inco
         const job = await owned(owner, target.id);
         const file = job.record.parts?.find((p) => p.name === target.file);
         if (!file) throw ApiError.notFound();
-        await sendOutputFile(req, res, file, new Date(job.record.createdAt), (range) => service.readOutput(job, file, range));
+        await sendOutputFile(req, res, file, new Date(job.record.createdAt), (range) =>
+          service.readOutput(job, file, range),
+        );
         return;
       }
     }
@@ -201,9 +227,18 @@ export function createRequestHandler(options: RequestHandlerOptions): (req: Inco
     handle(req, res)
       .catch((error: unknown) => {
         const apiError =
-          error instanceof ApiError ? error : ApiError.of(500, 'internal', `The engine failed to handle this request; its log has the details (request ${requestId}).`);
+          error instanceof ApiError
+            ? error
+            : ApiError.of(
+                500,
+                'internal',
+                `The engine failed to handle this request; its log has the details (request ${requestId}).`,
+              );
         if (!(error instanceof ApiError)) {
-          options.log('error', `${req.method} ${req.url} (request ${requestId}): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+          options.log(
+            'error',
+            `${req.method} ${req.url} (request ${requestId}): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+          );
         }
         if (res.headersSent) {
           res.destroy();
@@ -213,7 +248,10 @@ export function createRequestHandler(options: RequestHandlerOptions): (req: Inco
         sendJson(res, apiError.status, apiError.body, apiError.headers);
       })
       .finally(() => {
-        options.log('debug', `${req.method} ${req.url} ${res.statusCode} ${Date.now() - started} ms (request ${requestId})`);
+        options.log(
+          'debug',
+          `${req.method} ${req.url} ${res.statusCode} ${Date.now() - started} ms (request ${requestId})`,
+        );
       });
   };
 }

@@ -50,9 +50,14 @@ export class TokenLimits {
     this.buckets.set(owner, bucket);
     if (bucket.tokens < 1) {
       const retryAfterS = Math.max(1, Math.ceil(((1 - bucket.tokens) * 60) / rate));
-      throw ApiError.of(429, 'rate_limited', `Too many submissions with this token: at most ${rate} a minute. Try again in ${retryAfterS} s.`, {
-        'Retry-After': String(retryAfterS),
-      });
+      throw ApiError.of(
+        429,
+        'rate_limited',
+        `Too many submissions with this token: at most ${rate} a minute. Try again in ${retryAfterS} s.`,
+        {
+          'Retry-After': String(retryAfterS),
+        },
+      );
     }
     bucket.tokens -= 1;
   }

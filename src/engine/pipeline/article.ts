@@ -68,7 +68,9 @@ export function articleMarkdown(article: Article): string {
         out.push(block.items.map((item, i) => (block.ordered ? `${i + 1}. ${item}` : `- ${item}`)).join('\n'));
         break;
       case 'code':
-        out.push(`*(A code example${block.language ? ` in ${block.language}` : ''}, ${block.lineCount} line${block.lineCount === 1 ? '' : 's'}: summarized, not read aloud.)*`);
+        out.push(
+          `*(A code example${block.language ? ` in ${block.language}` : ''}, ${block.lineCount} line${block.lineCount === 1 ? '' : 's'}: summarized, not read aloud.)*`,
+        );
         break;
       case 'table':
         out.push(`*(A table of ${block.rows} rows and ${block.columns} columns: summarized, not read aloud.)*`);
@@ -83,7 +85,10 @@ const MARKUP = /[\\`*_[\]<>#|~!]/g;
 
 function escapeMarkdown(text: string): string {
   // A line that starts like a list item ("1. ", "- ", "+ ") would become one.
-  return text.replace(MARKUP, '\\$&').replace(/^(\d+)([.)])(?=\s)/, '$1\\$2').replace(/^([-+])(?=\s)/, '\\$1');
+  return text
+    .replace(MARKUP, '\\$&')
+    .replace(/^(\d+)([.)])(?=\s)/, '$1\\$2')
+    .replace(/^([-+])(?=\s)/, '\\$1');
 }
 
 /**
@@ -106,7 +111,9 @@ export function articleSource(article: Article): string {
         out.push(`> ${escapeMarkdown(block.text)}`);
         break;
       case 'list':
-        out.push(block.items.map((item, i) => `${block.ordered ? `${i + 1}.` : '-'} ${escapeMarkdown(item)}`).join('\n'));
+        out.push(
+          block.items.map((item, i) => `${block.ordered ? `${i + 1}.` : '-'} ${escapeMarkdown(item)}`).join('\n'),
+        );
         break;
       case 'code': {
         const lines = block.text ?? Array.from({ length: block.lineCount }, () => '').join('\n');
@@ -117,7 +124,8 @@ export function articleSource(article: Article): string {
       case 'table': {
         if (block.columns === 0) break;
         const cells = block.cells ?? Array.from({ length: block.rows }, () => []);
-        const row = (values: string[]) => `| ${Array.from({ length: block.columns }, (_, i) => escapeMarkdown(values[i] ?? '')).join(' | ')} |`;
+        const row = (values: string[]) =>
+          `| ${Array.from({ length: block.columns }, (_, i) => escapeMarkdown(values[i] ?? '')).join(' | ')} |`;
         // An empty header row: every row of the page's table stays a row, so the table keeps its size.
         out.push([row([]), `|${' --- |'.repeat(block.columns)}`, ...cells.map(row)].join('\n'));
         break;

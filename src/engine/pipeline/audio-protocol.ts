@@ -12,7 +12,15 @@ export interface PartFile {
 }
 
 export type AudioRequest =
-  | { seq: number; op: 'open'; path: string; partsDir: string; sampleRate: number; bitrate: number; partTargetsS: number[] }
+  | {
+      seq: number;
+      op: 'open';
+      path: string;
+      partsDir: string;
+      sampleRate: number;
+      bitrate: number;
+      partTargetsS: number[];
+    }
   /** Audio already at the job's rate and level (intro, outro), written as is. */
   | { seq: number; op: 'clip'; samples: Float32Array }
   | { seq: number; op: 'silence'; seconds: number }
@@ -36,4 +44,11 @@ export interface AudioFinished {
   part?: PartFile;
 }
 
-export type AudioResponse = { seq: number; ok: true; result?: LineWritten | AudioFinished } | { seq: number; ok: false; error: string; /** The system error code (ENOSPC…), so a full disk stays storage_failed. */ code?: string };
+export type AudioResponse =
+  | { seq: number; ok: true; result?: LineWritten | AudioFinished }
+  | {
+      seq: number;
+      ok: false;
+      error: string;
+      /** The system error code (ENOSPC…), so a full disk stays storage_failed. */ code?: string;
+    };

@@ -72,7 +72,13 @@ async function cutPart(frames?: number): Promise<PartFile | undefined> {
   if (framesOut.frames > 0) frameSamples = framesOut.samples / framesOut.frames;
   const name = `part-${String(partIndex).padStart(4, '0')}.mp3`;
   await writeFile(path.join(partsDir, name), bytes.subarray(framesOut.skip, framesOut.bytes));
-  const part: PartFile = { index: partIndex, name, startS: partSamples / sampleRate, durationS: framesOut.samples / sampleRate, bytes: framesOut.bytes - framesOut.skip };
+  const part: PartFile = {
+    index: partIndex,
+    name,
+    startS: partSamples / sampleRate,
+    durationS: framesOut.samples / sampleRate,
+    bytes: framesOut.bytes - framesOut.skip,
+  };
   partIndex++;
   partSamples += framesOut.samples;
   return part;
@@ -96,7 +102,8 @@ async function handle(request: AudioRequest): Promise<LineWritten | AudioFinishe
     case 'line': {
       const speech = trimSilence(int16ToFloat(request.samples), request.sampleRate);
       levelToLoudness(speech, request.sampleRate);
-      if (request.pauseBeforeS > 0 && writer!.durationS > 0) await writer!.write(silence(request.pauseBeforeS, sampleRate));
+      if (request.pauseBeforeS > 0 && writer!.durationS > 0)
+        await writer!.write(silence(request.pauseBeforeS, sampleRate));
       const start = writer!.durationS;
       await writer!.write(speech);
       const end = writer!.durationS;
@@ -132,7 +139,12 @@ parentPort!.on('message', (request: AudioRequest) => {
       response = { seq: request.seq, ok: true, ...(result ? { result } : {}) };
     } catch (error) {
       const code = (error as { code?: unknown } | undefined)?.code;
-      response = { seq: request.seq, ok: false, error: error instanceof Error ? error.message : String(error), ...(typeof code === 'string' ? { code } : {}) };
+      response = {
+        seq: request.seq,
+        ok: false,
+        error: error instanceof Error ? error.message : String(error),
+        ...(typeof code === 'string' ? { code } : {}),
+      };
     }
     parentPort!.postMessage(response);
   });

@@ -50,12 +50,21 @@ function wavInfo(bytes: Uint8Array): ClipInfo {
     const id = ascii(bytes, at, 4);
     const size = view.getUint32(at + 4, true);
     if (id === 'fmt ' && at + 24 <= bytes.length) {
-      fmt = { channels: view.getUint16(at + 10, true), sampleRate: view.getUint32(at + 12, true), blockAlign: view.getUint16(at + 20, true) };
+      fmt = {
+        channels: view.getUint16(at + 10, true),
+        sampleRate: view.getUint32(at + 12, true),
+        blockAlign: view.getUint16(at + 20, true),
+      };
     } else if (id === 'data') {
       if (!fmt) throw new ClipProblem('its WAV header has no format chunk before the audio');
       // A streamed WAV may say 0 or 0xFFFFFFFF; what the file holds is the bound either way.
       const dataBytes = Math.min(size || Infinity, bytes.length - at - 8);
-      return { format: 'wav', channels: fmt.channels, sampleRate: fmt.sampleRate, seconds: dataBytes / Math.max(1, fmt.blockAlign) / Math.max(1, fmt.sampleRate) };
+      return {
+        format: 'wav',
+        channels: fmt.channels,
+        sampleRate: fmt.sampleRate,
+        seconds: dataBytes / Math.max(1, fmt.blockAlign) / Math.max(1, fmt.sampleRate),
+      };
     }
     at += 8 + size + (size % 2);
   }
@@ -72,7 +81,10 @@ const MP3_BITRATES = {
 const MP3_RATES = [44100, 48000, 32000];
 
 /** One MPEG audio frame header at `at`: its length in bytes, samples and rate; undefined when it is not one. */
-function mp3Frame(bytes: Uint8Array, at: number): { length: number; samples: number; sampleRate: number; channels: number } | undefined {
+function mp3Frame(
+  bytes: Uint8Array,
+  at: number,
+): { length: number; samples: number; sampleRate: number; channels: number } | undefined {
   if (at + 4 > bytes.length || bytes[at] !== 0xff || (bytes[at + 1]! & 0xe0) !== 0xe0) return undefined;
   const b1 = bytes[at + 1]!;
   const b2 = bytes[at + 2]!;
@@ -84,12 +96,23 @@ function mp3Frame(bytes: Uint8Array, at: number): { length: number; samples: num
   if (bitrateIndex === 0 || bitrateIndex === 15 || rateIndex === 3) return undefined;
   const v1 = versionBits === 3;
   const layer = 4 - layerBits;
-  const table = v1 ? (layer === 1 ? MP3_BITRATES.v1l1 : layer === 2 ? MP3_BITRATES.v1l2 : MP3_BITRATES.v1l3) : layer === 1 ? MP3_BITRATES.v2l1 : MP3_BITRATES.v2l23;
+  const table = v1
+    ? layer === 1
+      ? MP3_BITRATES.v1l1
+      : layer === 2
+        ? MP3_BITRATES.v1l2
+        : MP3_BITRATES.v1l3
+    : layer === 1
+      ? MP3_BITRATES.v2l1
+      : MP3_BITRATES.v2l23;
   const bitrate = table[bitrateIndex]! * 1000;
   const sampleRate = MP3_RATES[rateIndex]! / (v1 ? 1 : versionBits === 2 ? 2 : 4);
   const padding = (b2 >> 1) & 1;
   const samples = layer === 1 ? 384 : layer === 3 && !v1 ? 576 : 1152;
-  const length = layer === 1 ? (Math.floor((12 * bitrate) / sampleRate) + padding) * 4 : Math.floor(((samples / 8) * bitrate) / sampleRate) + padding;
+  const length =
+    layer === 1
+      ? (Math.floor((12 * bitrate) / sampleRate) + padding) * 4
+      : Math.floor(((samples / 8) * bitrate) / sampleRate) + padding;
   const channels = ((bytes[at + 3]! >> 6) & 3) === 3 ? 1 : 2;
   return length >= 4 ? { length, samples, sampleRate, channels } : undefined;
 }
@@ -97,7 +120,8 @@ function mp3Frame(bytes: Uint8Array, at: number): { length: number; samples: num
 function mp3Info(bytes: Uint8Array): ClipInfo {
   let at = 0;
   // An ID3v2 tag: 10 bytes of header, then a size in 7-bit bytes.
-  if (ascii(bytes, 0, 3) === 'ID3' && bytes.length >= 10) at = 10 + ((bytes[6]! << 21) | (bytes[7]! << 14) | (bytes[8]! << 7) | bytes[9]!);
+  if (ascii(bytes, 0, 3) === 'ID3' && bytes.length >= 10)
+    at = 10 + ((bytes[6]! << 21) | (bytes[7]! << 14) | (bytes[8]! << 7) | bytes[9]!);
   let samples = 0;
   let first: ReturnType<typeof mp3Frame>;
   while (at < bytes.length) {
@@ -118,7 +142,8 @@ function oggInfo(bytes: Uint8Array): ClipInfo {
   // The first page carries the Vorbis identification header: "\x01vorbis", version, channels, rate.
   const segments = bytes[26] ?? 0;
   const packet = 27 + segments;
-  if (bytes[packet] !== 1 || ascii(bytes, packet + 1, 6) !== 'vorbis' || packet + 16 > bytes.length) throw new ClipProblem('it is an OGG file without Vorbis audio');
+  if (bytes[packet] !== 1 || ascii(bytes, packet + 1, 6) !== 'vorbis' || packet + 16 > bytes.length)
+    throw new ClipProblem('it is an OGG file without Vorbis audio');
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const channels = bytes[packet + 11]!;
   const sampleRate = view.getUint32(packet + 12, true);
@@ -133,7 +158,8 @@ function oggInfo(bytes: Uint8Array): ClipInfo {
   const granule = last >= 0 ? Number(view.getBigUint64(last + 6, true)) : 0;
   // A missing or absurd granule (-1 means "no packet ends here") cannot be trusted: bound by what the bytes can hold
   // (Vorbis needs well over a bit per sample).
-  const seconds = granule > 0 && granule < 2 ** 50 ? granule / Math.max(1, sampleRate) : (bytes.length * 8) / Math.max(1, sampleRate);
+  const seconds =
+    granule > 0 && granule < 2 ** 50 ? granule / Math.max(1, sampleRate) : (bytes.length * 8) / Math.max(1, sampleRate);
   return { format: 'ogg', sampleRate, channels, seconds };
 }
 
@@ -159,9 +185,13 @@ export function checkClip(info: ClipInfo, limits: ClipLimits): void {
       'Save it at 44,100 or 48,000 Hz',
     );
   }
-  if (!(info.channels >= 1 && info.channels <= MAX_CHANNELS)) throw new ClipProblem(`it has ${info.channels} channels`, 'Save it as mono or stereo');
+  if (!(info.channels >= 1 && info.channels <= MAX_CHANNELS))
+    throw new ClipProblem(`it has ${info.channels} channels`, 'Save it as mono or stereo');
   if (info.seconds > limits.maxSeconds) {
-    throw new ClipProblem(`it is ${formatSeconds(info.seconds)} long; an intro or outro may be at most ${formatSeconds(limits.maxSeconds)}`, 'Use a shorter clip');
+    throw new ClipProblem(
+      `it is ${formatSeconds(info.seconds)} long; an intro or outro may be at most ${formatSeconds(limits.maxSeconds)}`,
+      'Use a shorter clip',
+    );
   }
 }
 
@@ -187,7 +217,10 @@ export async function decodeClip(bytes: Uint8Array, sampleRate: number, limits: 
   if (channels.length === 0 || !decoded.sampleRate) throw new ClipProblem('it holds no audio');
   // The decoder's own view of the file wins over the headers, and is held to the same bounds.
   const length = Math.min(...channels.map((c) => c.length));
-  checkClip({ ...info, sampleRate: decoded.sampleRate, channels: channels.length, seconds: length / decoded.sampleRate }, limits);
+  checkClip(
+    { ...info, sampleRate: decoded.sampleRate, channels: channels.length, seconds: length / decoded.sampleRate },
+    limits,
+  );
   const capacity = Math.ceil((length * sampleRate) / decoded.sampleRate);
   const out = new Float32Array(capacity);
   let written = 0;
@@ -196,7 +229,8 @@ export async function decodeClip(bytes: Uint8Array, sampleRate: number, limits: 
     out.set(part.subarray(0, room), written);
     written += room;
   };
-  const resampler = decoded.sampleRate === sampleRate ? undefined : await StreamResampler.create(decoded.sampleRate, sampleRate);
+  const resampler =
+    decoded.sampleRate === sampleRate ? undefined : await StreamResampler.create(decoded.sampleRate, sampleRate);
   try {
     const mono = new Float32Array(CHUNK);
     for (let start = 0; start < length; start += CHUNK) {
@@ -213,7 +247,12 @@ export async function decodeClip(bytes: Uint8Array, sampleRate: number, limits: 
 }
 
 /** The clip as the pipeline writes it: decoded, matched to the speech's level, with short fades where it meets the voice. */
-export async function prepareClip(bytes: Uint8Array, which: 'intro' | 'outro', sampleRate: number, limits: ClipLimits): Promise<Float32Array> {
+export async function prepareClip(
+  bytes: Uint8Array,
+  which: 'intro' | 'outro',
+  sampleRate: number,
+  limits: ClipLimits,
+): Promise<Float32Array> {
   const samples = await decodeClip(bytes, sampleRate, limits);
   if (samples.length < sampleRate * 0.05) throw new ClipProblem('it is empty');
   levelToLoudness(samples, sampleRate);

@@ -45,18 +45,29 @@ const DECODERS: Record<string, (body: Buffer, options: zlib.ZlibOptions & zlib.B
 };
 
 /** Undoes the Content-Encoding(s) of a body, never producing more than maxBytes. */
-async function decodeContent(body: Buffer, header: string | string[] | undefined, url: string, maxBytes: number): Promise<Buffer> {
+async function decodeContent(
+  body: Buffer,
+  header: string | string[] | undefined,
+  url: string,
+  maxBytes: number,
+): Promise<Buffer> {
   const codings = (Array.isArray(header) ? header.join(',') : (header ?? ''))
     .split(',')
     .map((c) => c.trim().toLowerCase())
     .filter((c) => c !== '' && c !== 'identity');
   // Some servers label an empty answer (a 204-like 200) with an encoding; there is nothing to decode.
   if (codings.length === 0 || body.length === 0) return body;
-  if (codings.length > 2) throw new FetchError(`${url} is sent with ${codings.length} content encodings stacked; this engine decodes at most two.`);
+  if (codings.length > 2)
+    throw new FetchError(
+      `${url} is sent with ${codings.length} content encodings stacked; this engine decodes at most two.`,
+    );
   let decoded = body;
   for (const coding of codings.reverse()) {
     const decode = DECODERS[coding];
-    if (!decode) throw new FetchError(`${url} is sent with Content-Encoding "${coding.slice(0, 40)}", which this engine cannot decode (it reads gzip, deflate and br).`);
+    if (!decode)
+      throw new FetchError(
+        `${url} is sent with Content-Encoding "${coding.slice(0, 40)}", which this engine cannot decode (it reads gzip, deflate and br).`,
+      );
     try {
       decoded = await decode(decoded, { maxOutputLength: maxBytes });
     } catch (error) {
@@ -70,17 +81,27 @@ async function decodeContent(body: Buffer, header: string | string[] | undefined
 }
 
 /** GETs a URL within the limits; throws FetchError with a message a user can act on. */
-export async function fetchWithLimits(url: string, limits: FetchLimits, signal: AbortSignal, accept: string): Promise<Fetched> {
+export async function fetchWithLimits(
+  url: string,
+  limits: FetchLimits,
+  signal: AbortSignal,
+  accept: string,
+): Promise<Fetched> {
   const allowPrivateNetwork = limits.allowPrivateNetwork ?? false;
   const deadline = AbortSignal.timeout(limits.timeoutMs);
   const combined = AbortSignal.any([signal, deadline]);
   // One agent per fetch: its connections end with it, so none is ever reused for another job.
-  const dispatcher = policyAgent({ allowPrivateNetwork, allowedHosts: limits.allowedHosts, connectTimeoutMs: limits.timeoutMs });
+  const dispatcher = policyAgent({
+    allowPrivateNetwork,
+    allowedHosts: limits.allowedHosts,
+    connectTimeoutMs: limits.timeoutMs,
+  });
   let current = url;
   try {
     for (let redirects = 0; ; redirects++) {
       const parsed = new URL(current);
-      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new FetchError(`${url} redirected to ${parsed.protocol} address, which cannot be fetched.`);
+      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+        throw new FetchError(`${url} redirected to ${parsed.protocol} address, which cannot be fetched.`);
       const response = await request(current, {
         method: 'GET',
         signal: combined,
@@ -92,18 +113,23 @@ export async function fetchWithLimits(url: string, limits: FetchLimits, signal: 
       const location = response.headers.location;
       if (response.statusCode >= 300 && response.statusCode < 400 && location) {
         await response.body.dump();
-        if (redirects >= limits.maxRedirects) throw new FetchError(`${url} redirects more than ${limits.maxRedirects} times.`);
+        if (redirects >= limits.maxRedirects)
+          throw new FetchError(`${url} redirects more than ${limits.maxRedirects} times.`);
         current = new URL(Array.isArray(location) ? location[0]! : location, current).href;
         continue;
       }
       if (response.statusCode >= 400) {
         await response.body.dump();
-        throw new FetchError(`${host(current)} answered ${response.statusCode} for ${current}. Check that the address opens in a browser.`);
+        throw new FetchError(
+          `${host(current)} answered ${response.statusCode} for ${current}. Check that the address opens in a browser.`,
+        );
       }
       const declared = Number(response.headers['content-length']);
       if (Number.isFinite(declared) && declared > limits.maxBytes) {
         await response.body.dump({ limit: 0 }).catch(() => {});
-        throw new FetchError(`${current} is ${Math.round(declared / 1024)} KB; the limit is ${Math.round(limits.maxBytes / 1024)} KB.`);
+        throw new FetchError(
+          `${current} is ${Math.round(declared / 1024)} KB; the limit is ${Math.round(limits.maxBytes / 1024)} KB.`,
+        );
       }
       const chunks: Buffer[] = [];
       let size = 0;
@@ -115,10 +141,18 @@ export async function fetchWithLimits(url: string, limits: FetchLimits, signal: 
         }
         chunks.push(chunk);
       }
-      const body = await decodeContent(Buffer.concat(chunks), response.headers['content-encoding'], current, limits.maxBytes);
+      const body = await decodeContent(
+        Buffer.concat(chunks),
+        response.headers['content-encoding'],
+        current,
+        limits.maxBytes,
+      );
       const contentType = String(response.headers['content-type'] ?? '');
       const [mediaType = '', ...params] = contentType.split(';').map((p) => p.trim());
-      const charset = params.find((p) => p.toLowerCase().startsWith('charset='))?.slice(8).replace(/"/g, '');
+      const charset = params
+        .find((p) => p.toLowerCase().startsWith('charset='))
+        ?.slice(8)
+        .replace(/"/g, '');
       return { body, mediaType: mediaType.toLowerCase(), charset, finalUrl: current };
     }
   } catch (error) {
@@ -128,11 +162,19 @@ export async function fetchWithLimits(url: string, limits: FetchLimits, signal: 
       // A shared service: its clients must learn nothing about the networks it sits in. A blocked address, a refused
       // connection, a time-out and an unknown name read the same, so fetches (article or intro/outro) cannot be used
       // to scan hosts or ports.
-      throw new FetchError(`Could not fetch ${current}: it cannot be reached from this service (it does not answer, or it is on a private network, which this service does not fetch).`);
+      throw new FetchError(
+        `Could not fetch ${current}: it cannot be reached from this service (it does not answer, or it is on a private network, which this service does not fetch).`,
+      );
     }
-    if (deadline.aborted) throw new FetchError(`${host(current)} did not send ${current} within ${Math.round(limits.timeoutMs / 1000)} s.`);
+    if (deadline.aborted)
+      throw new FetchError(`${host(current)} did not send ${current} within ${Math.round(limits.timeoutMs / 1000)} s.`);
     const code = (error as { code?: string }).code;
-    const reason = code === 'ENOTFOUND' ? 'the host name was not found' : code === 'ECONNREFUSED' ? 'the connection was refused' : (error as Error).message;
+    const reason =
+      code === 'ENOTFOUND'
+        ? 'the host name was not found'
+        : code === 'ECONNREFUSED'
+          ? 'the connection was refused'
+          : (error as Error).message;
     throw new FetchError(`Could not fetch ${current}: ${reason}.`);
   } finally {
     void dispatcher.destroy().catch(() => undefined);

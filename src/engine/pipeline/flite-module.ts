@@ -78,7 +78,8 @@ export function withImportedMemory(wasm: Uint8Array): { bytes: Uint8Array; limit
     }
     parts.push(wasm.subarray(start, offset));
   }
-  if (!importBody || !limits || !limitBytes) throw new Error('The speech synthesizer module has no memory or no imports to rewrite.');
+  if (!importBody || !limits || !limitBytes)
+    throw new Error('The speech synthesizer module has no memory or no imports to rewrite.');
   const count = readLeb(importBody, 0);
   const name = (text: string) => [...leb(text.length), ...Buffer.from(text, 'utf8')];
   const entry = [...name('env'), ...name('memory'), 0x02, ...limitBytes];

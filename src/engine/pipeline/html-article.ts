@@ -42,8 +42,25 @@ const TEXT = 3;
 
 /** Never part of an article (when small beside it). */
 const NOISE_TAGS = new Set([
-  'script', 'style', 'noscript', 'template', 'iframe', 'object', 'embed', 'svg', 'canvas', 'form', 'button', 'input',
-  'select', 'textarea', 'nav', 'footer', 'aside', 'dialog', 'figcaption',
+  'script',
+  'style',
+  'noscript',
+  'template',
+  'iframe',
+  'object',
+  'embed',
+  'svg',
+  'canvas',
+  'form',
+  'button',
+  'input',
+  'select',
+  'textarea',
+  'nav',
+  'footer',
+  'aside',
+  'dialog',
+  'figcaption',
 ]);
 const NOISE_ROLES = new Set(['navigation', 'contentinfo', 'complementary', 'search', 'dialog', 'alertdialog']);
 
@@ -55,16 +72,19 @@ function isNoise(element: DomElement, tag: string): boolean {
 }
 
 /** Class or id words of page furniture: menus, ads, sharing, comments, newsletter and cookie boxes. */
-const NOISE_NAME = /(?:^|[\s_-])(cookies?|consent|gdpr|newsletter|subscribe|subscription|signup|sign-up|promo|advert|advertisement|ads?|adslot|sponsor(?:ed)?|share|sharing|social|related|recommended|recirc|more-stories|comments?|comment-list|comment-form|disqus|respond|sidebar|signature|postprofile|post-meta|online-list|author-box|more-from|breadcrumbs?|site-header|site-footer|masthead|popup|modal|paywall|author-bio|byline|dateline|caption|credit|tags|tag-list|toc|table-of-contents|skip-link|visually-hidden|sr-only)(?:$|[\s_-])/i;
+const NOISE_NAME =
+  /(?:^|[\s_-])(cookies?|consent|gdpr|newsletter|subscribe|subscription|signup|sign-up|promo|advert|advertisement|ads?|adslot|sponsor(?:ed)?|share|sharing|social|related|recommended|recirc|more-stories|comments?|comment-list|comment-form|disqus|respond|sidebar|signature|postprofile|post-meta|online-list|author-box|more-from|breadcrumbs?|site-header|site-footer|masthead|popup|modal|paywall|author-bio|byline|dateline|caption|credit|tags|tag-list|toc|table-of-contents|skip-link|visually-hidden|sr-only)(?:$|[\s_-])/i;
 
 /** A post's meta line on forums and blogs: "by spokeshave » Sat Jan 13, 2024 6:27 pm", "Posted by Ann on 3 May 2024". */
-const POST_META = /^(?:post(?:ed)?\s+)?by\s+\S[^.!?]{0,40}?\s*(?:[»·|•]|\bon\s+(?:\d|(?:mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b)).{0,40}\b(?:1[89]|20)\d\d\b/i;
+const POST_META =
+  /^(?:post(?:ed)?\s+)?by\s+\S[^.!?]{0,40}?\s*(?:[»·|•]|\bon\s+(?:\d|(?:mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b)).{0,40}\b(?:1[89]|20)\d\d\b/i;
 
 /** Heading anchors that documentation generators put after every heading ("¶", "#", "§", "🔗"). */
 const ANCHOR_TEXT = /^[¶#§🔗]$/u;
 
 /** Short paragraphs that are calls to action, not content. */
-const BOILERPLATE = /^(?:read more(?=\s*(?:$|[:»…→›|(-]|\s(?:at|on|about|here|of|from|stories|articles)\b))|continue reading|read the full|advertisement|sponsored|sign up|subscribe|share (?:this|on)|follow us|related(?: articles| stories)?:|see also:|click here|photo(?:graph)?:|image(?: credit)?:|credit:|source:|\(?ap photo|getty images|this article (?:was|is) (?:originally )?published|comments? \(\d+\)|\d+ comments?|leave a (?:comment|reply)|posted (?:by|in|on)|tagged:?|filed under|copyright\b|©|all rights reserved)/i;
+const BOILERPLATE =
+  /^(?:read more(?=\s*(?:$|[:»…→›|(-]|\s(?:at|on|about|here|of|from|stories|articles)\b))|continue reading|read the full|advertisement|sponsored|sign up|subscribe|share (?:this|on)|follow us|related(?: articles| stories)?:|see also:|click here|photo(?:graph)?:|image(?: credit)?:|credit:|source:|\(?ap photo|getty images|this article (?:was|is) (?:originally )?published|comments? \(\d+\)|\d+ comments?|leave a (?:comment|reply)|posted (?:by|in|on)|tagged:?|filed under|copyright\b|©|all rights reserved)/i;
 
 function isElement(node: DomNode): node is DomElement {
   return node.nodeType === ELEMENT;
@@ -75,7 +95,8 @@ function textOf(node: DomNode): string {
 }
 
 /** A date line: "PUBLISHED: 10:48, Tue, Nov 19, 2019", "| UPDATED: ...", "Updated 11:21 pm CST, Tuesday, November 19, 2019". */
-const DATELINE = /^\|?\s*(?:published|updated|last updated|posted|modified)(?:\s+on)?\s*:?\s*(?:\d|(?:mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b)[^.!?]{0,60}\b(?:1[89]|20)\d\d\b/i;
+const DATELINE =
+  /^\|?\s*(?:published|updated|last updated|posted|modified)(?:\s+on)?\s*:?\s*(?:\d|(?:mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b)[^.!?]{0,60}\b(?:1[89]|20)\d\d\b/i;
 
 function isBoilerplate(text: string): boolean {
   if (text.length < 160 && (BOILERPLATE.test(text) || POST_META.test(text))) return true;
@@ -96,7 +117,10 @@ function isLinkRow(text: string, links: number, linkedChars: number): boolean {
 
 function linkStats(element: DomElement): { links: number; chars: number } {
   const anchors = Array.from(element.querySelectorAll('a'));
-  return { links: anchors.length, chars: anchors.reduce((sum, a) => sum + (a.textContent ?? '').replace(/\s+/g, '').length, 0) };
+  return {
+    links: anchors.length,
+    chars: anchors.reduce((sum, a) => sum + (a.textContent ?? '').replace(/\s+/g, '').length, 0),
+  };
 }
 
 /** Where two words meet without a space: "BankBanks", "476.98EUR", "CryptocurrenciesDeutsche". */
@@ -114,7 +138,9 @@ function isGlued(text: string): boolean {
 }
 
 function tableBlock(table: DomElement): Block {
-  const cells = Array.from(table.querySelectorAll('tr')).map((row) => Array.from(row.querySelectorAll('td,th')).map(textOf));
+  const cells = Array.from(table.querySelectorAll('tr')).map((row) =>
+    Array.from(row.querySelectorAll('td,th')).map(textOf),
+  );
   const columns = cells.reduce((max, row) => Math.max(max, row.length), 0);
   return { kind: 'table', rows: cells.length, columns, cells };
 }
@@ -127,9 +153,12 @@ function codeLanguage(pre: DomElement): string | undefined {
     wrappers.push(typeof node.className === 'string' ? node.className : '');
   }
   const classes = `${pre.className} ${code?.className ?? ''} ${pre.getAttribute('data-lang') ?? ''} ${wrappers.join(' ')}`;
-  const match = /(?:language|lang)-([\w+#-]+)/.exec(classes)
-    ?? /\bhighlight-(?:source-)?(?!default\b|text\b|none\b)([\w+#]+)/.exec(classes)
-    ?? /\b(python|javascript|typescript|java|rust|go|ruby|bash|shell|json|yaml|toml|html|css|sql|c\+\+|csharp|kotlin|swift|php)\b/i.exec(classes);
+  const match =
+    /(?:language|lang)-([\w+#-]+)/.exec(classes) ??
+    /\bhighlight-(?:source-)?(?!default\b|text\b|none\b)([\w+#]+)/.exec(classes) ??
+    /\b(python|javascript|typescript|java|rust|go|ruby|bash|shell|json|yaml|toml|html|css|sql|c\+\+|csharp|kotlin|swift|php)\b/i.exec(
+      classes,
+    );
   return match?.[1];
 }
 
@@ -182,7 +211,14 @@ function collectBlocks(node: DomNode, blocks: Block[]): void {
     } else if (tag === 'table') {
       flush();
       blocks.push(tableBlock(child));
-    } else if (tag === 'figure' || tag === 'img' || tag === 'picture' || tag === 'video' || tag === 'audio' || tag === 'hr') {
+    } else if (
+      tag === 'figure' ||
+      tag === 'img' ||
+      tag === 'picture' ||
+      tag === 'video' ||
+      tag === 'audio' ||
+      tag === 'hr'
+    ) {
       flush();
     } else if (tag === 'br') {
       inline += ' ';
@@ -198,7 +234,9 @@ function collectBlocks(node: DomNode, blocks: Block[]): void {
         links += stats.links;
         linkedChars += stats.chars;
       }
-      inline += ` ${child.textContent ?? ''} `.replace(/^ | $/g, (m) => (/(?:a|span|em|strong|b|i|code|abbr|cite|q|small|sub|sup|time|mark|u|s|kbd|var)$/.test(tag) ? '' : m));
+      inline += ` ${child.textContent ?? ''} `.replace(/^ | $/g, (m) =>
+        /(?:a|span|em|strong|b|i|code|abbr|cite|q|small|sub|sup|time|mark|u|s|kbd|var)$/.test(tag) ? '' : m,
+      );
     }
   }
   flush();
@@ -232,9 +270,11 @@ function linkDensity(content: DomElement): number {
 /** Text in running prose: a paragraph, quote or list item of at least eight words (or minWords). */
 function hasProse(blocks: Block[], minWords = 8): boolean {
   const long = (text: string) => wordsIn(text) >= minWords;
-  return blocks.some((b) => ((b.kind === 'paragraph' || b.kind === 'quote') && long(b.text)) || (b.kind === 'list' && b.items.some(long)));
+  return blocks.some(
+    (b) =>
+      ((b.kind === 'paragraph' || b.kind === 'quote') && long(b.text)) || (b.kind === 'list' && b.items.some(long)),
+  );
 }
-
 
 /** Readability's article container, or undefined when it finds none. Readability changes the document it reads. */
 function readArticle(document: DomDocument): { content: DomElement; title?: string; byline?: string } | undefined {
@@ -243,24 +283,38 @@ function readArticle(document: DomDocument): { content: DomElement; title?: stri
     serializer: (node: unknown) => node as DomNode,
   }).parse();
   if (!parsed?.content) return undefined;
-  return { content: parsed.content as DomElement, title: parsed.title ?? undefined, byline: parsed.byline ?? undefined };
+  return {
+    content: parsed.content as DomElement,
+    title: parsed.title ?? undefined,
+    byline: parsed.byline ?? undefined,
+  };
 }
 
 /** Class or id words of notices that float over a page: cookie and consent banners, their vendors, site footers. */
-const FURNITURE_NAME = /(?:^|[\s_-])(?:cookies?|cookie-?\w*|consent|gdpr|cmp|onetrust|didomi|usercentrics|cookiebot|privacy-?(?:banner|notice)|site-?footer|footer|colophon|imprint|impressum)(?:$|[\s_-])/i;
+const FURNITURE_NAME =
+  /(?:^|[\s_-])(?:cookies?|cookie-?\w*|consent|gdpr|cmp|onetrust|didomi|usercentrics|cookiebot|privacy-?(?:banner|notice)|site-?footer|footer|colophon|imprint|impressum)(?:$|[\s_-])/i;
 
 /** A cookie or consent notice, by what it says. */
 const COOKIE_TEXT = /\b(?:cookies?|consent|gdpr|datenschutz|tracking technologies)\b/i;
-const COOKIE_ACTION = /\b(?:accept|agree|allow|consent|reject|decline|manage|settings|preferences|privacy|partners|einwilligen|akzeptieren|zustimmen)\b/i;
+const COOKIE_ACTION =
+  /\b(?:accept|agree|allow|consent|reject|decline|manage|settings|preferences|privacy|partners|einwilligen|akzeptieren|zustimmen)\b/i;
 /** A footer's copyright line and an address block. */
 const COPYRIGHT_TEXT = /(?:©|\(c\)\s*\d{4}|\bcopyright\b|\ball rights reserved\b)/i;
-const ADDRESS_TEXT = /\b(?:tel(?:ephone)?|phone|fax|e-?mail|p\.?o\.? box|registered (?:office|in)|company (?:no|number)|vat)\b|\b\d{4,5}\s+\p{Lu}\p{Ll}+/iu;
+const ADDRESS_TEXT =
+  /\b(?:tel(?:ephone)?|phone|fax|e-?mail|p\.?o\.? box|registered (?:office|in)|company (?:no|number)|vat)\b|\b\d{4,5}\s+\p{Lu}\p{Ll}+/iu;
 
 function inFurniture(element: DomElement): boolean {
   for (let node: DomNode | null = element; node && isElement(node); node = node.parentNode) {
     const tag = node.tagName.toLowerCase();
-    if (tag === 'footer' || tag === 'dialog' || node.getAttribute('role') === 'contentinfo' || node.getAttribute('role') === 'dialog') return true;
-    if (FURNITURE_NAME.test(`${typeof node.className === 'string' ? node.className : ''} ${node.id ?? ''}`)) return true;
+    if (
+      tag === 'footer' ||
+      tag === 'dialog' ||
+      node.getAttribute('role') === 'contentinfo' ||
+      node.getAttribute('role') === 'dialog'
+    )
+      return true;
+    if (FURNITURE_NAME.test(`${typeof node.className === 'string' ? node.className : ''} ${node.id ?? ''}`))
+      return true;
   }
   return false;
 }
@@ -281,18 +335,32 @@ function isFurniture(blocks: Block[]): boolean {
 function removeFurniture(document: DomDocument, read: Block[]): void {
   const texts = new Set(read.flatMap((b) => ('text' in b ? [b.text] : b.kind === 'list' ? b.items : [])));
   if (texts.size > 0) {
-    for (const element of Array.from(document.querySelectorAll('p,li,h1,h2,h3,h4,h5,h6,blockquote,dd,div,section,span'))) {
+    for (const element of Array.from(
+      document.querySelectorAll('p,li,h1,h2,h3,h4,h5,h6,blockquote,dd,div,section,span'),
+    )) {
       if (!element.parentNode) continue;
       const text = element.textContent ?? '';
       if (text.length <= 3000 && texts.has(cleanText(text))) element.remove();
     }
   }
-  const candidates = Array.from(document.querySelectorAll('footer,dialog,[role="dialog"],[role="alertdialog"],[aria-modal="true"],[role="contentinfo"],[class],[id]'));
+  const candidates = Array.from(
+    document.querySelectorAll(
+      'footer,dialog,[role="dialog"],[role="alertdialog"],[aria-modal="true"],[role="contentinfo"],[class],[id]',
+    ),
+  );
   for (const element of candidates) {
     const tag = element.tagName.toLowerCase();
     if (tag === 'html' || tag === 'body' || tag === 'main' || tag === 'article') continue;
-    const named = FURNITURE_NAME.test(`${typeof element.className === 'string' ? element.className : ''} ${element.id ?? ''}`);
-    if (!named && !/^(?:footer|dialog)$/.test(tag) && !element.getAttribute('role') && !element.getAttribute('aria-modal')) continue;
+    const named = FURNITURE_NAME.test(
+      `${typeof element.className === 'string' ? element.className : ''} ${element.id ?? ''}`,
+    );
+    if (
+      !named &&
+      !/^(?:footer|dialog)$/.test(tag) &&
+      !element.getAttribute('role') &&
+      !element.getAttribute('aria-modal')
+    )
+      continue;
     if (element.querySelectorAll('article,main,h1').length > 0) continue;
     element.remove();
   }
@@ -362,7 +430,8 @@ function scanPage(document: DomDocument): PageScan {
       continue;
     }
     if (!scan.marked && (MARKED_AUTHOR.test(names) || element.getAttribute('itemprop') === 'author')) mark(element);
-    if (tag === 'article' || tag === 'main' || tag === 'body' || tag === 'html' || tag === 'pre' || tag === 'code') continue;
+    if (tag === 'article' || tag === 'main' || tag === 'body' || tag === 'html' || tag === 'pre' || tag === 'code')
+      continue;
     if (FURNITURE_NAME.test(names)) addNotice(element);
     else if (NOISE_NAME.test(names)) add(scan.named, element);
   }
@@ -380,7 +449,23 @@ function removeNotices(content: DomElement, notices: Set<string>): void {
 }
 
 /** Block-level containers that may be furniture when their text is known furniture. */
-const BLOCKISH = new Set(['p', 'div', 'section', 'ul', 'ol', 'dl', 'table', 'header', 'figure', 'span', 'h2', 'h3', 'h4', 'h5', 'h6']);
+const BLOCKISH = new Set([
+  'p',
+  'div',
+  'section',
+  'ul',
+  'ol',
+  'dl',
+  'table',
+  'header',
+  'figure',
+  'span',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+]);
 
 /**
  * Page furniture inside the article Readability found: menus, share and tag rows, captions, bylines, comment and
@@ -463,14 +548,19 @@ export function extractHtmlArticle(html: string, pageUrl?: string): HtmlArticleR
   // Readability's own verdict needs the untouched page: asked (on a fresh parse) only of pages that look doubtful.
   let readerable = true;
   if (linkDensity(found.content) > 0.5 || !hasProse(blocks)) {
-    readerable = isProbablyReaderable((parseHTML(html) as unknown as { document: DomDocument }).document, { minContentLength: 100, minScore: 20 });
+    readerable = isProbablyReaderable((parseHTML(html) as unknown as { document: DomDocument }).document, {
+      minContentLength: 100,
+      minScore: 20,
+    });
     if (!readerable) return undefined;
   }
   // "<heading> | Site name", "<topic> - <forum section>": the page's own heading is the better title when the page
   // title contains it (the longest such h1 or h2: a forum's h1 is often the site's name).
   let title = cleanText(found.title ?? '') || pageTitle || undefined;
   const lowerTitle = title?.toLowerCase() ?? '';
-  const named = headings.filter((h) => lowerTitle.includes(h.toLowerCase()) && h.length >= lowerTitle.length * 0.3).sort((a, b) => b.length - a.length)[0];
+  const named = headings
+    .filter((h) => lowerTitle.includes(h.toLowerCase()) && h.length >= lowerTitle.length * 0.3)
+    .sort((a, b) => b.length - a.length)[0];
   if (named) title = named;
   if (!title && firstHeading) title = firstHeading;
   // Readability keeps the page's h1 inside the content when it repeats the title: read it once.
@@ -478,13 +568,24 @@ export function extractHtmlArticle(html: string, pageUrl?: string): HtmlArticleR
   if (first?.kind === 'heading' && title && cleanText(first.text).toLowerCase() === title.toLowerCase()) blocks.shift();
   const byline = cleanByline(found.byline) ?? cleanByline(marked);
   // A byline paragraph at the very top ("By Jane Doe", "Jane Doe · 5 min read") is not content.
-  while (blocks[0]?.kind === 'paragraph' && blocks[0].text.length < 80 && (/^by\s/i.test(blocks[0].text) || (byline && blocks[0].text.includes(byline)) || /\bmin(?:ute)? read\b/i.test(blocks[0].text))) {
+  while (
+    blocks[0]?.kind === 'paragraph' &&
+    blocks[0].text.length < 80 &&
+    (/^by\s/i.test(blocks[0].text) ||
+      (byline && blocks[0].text.includes(byline)) ||
+      /\bmin(?:ute)? read\b/i.test(blocks[0].text))
+  ) {
     blocks.shift();
   }
   // A site's address or copyright line at the very end, kept by Readability with the last paragraphs.
   for (let tail = 0; tail < 3; tail++) {
     const last = blocks.at(-1);
-    if (last?.kind !== 'paragraph' || wordsIn(last.text) > 60 || !(COPYRIGHT_TEXT.test(last.text) || /\b(?:tel|phone|fax)\b/i.test(last.text))) break;
+    if (
+      last?.kind !== 'paragraph' ||
+      wordsIn(last.text) > 60 ||
+      !(COPYRIGHT_TEXT.test(last.text) || /\b(?:tel|phone|fax)\b/i.test(last.text))
+    )
+      break;
     blocks.pop();
   }
   let sourceLabel: string | undefined;

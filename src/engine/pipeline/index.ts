@@ -18,7 +18,14 @@ import type { ScriptLine, Voice } from './script';
 import { SynthesisPool, type Utterance } from './synth-pool';
 import { type Chapter, type Cue, toChaptersJson, toWebVtt } from './transcript';
 import { DEFAULT_PARSE_LIMITS, type ParseLimits, ParseRunner } from './parse-runner';
-import { type ArticlePipeline, type PipelineContext, type PipelineInput, type PipelineOutput, PipelineError, storageFailure } from './types';
+import {
+  type ArticlePipeline,
+  type PipelineContext,
+  type PipelineInput,
+  type PipelineOutput,
+  PipelineError,
+  storageFailure,
+} from './types';
 
 /**
  * Seconds of audio in the first part, the second, and so on (the last repeats): the first is short so that listening
@@ -32,7 +39,12 @@ export type { ArticlePipeline } from './types';
 const SAMPLE_RATE = 16_000;
 const INTRO_GAP_S = 0.6;
 
-export const OUTPUT_NAMES = { audio: 'audio.mp3', transcript: 'transcript.vtt', chapters: 'chapters.json', article: 'article.md' } as const;
+export const OUTPUT_NAMES = {
+  audio: 'audio.mp3',
+  transcript: 'transcript.vtt',
+  chapters: 'chapters.json',
+  article: 'article.md',
+} as const;
 
 export interface SpeechPipelineOptions {
   /** Synthesis worker threads shared by all jobs (default: the CPU cores, at most 4). */
@@ -51,7 +63,12 @@ function formatKb(bytes: number): string {
 async function articleFromUrl(url: string, context: PipelineContext, parser: ParseRunner): Promise<Article> {
   let fetched;
   try {
-    fetched = await fetchWithLimits(url, context.fetchLimits, context.signal, 'text/html,application/xhtml+xml,text/markdown;q=0.9,text/plain;q=0.8');
+    fetched = await fetchWithLimits(
+      url,
+      context.fetchLimits,
+      context.signal,
+      'text/html,application/xhtml+xml,text/markdown;q=0.9,text/plain;q=0.8',
+    );
   } catch (error) {
     if (error instanceof FetchError) throw new PipelineError('fetch_failed', error.message, { cause: error });
     throw error;
@@ -59,19 +76,38 @@ async function articleFromUrl(url: string, context: PipelineContext, parser: Par
   const from = new URL(fetched.finalUrl).hostname.replace(/^www\./, '');
   context.log('info', `Fetched ${formatKb(fetched.body.length)} from ${from}.`);
   // Parsing runs in a worker thread with time and memory limits: a hostile page must not stop the engine.
-  if (PAGE_TYPES.has(fetched.mediaType)) return parser.extractHtml(decodeText(fetched), fetched.finalUrl, context.signal);
-  if (TEXT_TYPES.has(fetched.mediaType)) return { ...(await parser.parseMarkdown(decodeText(fetched), `The page at ${fetched.finalUrl}`, context.signal)), sourceLabel: from };
-  throw new PipelineError('fetch_failed', `${fetched.finalUrl} is ${fetched.mediaType || 'of an unknown type'}, not a web page, Markdown or plain text. Convert a page or text instead.`);
+  if (PAGE_TYPES.has(fetched.mediaType))
+    return parser.extractHtml(decodeText(fetched), fetched.finalUrl, context.signal);
+  if (TEXT_TYPES.has(fetched.mediaType))
+    return {
+      ...(await parser.parseMarkdown(decodeText(fetched), `The page at ${fetched.finalUrl}`, context.signal)),
+      sourceLabel: from,
+    };
+  throw new PipelineError(
+    'fetch_failed',
+    `${fetched.finalUrl} is ${fetched.mediaType || 'of an unknown type'}, not a web page, Markdown or plain text. Convert a page or text instead.`,
+  );
 }
 
-async function loadClip(url: string | undefined, which: 'intro' | 'outro', context: PipelineContext, parser: ParseRunner): Promise<Float32Array | undefined> {
+async function loadClip(
+  url: string | undefined,
+  which: 'intro' | 'outro',
+  context: PipelineContext,
+  parser: ParseRunner,
+): Promise<Float32Array | undefined> {
   if (!url) return undefined;
   const code = which === 'intro' ? 'intro_unusable' : 'outro_unusable';
   let fetched;
   try {
-    fetched = await fetchWithLimits(url, context.fetchLimits, context.signal, 'audio/mpeg,audio/ogg,audio/wav,audio/*;q=0.8');
+    fetched = await fetchWithLimits(
+      url,
+      context.fetchLimits,
+      context.signal,
+      'audio/mpeg,audio/ogg,audio/wav,audio/*;q=0.8',
+    );
   } catch (error) {
-    if (error instanceof FetchError) throw new PipelineError(code, `The ${which} audio could not be fetched: ${error.message}`, { cause: error });
+    if (error instanceof FetchError)
+      throw new PipelineError(code, `The ${which} audio could not be fetched: ${error.message}`, { cause: error });
     throw error;
   }
   // Decoded, bounded, resampled, levelled and faded in a worker thread (clip.ts).
@@ -107,7 +143,10 @@ class PartPublisher {
       cues.push({ ...cue, start: Math.max(0, cue.start - part.startS), end: Math.max(0, cue.end - part.startS) });
     }
     const transcript = part.name.replace(/\.mp3$/, '.vtt');
-    await writeFile(path.join(this.context.workDir, transcript), toWebVtt(this.multiVoice ? cues : cues.map(({ voice: _voice, ...cue }) => cue), this.title));
+    await writeFile(
+      path.join(this.context.workDir, transcript),
+      toWebVtt(this.multiVoice ? cues : cues.map(({ voice: _voice, ...cue }) => cue), this.title),
+    );
     await this.context.publishPart({
       index: part.index,
       startS: part.startS,
@@ -145,15 +184,24 @@ class SpeechPipeline implements ArticlePipeline {
     // Counted as at submission (src/protocol), so text accepted there is never too long here.
     const characters = countCharacters(text.replace(/\s+/g, ' '));
     if (characters < MIN_CHARACTERS) {
-      throw new PipelineError('too_short', input.url
-        ? `The article at ${input.url} has only ${characters} characters of text; at least ${MIN_CHARACTERS} are needed. Open the article itself, or paste its text.`
-        : `The text has only ${characters} characters to read once its markup is removed; at least ${MIN_CHARACTERS} are needed.`);
+      throw new PipelineError(
+        'too_short',
+        input.url
+          ? `The article at ${input.url} has only ${characters} characters of text; at least ${MIN_CHARACTERS} are needed. Open the article itself, or paste its text.`
+          : `The text has only ${characters} characters to read once its markup is removed; at least ${MIN_CHARACTERS} are needed.`,
+      );
     }
     if (characters > MAX_CHARACTERS) {
-      throw new PipelineError('too_long', `The article has ${characters.toLocaleString('en-US')} characters; the limit is ${MAX_CHARACTERS.toLocaleString('en-US')}. Convert a part of it (select it and convert the selection).`);
+      throw new PipelineError(
+        'too_long',
+        `The article has ${characters.toLocaleString('en-US')} characters; the limit is ${MAX_CHARACTERS.toLocaleString('en-US')}. Convert a part of it (select it and convert the selection).`,
+      );
     }
     const words = countWords(text);
-    context.log('info', `Extracted ${words.toLocaleString('en-US')} words${article.title ? ` (title: ${article.title})` : ''}.`);
+    context.log(
+      'info',
+      `Extracted ${words.toLocaleString('en-US')} words${article.title ? ` (title: ${article.title})` : ''}.`,
+    );
     context.progress(0.05);
 
     const [intro, outro] = await Promise.all([
@@ -166,7 +214,13 @@ class SpeechPipeline implements ArticlePipeline {
     const { profile, lines, sections } = await this.parser.buildScript(article, input.modelId, signal);
     const audioPath = path.join(context.workDir, OUTPUT_NAMES.audio);
     const multiVoice = profile.voices.length > 1;
-    const audio = await JobAudio.open({ path: audioPath, partsDir: context.workDir, sampleRate: SAMPLE_RATE, bitrate: profile.bitrate, partTargetsS: context.publishPart ? PART_TARGETS_S : [] }).catch((error: unknown) => {
+    const audio = await JobAudio.open({
+      path: audioPath,
+      partsDir: context.workDir,
+      sampleRate: SAMPLE_RATE,
+      bitrate: profile.bitrate,
+      partTargetsS: context.publishPart ? PART_TARGETS_S : [],
+    }).catch((error: unknown) => {
       throw storageFailure(error) ?? error;
     });
     const cues: Cue[] = [];
@@ -192,22 +246,36 @@ class SpeechPipeline implements ArticlePipeline {
       await rm(audioPath, { force: true });
       // Parts written but not yet handed over (those handed over are the service's now).
       const left = await readdir(context.workDir).catch(() => [] as string[]);
-      await Promise.all(left.filter((name) => /^part-\d+\.(mp3|vtt)$/.test(name)).map((name) => rm(path.join(context.workDir, name), { force: true })));
-      if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new PipelineError('cancelled', 'The job was cancelled.');
+      await Promise.all(
+        left
+          .filter((name) => /^part-\d+\.(mp3|vtt)$/.test(name))
+          .map((name) => rm(path.join(context.workDir, name), { force: true })),
+      );
+      if (signal.aborted)
+        throw signal.reason instanceof Error ? signal.reason : new PipelineError('cancelled', 'The job was cancelled.');
       if (error instanceof PipelineError) throw error;
-      throw storageFailure(error) ?? new PipelineError('synthesis_failed', `Speech synthesis failed: ${(error as Error).message}`, { cause: error });
+      throw (
+        storageFailure(error) ??
+        new PipelineError('synthesis_failed', `Speech synthesis failed: ${(error as Error).message}`, { cause: error })
+      );
     } finally {
       await audio.close();
     }
     try {
-      await writeFile(path.join(context.workDir, OUTPUT_NAMES.transcript), toWebVtt(multiVoice ? cues : cues.map(({ voice: _voice, ...cue }) => cue), article.title));
+      await writeFile(
+        path.join(context.workDir, OUTPUT_NAMES.transcript),
+        toWebVtt(multiVoice ? cues : cues.map(({ voice: _voice, ...cue }) => cue), article.title),
+      );
       await writeFile(path.join(context.workDir, OUTPUT_NAMES.chapters), toChaptersJson(chapters, durationS));
       await writeFile(path.join(context.workDir, OUTPUT_NAMES.article), articleMarkdown(article));
     } catch (error) {
       throw storageFailure(error) ?? error;
     }
     context.progress(0.99);
-    context.log('info', `Made ${formatDuration(durationS)} of audio, ${cues.length} sentences, ${chapters.length} chapter${chapters.length === 1 ? '' : 's'}.`);
+    context.log(
+      'info',
+      `Made ${formatDuration(durationS)} of audio, ${cues.length} sentences, ${chapters.length} chapter${chapters.length === 1 ? '' : 's'}.`,
+    );
     return {
       title: article.title,
       durationS,
@@ -241,7 +309,11 @@ class SpeechPipeline implements ArticlePipeline {
     const request = () => {
       const line = lines[next++]!;
       const voice = voices[line.voice]!;
-      const utterance = this.pool.synthesize(line.spoken, voice.flite, { durationStretch: voice.durationStretch, pitchSpread: voice.pitchSpread, signal });
+      const utterance = this.pool.synthesize(line.spoken, voice.flite, {
+        durationStretch: voice.durationStretch,
+        pitchSpread: voice.pitchSpread,
+        signal,
+      });
       utterance.catch(() => {}); // observed when its turn comes; never an unhandled rejection meanwhile
       pending.push(utterance);
     };
@@ -249,7 +321,13 @@ class SpeechPipeline implements ArticlePipeline {
       const { line, result } = written.shift()!;
       const { start, end, part } = await result;
       if (line.chapter) chapters.push({ title: line.chapter.title, level: line.chapter.level, start });
-      cues.push({ start, end, text: line.written, voice: voices[line.voice]!.name, ...(line.paragraph ? { paragraph: true } : {}) });
+      cues.push({
+        start,
+        end,
+        text: line.written,
+        voice: voices[line.voice]!.name,
+        ...(line.paragraph ? { paragraph: true } : {}),
+      });
       doneChars += line.spoken.length;
       context.progress(0.08 + 0.9 * (doneChars / Math.max(1, totalChars)));
       if (part) await parts.publish(part, false);

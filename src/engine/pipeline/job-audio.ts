@@ -40,7 +40,12 @@ export class JobAudio {
 
   static async open(options: JobAudioOptions): Promise<JobAudio> {
     const { script, evaluate } = workerScript('audio-worker');
-    const audio = new JobAudio(new Worker(script, { eval: evaluate, resourceLimits: { maxOldGenerationSizeMb: 96, maxYoungGenerationSizeMb: 8 } }));
+    const audio = new JobAudio(
+      new Worker(script, {
+        eval: evaluate,
+        resourceLimits: { maxOldGenerationSizeMb: 96, maxYoungGenerationSizeMb: 8 },
+      }),
+    );
     try {
       await audio.send({ op: 'open', ...options });
     } catch (error) {
@@ -70,7 +75,9 @@ export class JobAudio {
 
   /** The samples are handed over to the worker: they are unusable here afterwards. */
   line(samples: Int16Array, sampleRate: number, pauseBeforeS: number, pauseAfterS: number): Promise<LineWritten> {
-    return this.send({ op: 'line', samples, sampleRate, pauseBeforeS, pauseAfterS }, [samples.buffer as ArrayBuffer]) as Promise<LineWritten>;
+    return this.send({ op: 'line', samples, sampleRate, pauseBeforeS, pauseAfterS }, [
+      samples.buffer as ArrayBuffer,
+    ]) as Promise<LineWritten>;
   }
 
   finish(): Promise<AudioFinished> {

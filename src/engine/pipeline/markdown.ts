@@ -27,7 +27,11 @@ function inlineText(tokens: Token[] | undefined, fallback: string): string {
       }
       default: {
         const withChildren = token as Token & { tokens?: Token[]; text?: string };
-        parts.push(withChildren.tokens ? inlineText(withChildren.tokens, withChildren.text ?? '') : decodeEntities(withChildren.text ?? ''));
+        parts.push(
+          withChildren.tokens
+            ? inlineText(withChildren.tokens, withChildren.text ?? '')
+            : decodeEntities(withChildren.text ?? ''),
+        );
       }
     }
   }
@@ -83,7 +87,9 @@ function blocksOf(tokens: Token[], blocks: Block[]): void {
       case 'blockquote': {
         const inner: Block[] = [];
         blocksOf((token as Tokens.Blockquote).tokens, inner);
-        const text = cleanText(inner.map((b) => ('text' in b ? b.text : 'items' in b ? b.items.join('. ') : '')).join(' '));
+        const text = cleanText(
+          inner.map((b) => ('text' in b ? b.text : 'items' in b ? b.items.join('. ') : '')).join(' '),
+        );
         if (text) blocks.push({ kind: 'quote', text });
         break;
       }

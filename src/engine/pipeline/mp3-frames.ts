@@ -30,7 +30,7 @@ export function frameAt(bytes: Uint8Array, offset: number): FrameHeader | undefi
   const padding = (b2 >> 1) & 1;
   const samples = version === 3 ? 1152 : 576;
   const length = Math.floor(((samples / 8) * bitrate * 1000) / sampleRate) + padding;
-  const mono = (bytes[offset + 3]! >> 6) === 3;
+  const mono = bytes[offset + 3]! >> 6 === 3;
   const sideInfo = version === 3 ? (mono ? 17 : 32) : mono ? 9 : 17;
   const tagAt = offset + 4 + sideInfo;
   const tag = tagAt + 4 <= bytes.length ? String.fromCharCode(...bytes.subarray(tagAt, tagAt + 4)) : '';
@@ -41,7 +41,10 @@ export function frameAt(bytes: Uint8Array, offset: number): FrameHeader | undefi
  * Whole audio frames from the start of `bytes`, at most `limit` of them (Xing/Info frames at the start are skipped,
  * not counted): how many bytes they end at, how many frames and samples they hold, and the bytes skipped before them.
  */
-export function wholeFrames(bytes: Uint8Array, limit = Infinity): { bytes: number; frames: number; samples: number; skip: number } {
+export function wholeFrames(
+  bytes: Uint8Array,
+  limit = Infinity,
+): { bytes: number; frames: number; samples: number; skip: number } {
   let offset = 0;
   let samples = 0;
   let frames = 0;

@@ -53,19 +53,26 @@ export class Mp3Writer {
   ) {}
 
   /** `onEncoded` sees every chunk as it is written (encoded frames, in order, and the header patch at the end). */
-  static async create(path: string, sampleRate: number, bitrate: number, onEncoded?: (data: Uint8Array, position: number) => void): Promise<Mp3Writer> {
+  static async create(
+    path: string,
+    sampleRate: number,
+    bitrate: number,
+    onEncoded?: (data: Uint8Array, position: number) => void,
+  ): Promise<Mp3Writer> {
     if (!registered) {
       registerMp3Encoder();
       registered = true;
     }
     const handle = await open(path, 'w');
     const file = new PositionedFile(handle);
-    const target = new StreamTarget(new WritableStream<{ type: 'write'; data: Uint8Array; position: number }>({
-      write: (chunk) => {
-        onEncoded?.(chunk.data, chunk.position);
-        return file.write(chunk.data, chunk.position);
-      },
-    }));
+    const target = new StreamTarget(
+      new WritableStream<{ type: 'write'; data: Uint8Array; position: number }>({
+        write: (chunk) => {
+          onEncoded?.(chunk.data, chunk.position);
+          return file.write(chunk.data, chunk.position);
+        },
+      }),
+    );
     const output = new Output({ format: new Mp3OutputFormat(), target });
     const source = new AudioSampleSource({ codec: 'mp3', bitrate });
     output.addAudioTrack(source);

@@ -5,13 +5,56 @@
 // and may ignore what a parser closes by itself.
 
 /** Elements that never have children. */
-const VOID = new Set(['area', 'base', 'basefont', 'bgsound', 'br', 'col', 'command', 'embed', 'frame', 'hr', 'image', 'img', 'input', 'keygen', 'link', 'meta', 'param', 'source', 'track', 'wbr']);
+const VOID = new Set([
+  'area',
+  'base',
+  'basefont',
+  'bgsound',
+  'br',
+  'col',
+  'command',
+  'embed',
+  'frame',
+  'hr',
+  'image',
+  'img',
+  'input',
+  'keygen',
+  'link',
+  'meta',
+  'param',
+  'source',
+  'track',
+  'wbr',
+]);
 /**
  * Elements whose end tag may be left out (the parser closes them when a sibling opens), plus the document's own
  * frame. Not counting them keeps pages full of unclosed <p> and <li> from looking deep; real nesting of these needs
  * a counted element in between (<ul>, <table>, <div>).
  */
-const NOT_COUNTED = new Set(['html', 'head', 'body', 'p', 'li', 'dt', 'dd', 'tr', 'td', 'th', 'thead', 'tbody', 'tfoot', 'colgroup', 'caption', 'option', 'optgroup', 'rb', 'rt', 'rp', 'rtc']);
+const NOT_COUNTED = new Set([
+  'html',
+  'head',
+  'body',
+  'p',
+  'li',
+  'dt',
+  'dd',
+  'tr',
+  'td',
+  'th',
+  'thead',
+  'tbody',
+  'tfoot',
+  'colgroup',
+  'caption',
+  'option',
+  'optgroup',
+  'rb',
+  'rt',
+  'rp',
+  'rtc',
+]);
 /** Elements whose content is text up to their end tag, never markup. */
 const RAW_TEXT = new Set(['script', 'style', 'textarea', 'title', 'xmp', 'iframe', 'noembed', 'noframes', 'plaintext']);
 

@@ -35,7 +35,8 @@ export function isPublicAddress(address: string): boolean {
   } catch {
     return false;
   }
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress())
+    parsed = (parsed as ipaddr.IPv6).toIPv4Address();
   return parsed.range() === 'unicast';
 }
 
@@ -50,13 +51,21 @@ export interface NetworkPolicy {
 }
 
 function normalizeHost(name: string): string {
-  return name.replace(/^\[|\]$/g, '').replace(/\.+$/, '').toLowerCase();
+  return name
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.+$/, '')
+    .toLowerCase();
 }
 
 /** Resolves a host name once and returns the address to connect to, or throws UnreachableAddressError. */
-export async function resolveAllowed(hostname: string, policy: NetworkPolicy): Promise<{ address: string; family: 4 | 6 }> {
+export async function resolveAllowed(
+  hostname: string,
+  policy: NetworkPolicy,
+): Promise<{ address: string; family: 4 | 6 }> {
   const name = hostname.replace(/^\[|\]$/g, '');
-  const allowPrivateNetwork = policy.allowPrivateNetwork || (policy.allowedHosts ?? []).some((host) => normalizeHost(host) === normalizeHost(name));
+  const allowPrivateNetwork =
+    policy.allowPrivateNetwork ||
+    (policy.allowedHosts ?? []).some((host) => normalizeHost(host) === normalizeHost(name));
   let candidates: { address: string; family: number }[];
   if (isIP(name) !== 0) {
     candidates = [{ address: name, family: isIP(name) }];

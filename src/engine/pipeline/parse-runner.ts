@@ -29,12 +29,21 @@ export interface ParseLimits {
  * quadratically (200 deep: 0.1 s, 1000 deep: 10 s). A 6.7 MB page of real article markup extracts in a 256 MB heap
  * (and fails in 128 MB); it takes over a minute on a loaded 2-core machine, so the time limit ends it first anyway.
  */
-export const DEFAULT_PARSE_LIMITS: ParseLimits = { timeoutMs: 30_000, memoryMb: 256, maxHtmlDepth: 400, maxMarkdownDepth: 100, maxClipSeconds: 180 };
+export const DEFAULT_PARSE_LIMITS: ParseLimits = {
+  timeoutMs: 30_000,
+  memoryMb: 256,
+  maxHtmlDepth: 400,
+  maxMarkdownDepth: 100,
+  maxClipSeconds: 180,
+};
 
 function workerLocation(): { script: string; evaluate: boolean } {
   if (__filename.endsWith('.ts')) {
     // Tests run the sources through tsx; a worker needs tsx's require hook registered before it loads the .ts file.
-    return { script: `require('tsx/cjs'); require(${JSON.stringify(path.join(__dirname, 'parse-worker.ts'))});`, evaluate: true };
+    return {
+      script: `require('tsx/cjs'); require(${JSON.stringify(path.join(__dirname, 'parse-worker.ts'))});`,
+      evaluate: true,
+    };
   }
   return { script: path.join(__dirname, 'parse-worker.js'), evaluate: false };
 }
@@ -51,7 +60,8 @@ export class ParseRunner {
     const response = await this.run({ kind: 'html', html, pageUrl, maxDepth: this.limits.maxHtmlDepth }, signal, {
       code: 'too_complex',
       what: `Reading the page at ${pageUrl}`,
-      advice: 'The page is too large or too complex to read safely. Open the article in a browser, select its text and convert the selection instead.',
+      advice:
+        'The page is too large or too complex to read safely. Open the article in a browser, select its text and convert the selection instead.',
     });
     if (!('article' in response)) throw new Error('The parse worker answered without an article');
     return response.article;
@@ -59,11 +69,16 @@ export class ParseRunner {
 
   /** Markdown or plain text as an Article; fails with too_complex. `label` names the input ("The text"). */
   async parseMarkdown(source: string, label: string, signal: AbortSignal): Promise<Article> {
-    const response = await this.run({ kind: 'markdown', source, maxDepth: this.limits.maxMarkdownDepth, label }, signal, {
-      code: 'too_complex',
-      what: `Reading ${label.replace(/^The /, 'the ')}`,
-      advice: 'Its markup is too complex to read safely (long runs of _, *, [ or > can do that). Remove such markup, send it as plain text, or convert a part of it.',
-    });
+    const response = await this.run(
+      { kind: 'markdown', source, maxDepth: this.limits.maxMarkdownDepth, label },
+      signal,
+      {
+        code: 'too_complex',
+        what: `Reading ${label.replace(/^The /, 'the ')}`,
+        advice:
+          'Its markup is too complex to read safely (long runs of _, *, [ or > can do that). Remove such markup, send it as plain text, or convert a part of it.',
+      },
+    );
     if (!('article' in response)) throw new Error('The parse worker answered without an article');
     return response.article;
   }
@@ -77,19 +92,30 @@ export class ParseRunner {
     const response = await this.run({ kind: 'script', article, modelId }, signal, {
       code: 'too_complex',
       what: 'Preparing the text for speech',
-      advice: 'The text is too unusual to read aloud safely (long runs of punctuation, digits or symbols can do that). Remove such runs, or convert a part of it.',
+      advice:
+        'The text is too unusual to read aloud safely (long runs of punctuation, digits or symbols can do that). Remove such runs, or convert a part of it.',
     });
     if (!('script' in response)) throw new Error('The parse worker answered without a script');
     return response.script;
   }
 
   /** An intro or outro, decoded, resampled to `sampleRate`, levelled and faded; fails with intro_/outro_unusable. */
-  async prepareClip(bytes: Uint8Array, which: 'intro' | 'outro', url: string, sampleRate: number, signal: AbortSignal): Promise<Float32Array> {
-    const response = await this.run({ kind: 'clip', bytes, which, url, sampleRate, maxSeconds: this.limits.maxClipSeconds }, signal, {
-      code: which === 'intro' ? 'intro_unusable' : 'outro_unusable',
-      what: `Decoding the ${which} audio at ${url}`,
-      advice: `Use a short MP3, OGG or WAV file, or leave the ${which} out.`,
-    });
+  async prepareClip(
+    bytes: Uint8Array,
+    which: 'intro' | 'outro',
+    url: string,
+    sampleRate: number,
+    signal: AbortSignal,
+  ): Promise<Float32Array> {
+    const response = await this.run(
+      { kind: 'clip', bytes, which, url, sampleRate, maxSeconds: this.limits.maxClipSeconds },
+      signal,
+      {
+        code: which === 'intro' ? 'intro_unusable' : 'outro_unusable',
+        what: `Decoding the ${which} audio at ${url}`,
+        advice: `Use a short MP3, OGG or WAV file, or leave the ${which} out.`,
+      },
+    );
     if (!('samples' in response)) throw new Error('The parse worker answered without audio');
     return response.samples;
   }
@@ -105,7 +131,10 @@ export class ParseRunner {
     return new Promise((resolve, reject) => {
       const worker = new Worker(script, {
         eval: evaluate,
-        resourceLimits: { maxOldGenerationSizeMb: memoryMb, maxYoungGenerationSizeMb: Math.min(32, Math.max(4, Math.floor(memoryMb / 16))) },
+        resourceLimits: {
+          maxOldGenerationSizeMb: memoryMb,
+          maxYoungGenerationSizeMb: Math.min(32, Math.max(4, Math.floor(memoryMb / 16))),
+        },
         stdout: false,
         stderr: false,
       });
@@ -119,12 +148,24 @@ export class ParseRunner {
         void worker.terminate();
         outcome();
       };
-      const onAbort = () => finish(() => reject(signal.reason instanceof Error ? signal.reason : new PipelineError('cancelled', 'The job was cancelled.')));
+      const onAbort = () =>
+        finish(() =>
+          reject(
+            signal.reason instanceof Error ? signal.reason : new PipelineError('cancelled', 'The job was cancelled.'),
+          ),
+        );
       signal.addEventListener('abort', onAbort, { once: true });
       worker.on('message', (response: ParseResponse | { ready: true }) => {
         if ('ready' in response) {
           timer = setTimeout(() => {
-            finish(() => reject(new PipelineError(overLimit.code, `${overLimit.what} took longer than ${seconds(timeoutMs)}, so it was stopped. ${overLimit.advice}`)));
+            finish(() =>
+              reject(
+                new PipelineError(
+                  overLimit.code,
+                  `${overLimit.what} took longer than ${seconds(timeoutMs)}, so it was stopped. ${overLimit.advice}`,
+                ),
+              ),
+            );
           }, timeoutMs);
           worker.postMessage(request);
           return;
@@ -138,13 +179,21 @@ export class ParseRunner {
       worker.on('error', (error: Error & { code?: string }) => {
         finish(() => {
           if (error.code === 'ERR_WORKER_OUT_OF_MEMORY' || error instanceof RangeError) {
-            reject(new PipelineError(overLimit.code, `${overLimit.what} needed more than ${memoryMb} MB of memory, so it was stopped. ${overLimit.advice}`, { cause: error }));
+            reject(
+              new PipelineError(
+                overLimit.code,
+                `${overLimit.what} needed more than ${memoryMb} MB of memory, so it was stopped. ${overLimit.advice}`,
+                { cause: error },
+              ),
+            );
           } else {
             reject(new Error(`The parse worker failed: ${error.message}`, { cause: error }));
           }
         });
       });
-      worker.on('exit', (code) => finish(() => reject(new Error(`The parse worker stopped unexpectedly (exit code ${code})`))));
+      worker.on('exit', (code) =>
+        finish(() => reject(new Error(`The parse worker stopped unexpectedly (exit code ${code})`))),
+      );
     });
   }
 }

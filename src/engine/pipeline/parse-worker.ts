@@ -27,24 +27,50 @@ function describe(error: unknown): string {
 async function handle(request: ParseRequest): Promise<ParseResponse> {
   if (request.kind === 'html') {
     const { html, pageUrl, maxDepth } = request;
-    if (html.trim() === '') return { ok: false, code: 'fetch_failed', message: `${pageUrl} answered with an empty page. Check that it opens in a browser, or paste the article's text instead.` };
+    if (html.trim() === '')
+      return {
+        ok: false,
+        code: 'fetch_failed',
+        message: `${pageUrl} answered with an empty page. Check that it opens in a browser, or paste the article's text instead.`,
+      };
     if (!/<[a-zA-Z]/.test(html)) {
-      return { ok: false, code: 'not_an_article', message: `The page at ${pageUrl} has no HTML elements (it is plain text or broken markup sent as a web page). ${SELECT_TEXT}` };
+      return {
+        ok: false,
+        code: 'not_an_article',
+        message: `The page at ${pageUrl} has no HTML elements (it is plain text or broken markup sent as a web page). ${SELECT_TEXT}`,
+      };
     }
     const depth = htmlNestingDepth(html, maxDepth);
     if (depth > maxDepth) {
-      return { ok: false, code: 'too_complex', message: `The page at ${pageUrl} nests its elements more than ${maxDepth} deep, too deep to read safely. ${SELECT_TEXT}` };
+      return {
+        ok: false,
+        code: 'too_complex',
+        message: `The page at ${pageUrl} nests its elements more than ${maxDepth} deep, too deep to read safely. ${SELECT_TEXT}`,
+      };
     }
     const { extractHtmlArticle } = load.html();
     let extracted;
     try {
       extracted = extractHtmlArticle(html, pageUrl);
     } catch (error) {
-      if (error instanceof RangeError) return { ok: false, code: 'too_complex', message: `The page at ${pageUrl} is too complex to read (${describe(error)}). ${SELECT_TEXT}` };
-      return { ok: false, code: 'not_an_article', message: `The page at ${pageUrl} could not be read as an article (${describe(error)}). ${SELECT_TEXT}` };
+      if (error instanceof RangeError)
+        return {
+          ok: false,
+          code: 'too_complex',
+          message: `The page at ${pageUrl} is too complex to read (${describe(error)}). ${SELECT_TEXT}`,
+        };
+      return {
+        ok: false,
+        code: 'not_an_article',
+        message: `The page at ${pageUrl} could not be read as an article (${describe(error)}). ${SELECT_TEXT}`,
+      };
     }
     if (!extracted || extracted.article.blocks.length === 0) {
-      return { ok: false, code: 'not_an_article', message: `The page at ${pageUrl} has no readable article (it looks like a list of links or an app). Open the article itself, or paste its text instead.` };
+      return {
+        ok: false,
+        code: 'not_an_article',
+        message: `The page at ${pageUrl} has no readable article (it looks like a list of links or an app). Open the article itself, or paste its text instead.`,
+      };
     }
     return { ok: true, article: extracted.article };
   }
@@ -62,11 +88,17 @@ async function handle(request: ParseRequest): Promise<ParseResponse> {
     try {
       return { ok: true, article: parseMarkdown(source) };
     } catch (error) {
-      if (error instanceof RangeError) return { ok: false, code: 'too_complex', message: `${label} is too complex to read (${describe(error)}). Remove unusual markup, or convert a part of it.` };
+      if (error instanceof RangeError)
+        return {
+          ok: false,
+          code: 'too_complex',
+          message: `${label} is too complex to read (${describe(error)}). Remove unusual markup, or convert a part of it.`,
+        };
       throw error;
     }
   }
-  if (request.kind === 'script') return { ok: true, script: load.script().buildScript(request.article, request.modelId) };
+  if (request.kind === 'script')
+    return { ok: true, script: load.script().buildScript(request.article, request.modelId) };
   const { bytes, which, url, sampleRate, maxSeconds } = request;
   const { ClipProblem, prepareClip } = load.clip();
   try {
@@ -90,7 +122,8 @@ if (!port) throw new Error('parse-worker.ts runs only as a worker thread');
 port.postMessage({ ready: true });
 port.once('message', (request: ParseRequest) => {
   handle(request).then(
-    (response) => port.postMessage(response, 'samples' in response && response.ok ? [response.samples.buffer as ArrayBuffer] : []),
+    (response) =>
+      port.postMessage(response, 'samples' in response && response.ok ? [response.samples.buffer as ArrayBuffer] : []),
     (error: unknown) => port.postMessage({ ok: false, message: describe(error) } satisfies ParseResponse),
   );
 });

@@ -3,8 +3,21 @@
 interface SpeexModule {
   _malloc(size: number): number;
   _free(pointer: number): void;
-  _speex_resampler_init(channels: number, inRate: number, outRate: number, quality: number, errorPointer: number): number;
-  _speex_resampler_process_float(state: number, channel: number, input: number, inputLength: number, output: number, outputLength: number): number;
+  _speex_resampler_init(
+    channels: number,
+    inRate: number,
+    outRate: number,
+    quality: number,
+    errorPointer: number,
+  ): number;
+  _speex_resampler_process_float(
+    state: number,
+    channel: number,
+    input: number,
+    inputLength: number,
+    output: number,
+    outputLength: number,
+  ): number;
   _speex_resampler_skip_zeros(state: number): number;
   _speex_resampler_get_output_latency(state: number): number;
   _speex_resampler_destroy(state: number): void;
@@ -66,7 +79,7 @@ export class StreamResampler {
     if (this.closed) throw new Error('The resampler is closed');
     const { speex, input, output, lengths } = this;
     const parts: Float32Array[] = [];
-    for (let offset = 0; offset < samples.length; ) {
+    for (let offset = 0; offset < samples.length;) {
       const length = Math.min(CHUNK, samples.length - offset);
       // The heap views are read anew each time: a growing WebAssembly memory detaches the old ones.
       speex.HEAPF32.set(samples.subarray(offset, offset + length), input >> 2);

@@ -100,11 +100,14 @@ interface Section {
 }
 
 function sectionsOf(article: Article): Section[] {
-  const headingLevels = article.blocks.filter((b) => b.kind === 'heading').map((b) => (b.kind === 'heading' ? b.level : 9));
+  const headingLevels = article.blocks
+    .filter((b) => b.kind === 'heading')
+    .map((b) => (b.kind === 'heading' ? b.level : 9));
   const splitLevel = headingLevels.length > 0 ? Math.min(...headingLevels) : 0;
   const sections: Section[] = [{ blocks: [] }];
   for (const block of article.blocks) {
-    if (block.kind === 'heading' && block.level <= splitLevel) sections.push({ heading: { text: block.text, level: block.level }, blocks: [] });
+    if (block.kind === 'heading' && block.level <= splitLevel)
+      sections.push({ heading: { text: block.text, level: block.level }, blocks: [] });
     else sections[sections.length - 1]!.blocks.push(block);
   }
   // A show without headings is one section; its hosts take turns every paragraph or two (turnsOf).
@@ -113,12 +116,51 @@ function sectionsOf(article: Article): Section[] {
 
 /** Code block languages as people say them (a fence's "js" would be read as a word). */
 const LANGUAGE_NAMES: Record<string, string> = {
-  js: 'JavaScript', javascript: 'JavaScript', jsx: 'JavaScript', mjs: 'JavaScript', ts: 'TypeScript', typescript: 'TypeScript',
-  tsx: 'TypeScript', py: 'Python', python: 'Python', rb: 'Ruby', ruby: 'Ruby', rs: 'Rust', rust: 'Rust', go: 'Go',
-  golang: 'Go', java: 'Java', kt: 'Kotlin', kotlin: 'Kotlin', swift: 'Swift', c: 'C', cpp: 'C plus plus', 'c++': 'C plus plus',
-  cs: 'C sharp', csharp: 'C sharp', php: 'PHP', sh: 'shell', bash: 'shell', zsh: 'shell', shell: 'shell', console: 'shell',
-  powershell: 'PowerShell', ps1: 'PowerShell', sql: 'SQL', html: 'HTML', xml: 'XML', css: 'CSS', scss: 'SCSS',
-  json: 'JSON', yaml: 'YAML', yml: 'YAML', toml: 'TOML', ini: 'INI', dockerfile: 'Dockerfile', md: 'Markdown', markdown: 'Markdown',
+  js: 'JavaScript',
+  javascript: 'JavaScript',
+  jsx: 'JavaScript',
+  mjs: 'JavaScript',
+  ts: 'TypeScript',
+  typescript: 'TypeScript',
+  tsx: 'TypeScript',
+  py: 'Python',
+  python: 'Python',
+  rb: 'Ruby',
+  ruby: 'Ruby',
+  rs: 'Rust',
+  rust: 'Rust',
+  go: 'Go',
+  golang: 'Go',
+  java: 'Java',
+  kt: 'Kotlin',
+  kotlin: 'Kotlin',
+  swift: 'Swift',
+  c: 'C',
+  cpp: 'C plus plus',
+  'c++': 'C plus plus',
+  cs: 'C sharp',
+  csharp: 'C sharp',
+  php: 'PHP',
+  sh: 'shell',
+  bash: 'shell',
+  zsh: 'shell',
+  shell: 'shell',
+  console: 'shell',
+  powershell: 'PowerShell',
+  ps1: 'PowerShell',
+  sql: 'SQL',
+  html: 'HTML',
+  xml: 'XML',
+  css: 'CSS',
+  scss: 'SCSS',
+  json: 'JSON',
+  yaml: 'YAML',
+  yml: 'YAML',
+  toml: 'TOML',
+  ini: 'INI',
+  dockerfile: 'Dockerfile',
+  md: 'Markdown',
+  markdown: 'Markdown',
 };
 
 function languageName(language: string | undefined): string | undefined {
@@ -144,7 +186,8 @@ function joinWords(items: string[]): string {
 export function tableRows(table: Extract<Block, { kind: 'table' }>): string[] | undefined {
   const [header, ...rest] = table.cells ?? [];
   const body = rest.filter((row) => row.some((cell) => cell.trim()));
-  if (!body || body.length === 0 || body.length > READ_TABLE_LIMIT.rows || table.columns > READ_TABLE_LIMIT.columns) return undefined;
+  if (!body || body.length === 0 || body.length > READ_TABLE_LIMIT.rows || table.columns > READ_TABLE_LIMIT.columns)
+    return undefined;
   return body.map((row, r) => {
     const label = row[0]?.trim() || `Row ${r + 1}`;
     const rest = row.slice(1).map((cell, c) => {
@@ -191,11 +234,20 @@ export function titleOf(article: Article): string {
 }
 
 function shorten(text: string, maxWords: number): string {
-  const words = text.replace(/[.!?:;,]+$/, '').split(/\s+/).filter(Boolean);
+  const words = text
+    .replace(/[.!?:;,]+$/, '')
+    .split(/\s+/)
+    .filter(Boolean);
   if (words.length <= maxWords) return words.join(' ');
   let cut = words.slice(0, maxWords);
   // End on a word that carries meaning, not on "the", "of", "and".
-  while (cut.length > 3 && /^(?:a|an|the|of|and|or|to|in|on|for|with|by|at|from|is|are|was|were|that|this|its|their)$/i.test(cut[cut.length - 1]!)) cut = cut.slice(0, -1);
+  while (
+    cut.length > 3 &&
+    /^(?:a|an|the|of|and|or|to|in|on|for|with|by|at|from|is|are|was|were|that|this|its|their)$/i.test(
+      cut[cut.length - 1]!,
+    )
+  )
+    cut = cut.slice(0, -1);
   return cut.join(' ').replace(/[,;:]$/, '');
 }
 
@@ -239,24 +291,35 @@ export const HANDOVERS = {
 
 type HandoverKind = keyof typeof HANDOVERS;
 
-const STOPWORDS = new Set(('a an the of and or to in on for with by at from is are was were be been being that this these those it its ' +
-  'their there they them then than as but not no so if into over under about after before when where which who whom what why ' +
-  'how also more most much many some such very just only can could would should will may might must do does did has have had ' +
-  'our your his her we you he she one two all any each other own same new used using make makes made here').split(' '));
+const STOPWORDS = new Set(
+  (
+    'a an the of and or to in on for with by at from is are was were be been being that this these those it its ' +
+    'their there they them then than as but not no so if into over under about after before when where which who whom what why ' +
+    'how also more most much many some such very just only can could would should will may might must do does did has have had ' +
+    'our your his her we you he she one two all any each other own same new used using make makes made here'
+  ).split(' '),
+);
 
-const VERB_LIKE = /^(?:shows|built|opens|needs|runs|says|makes|takes|uses|gives|keeps|finds|sends|reads|writes|plays|works|starts|stops|lists|offers|asks|goes|comes|beside|above|below|gets|sets|holds|turns|brings|seems|looks|means|becomes|stays|remains|helps|lets|allows|follows|calls|moves|changes|grows|falls|rises|saw|said|made|took|became|found|went|came|began|left)$/;
+const VERB_LIKE =
+  /^(?:shows|built|opens|needs|runs|says|makes|takes|uses|gives|keeps|finds|sends|reads|writes|plays|works|starts|stops|lists|offers|asks|goes|comes|beside|above|below|gets|sets|holds|turns|brings|seems|looks|means|becomes|stays|remains|helps|lets|allows|follows|calls|moves|changes|grows|falls|rises|saw|said|made|took|became|found|went|came|began|left)$/;
 
 /** A topic worth asking about: a noun phrase after an article ("the local engine"), else a name in the text. */
 export function topicOf(text: string): string | undefined {
   const sentence = splitSentences(text)[0] ?? text;
-  for (const match of sentence.matchAll(/\b(?:the|a|an|your|its|their|this|our)\s+((?:[\p{L}-]+\s+){0,2}[\p{L}-]+)/giu)) {
+  for (const match of sentence.matchAll(
+    /\b(?:the|a|an|your|its|their|this|our)\s+((?:[\p{L}-]+\s+){0,2}[\p{L}-]+)/giu,
+  )) {
     const words = match[1]!.split(/\s+/);
     const end = words.findIndex((w) => STOPWORDS.has(w.toLowerCase()));
     const phrase = end < 0 ? words : words.slice(0, end);
     // A verb or adverb right after the noun ("the status bar shows") is not part of the topic.
     const verbs = phrase.findIndex((w, i) => i > 0 && VERB_LIKE.test(w));
     if (verbs > 0) phrase.splice(verbs);
-    while (phrase.length > 0 && (/ly$|ing$|ed$/.test(phrase[phrase.length - 1]!) || phrase[phrase.length - 1]!.length < 4)) phrase.pop();
+    while (
+      phrase.length > 0 &&
+      (/ly$|ing$|ed$/.test(phrase[phrase.length - 1]!) || phrase[phrase.length - 1]!.length < 4)
+    )
+      phrase.pop();
     if (phrase.length > 0 && phrase.every((w) => /^[\p{Ll}-]+$/u.test(w))) return `the ${phrase.join(' ')}`;
   }
   const words = sentence.split(/\s+/).map((w) => w.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, ''));
@@ -272,7 +335,9 @@ export function topicOf(text: string): string | undefined {
 
 /** A figure in the text ("42 percent", "$3 million", "1990"), as written; not a version or an address. */
 export function figureOf(text: string): string | undefined {
-  for (const match of text.matchAll(/(?<![\w.])(?:[$€£]\s?)?\d[\d,.]*(?:%|\s(?:percent|per cent|million|billion|thousand|km|kg|years?|days?|hours?|minutes?|people|times)\b)?/gi)) {
+  for (const match of text.matchAll(
+    /(?<![\w.])(?:[$€£]\s?)?\d[\d,.]*(?:%|\s(?:percent|per cent|million|billion|thousand|km|kg|years?|days?|hours?|minutes?|people|times)\b)?/gi,
+  )) {
     const figure = match[0].replace(/[.,]+$/, '');
     if ((figure.match(/\./g) ?? []).length > 1 || /^\d{1,2}$/.test(figure)) continue;
     // A lone small number ("2", "one of 3") is not a figure anyone remembers.
@@ -283,7 +348,12 @@ export function figureOf(text: string): string | undefined {
 
 class Handovers {
   private readonly used = new Map<string, number>();
-  private readonly next: Record<HandoverKind, number> = { headingQuestion: 0, topicQuestion: 0, figureReaction: 0, topicReaction: 0 };
+  private readonly next: Record<HandoverKind, number> = {
+    headingQuestion: 0,
+    topicQuestion: 0,
+    figureReaction: 0,
+    topicReaction: 0,
+  };
 
   /** The next unused-enough line of this kind with its blank filled, or undefined when all were used twice. */
   take(kind: HandoverKind, fill: Record<string, string>): { text: string; template: string } | undefined {
@@ -409,23 +479,44 @@ function firstText(blocks: Block[]): string {
 }
 
 function allText(blocks: Block[]): string {
-  return blocks.map((b) => (b.kind === 'paragraph' || b.kind === 'quote' ? b.text : b.kind === 'list' ? b.items.join(' ') : '')).join(' ');
+  return blocks
+    .map((b) => (b.kind === 'paragraph' || b.kind === 'quote' ? b.text : b.kind === 'list' ? b.items.join(' ') : ''))
+    .join(' ');
 }
 
 /** Builds the whole script of a job. Cheap: text only; the audio is made line by line later. */
-export function buildScript(article: Article, modelId: EngineModelId): { profile: ModelProfile; lines: ScriptLine[]; sections: number } {
+export function buildScript(
+  article: Article,
+  modelId: EngineModelId,
+): { profile: ModelProfile; lines: ScriptLine[]; sections: number } {
   const profile = MODEL_PROFILES[modelId];
   const lines: ScriptLine[] = [];
   // Set by a block reader so that the block's first line starts a paragraph in the transcript.
   let paragraphNext = false;
-  const say = (written: string, voice: number, pauseAfter: number, extra: Partial<ScriptLine> = {}, spoken = toSpoken(written)) => {
+  const say = (
+    written: string,
+    voice: number,
+    pauseAfter: number,
+    extra: Partial<ScriptLine> = {},
+    spoken = toSpoken(written),
+  ) => {
     if (!spoken.replace(/[^\p{L}\p{N}]/gu, '')) return;
-    lines.push({ written, spoken, voice, pauseBefore: 0, pauseAfter, ...extra, ...(paragraphNext ? { paragraph: true } : {}) });
+    lines.push({
+      written,
+      spoken,
+      voice,
+      pauseBefore: 0,
+      pauseAfter,
+      ...extra,
+      ...(paragraphNext ? { paragraph: true } : {}),
+    });
     paragraphNext = false;
   };
   const sentences = (text: string, voice: number, lastPause: number, first: Partial<ScriptLine> = {}) => {
     const parts = splitSentences(text);
-    parts.forEach((sentence, i) => say(sentence, voice, i === parts.length - 1 ? lastPause : profile.sentencePause, i === 0 ? first : {}));
+    parts.forEach((sentence, i) =>
+      say(sentence, voice, i === parts.length - 1 ? lastPause : profile.sentencePause, i === 0 ? first : {}),
+    );
   };
   const generated = (text: string, voice: number, pauseAfter: number, extra: Partial<ScriptLine> = {}) => {
     paragraphNext = true;
@@ -436,7 +527,13 @@ export function buildScript(article: Article, modelId: EngineModelId): { profile
     paragraphNext = true;
     switch (block.kind) {
       case 'heading':
-        say(block.text, voice, profile.headingPauseAfter, { pauseBefore: profile.headingPauseBefore, chapter: { title: block.text, level: block.level } }, headingSpoken(block.text));
+        say(
+          block.text,
+          voice,
+          profile.headingPauseAfter,
+          { pauseBefore: profile.headingPauseBefore, chapter: { title: block.text, level: block.level } },
+          headingSpoken(block.text),
+        );
         break;
       case 'paragraph':
         sentences(block.text, voice, profile.paragraphPause);
@@ -457,7 +554,15 @@ export function buildScript(article: Article, modelId: EngineModelId): { profile
           if (block.ordered) {
             const lead = i < ORDINALS.length ? `${ORDINALS[i]}, ` : `Number ${i + 1}, `;
             const parts = splitSentences(item);
-            parts.forEach((sentence, j) => say(sentence, voice, j === parts.length - 1 ? pause : profile.sentencePause, {}, j === 0 ? `${lead}${toSpoken(sentence)}` : toSpoken(sentence)));
+            parts.forEach((sentence, j) =>
+              say(
+                sentence,
+                voice,
+                j === parts.length - 1 ? pause : profile.sentencePause,
+                {},
+                j === 0 ? `${lead}${toSpoken(sentence)}` : toSpoken(sentence),
+              ),
+            );
           } else {
             sentences(item, voice, pause);
           }
@@ -466,7 +571,11 @@ export function buildScript(article: Article, modelId: EngineModelId): { profile
       }
       case 'code': {
         const language = languageName(block.language);
-        say(`Here the article shows a code example${language ? ` in ${language}` : ''}, ${plural(block.lineCount, 'line')} long, which is not read aloud.`, voice, profile.paragraphPause);
+        say(
+          `Here the article shows a code example${language ? ` in ${language}` : ''}, ${plural(block.lineCount, 'line')} long, which is not read aloud.`,
+          voice,
+          profile.paragraphPause,
+        );
         break;
       }
       case 'table': {
@@ -474,10 +583,19 @@ export function buildScript(article: Article, modelId: EngineModelId): { profile
         const part = tableParts.get(block);
         const rows = all && part ? all.slice(part.first, part.end) : all;
         if (!rows) {
-          say(`Here the article has a table of ${plural(block.rows, 'row')} and ${plural(block.columns, 'column')}; see the text for its details.`, voice, profile.paragraphPause);
+          say(
+            `Here the article has a table of ${plural(block.rows, 'row')} and ${plural(block.columns, 'column')}; see the text for its details.`,
+            voice,
+            profile.paragraphPause,
+          );
           break;
         }
-        if (!part || part.first === 0) say(`A table of ${plural(all!.length, 'row')}${block.cells?.[0] ? `: ${joinWords(block.cells[0].filter(Boolean))}` : ''}.`, voice, 0.3);
+        if (!part || part.first === 0)
+          say(
+            `A table of ${plural(all!.length, 'row')}${block.cells?.[0] ? `: ${joinWords(block.cells[0].filter(Boolean))}` : ''}.`,
+            voice,
+            0.3,
+          );
         rows.forEach((row, i) => {
           paragraphNext = true;
           say(row, voice, i === rows.length - 1 ? profile.paragraphPause : profile.listItemPause);
@@ -503,7 +621,14 @@ export function buildScript(article: Article, modelId: EngineModelId): { profile
   if (profile.podcast) {
     podcastScript(body, title, sections, profile, generated, readBlock, lines);
   } else {
-    if (article.title) say(article.title, 0, profile.headingPauseAfter + 0.2, { chapter: { title: article.title, level: 1 }, paragraph: true }, `${toSpoken(article.title)}.`);
+    if (article.title)
+      say(
+        article.title,
+        0,
+        profile.headingPauseAfter + 0.2,
+        { chapter: { title: article.title, level: 1 }, paragraph: true },
+        `${toSpoken(article.title)}.`,
+      );
     if (article.byline) generated(`By ${article.byline}.`, 0, profile.paragraphPause);
     let sectionNumber = 0;
     sections.forEach((section, index) => {
@@ -512,14 +637,29 @@ export function buildScript(article: Article, modelId: EngineModelId): { profile
         sectionNumber++;
         paragraphNext = true;
         const spoken = headingSpoken(section.heading.text, profile.numberSections ? sectionNumber : undefined);
-        say(section.heading.text, 0, profile.headingPauseAfter, { pauseBefore: profile.headingPauseBefore, chapter: { title: section.heading.text, level: section.heading.level } }, spoken);
+        say(
+          section.heading.text,
+          0,
+          profile.headingPauseAfter,
+          {
+            pauseBefore: profile.headingPauseBefore,
+            chapter: { title: section.heading.text, level: section.heading.level },
+          },
+          spoken,
+        );
       }
       for (const block of section.blocks) readBlock(block, 0);
       if (lines.length > start) lines[start]!.section = index + 1;
     });
     if (footnotes.length > 0) {
       paragraphNext = true;
-      say('Notes', 0, profile.headingPauseAfter, { pauseBefore: profile.headingPauseBefore, chapter: { title: 'Notes', level: 2 } }, 'Notes.');
+      say(
+        'Notes',
+        0,
+        profile.headingPauseAfter,
+        { pauseBefore: profile.headingPauseBefore, chapter: { title: 'Notes', level: 2 } },
+        'Notes.',
+      );
       footnotes.forEach((note) => readBlock({ kind: 'paragraph', text: note }, 0));
     }
   }
@@ -547,7 +687,9 @@ function podcastScript(
   const line = (text: string, voice: number, template: string, pause = 0.35, extra: Partial<ScriptLine> = {}) =>
     generated(text, voice, pause, { template, ...extra });
 
-  line(`Hello, and welcome to Article Audio. I'm ${hostA}.`, 0, 'greeting', 0.35, { chapter: { title: 'Introduction', level: 1 } });
+  line(`Hello, and welcome to Article Audio. I'm ${hostA}.`, 0, 'greeting', 0.35, {
+    chapter: { title: 'Introduction', level: 1 },
+  });
   const from = article.byline ? `, by ${article.byline}` : article.sourceLabel ? `, from ${article.sourceLabel}` : '';
   line(`And I'm ${hostB}. Today: “${title}”${from}.`, 1, 'introduction', 0.5);
 
@@ -568,7 +710,10 @@ function podcastScript(
       } else {
         // Every question used twice: the next host names the part itself.
         voice = 1 - voice;
-        generated(`${heading}.`, voice, profile.headingPauseAfter, { chapter, pauseBefore: profile.headingPauseBefore });
+        generated(`${heading}.`, voice, profile.headingPauseAfter, {
+          chapter,
+          pauseBefore: profile.headingPauseBefore,
+        });
       }
     } else if (index > 0) {
       voice = 1 - voice;
@@ -604,10 +749,18 @@ function podcastScript(
   const recapper = 1 - voice;
   if (headings.length >= 2) {
     const named = headings.length > 6 ? [...headings.slice(0, 5), `${headings.length - 5} more parts`] : headings;
-    line(`That was “${title}”. We covered ${joinWords(named)}.`, recapper, 'recap', 0.4, { chapter: { title: 'Recap', level: 1 } });
+    line(`That was “${title}”. We covered ${joinWords(named)}.`, recapper, 'recap', 0.4, {
+      chapter: { title: 'Recap', level: 1 },
+    });
   } else {
     const opening = shorten(firstText(sections.flatMap((s) => s.blocks)), 8);
-    line(`That was “${title}”${opening && opening !== title ? `, which began: ${opening}` : ''}.`, recapper, 'recap', 0.4, { chapter: { title: 'Recap', level: 1 } });
+    line(
+      `That was “${title}”${opening && opening !== title ? `, which began: ${opening}` : ''}.`,
+      recapper,
+      'recap',
+      0.4,
+      { chapter: { title: 'Recap', level: 1 } },
+    );
   }
   line('Thanks for listening to Article Audio. Until next time, goodbye!', 1 - recapper, 'goodbye', 0.2);
 }

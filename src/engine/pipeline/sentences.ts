@@ -5,10 +5,70 @@ const segmenter = new Intl.Segmenter('en', { granularity: 'sentence' });
 
 /** Abbreviations after which a sentence does not end (lower case, without the final period). */
 const NO_BREAK_AFTER = new Set([
-  'mr', 'mrs', 'ms', 'dr', 'prof', 'sr', 'jr', 'st', 'mt', 'ft', 'no', 'nos', 'vol', 'fig', 'figs', 'eq', 'approx',
-  'vs', 'etc', 'e.g', 'i.e', 'cf', 'al', 'inc', 'ltd', 'co', 'corp', 'dept', 'est', 'gen', 'gov', 'lt', 'col', 'capt',
-  'sgt', 'rev', 'hon', 'jan', 'feb', 'mar', 'apr', 'jun', 'jul', 'aug', 'sep', 'sept', 'oct', 'nov', 'dec', 'u.s',
-  'u.k', 'a.m', 'p.m', 'ph.d', 'p', 'pp', 'ch', 'sec', 'min', 'max', 'op', 'ed', 'eds', 'trans',
+  'mr',
+  'mrs',
+  'ms',
+  'dr',
+  'prof',
+  'sr',
+  'jr',
+  'st',
+  'mt',
+  'ft',
+  'no',
+  'nos',
+  'vol',
+  'fig',
+  'figs',
+  'eq',
+  'approx',
+  'vs',
+  'etc',
+  'e.g',
+  'i.e',
+  'cf',
+  'al',
+  'inc',
+  'ltd',
+  'co',
+  'corp',
+  'dept',
+  'est',
+  'gen',
+  'gov',
+  'lt',
+  'col',
+  'capt',
+  'sgt',
+  'rev',
+  'hon',
+  'jan',
+  'feb',
+  'mar',
+  'apr',
+  'jun',
+  'jul',
+  'aug',
+  'sep',
+  'sept',
+  'oct',
+  'nov',
+  'dec',
+  'u.s',
+  'u.k',
+  'a.m',
+  'p.m',
+  'ph.d',
+  'p',
+  'pp',
+  'ch',
+  'sec',
+  'min',
+  'max',
+  'op',
+  'ed',
+  'eds',
+  'trans',
 ]);
 
 /** Abbreviations that may well end a sentence when a capital follows ("... and so on, etc. Then"). */
@@ -59,8 +119,19 @@ function splitLongSentences(sentences: string[]): string[] {
     let rest = sentence;
     while (rest.length > MAX_SENTENCE_CHARS) {
       const window = rest.slice(0, MAX_SENTENCE_CHARS);
-      const cut = Math.max(window.lastIndexOf('; '), window.lastIndexOf(', '), window.lastIndexOf(': '), window.lastIndexOf(' – '), window.lastIndexOf(' - '));
-      const at = cut > MAX_SENTENCE_CHARS / 3 ? cut + 1 : window.lastIndexOf(' ') > 0 ? window.lastIndexOf(' ') : MAX_SENTENCE_CHARS;
+      const cut = Math.max(
+        window.lastIndexOf('; '),
+        window.lastIndexOf(', '),
+        window.lastIndexOf(': '),
+        window.lastIndexOf(' – '),
+        window.lastIndexOf(' - '),
+      );
+      const at =
+        cut > MAX_SENTENCE_CHARS / 3
+          ? cut + 1
+          : window.lastIndexOf(' ') > 0
+            ? window.lastIndexOf(' ')
+            : MAX_SENTENCE_CHARS;
       out.push(rest.slice(0, at).trim());
       rest = rest.slice(at).trim();
     }

@@ -11,8 +11,22 @@ function decimalWords(whole: string, fraction: string): string {
   return `${numberToWords(whole.replace(/,/g, '') || '0')} point ${spellDigits(fraction)}`;
 }
 
-const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
-const MONTH_PATTERN = '(January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\\.?';
+const MONTHS = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
+const MONTH_PATTERN =
+  '(January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\\.?';
 
 function monthName(short: string): string {
   return MONTHS.find((m) => m.toLowerCase().startsWith(short.toLowerCase().slice(0, 3))) ?? short;
@@ -25,7 +39,18 @@ const CURRENCIES: Record<string, [string, string, string, string]> = {
   '¥': ['yen', 'yen', '', ''],
 };
 
-const MAGNITUDES: Record<string, string> = { k: 'thousand', m: 'million', mn: 'million', bn: 'billion', b: 'billion', t: 'trillion', thousand: 'thousand', million: 'million', billion: 'billion', trillion: 'trillion' };
+const MAGNITUDES: Record<string, string> = {
+  k: 'thousand',
+  m: 'million',
+  mn: 'million',
+  bn: 'billion',
+  b: 'billion',
+  t: 'trillion',
+  thousand: 'thousand',
+  million: 'million',
+  billion: 'billion',
+  trillion: 'trillion',
+};
 
 function amountWords(amount: string): string {
   const [whole, fraction] = amount.replace(/,/g, '').split('.');
@@ -46,18 +71,50 @@ function moneyWords(symbol: string, amount: string, magnitude: string | undefine
 
 /** Units after a number: the symbol -> [singular, plural]. */
 const UNITS: Record<string, [string, string]> = {
-  km: ['kilometer', 'kilometers'], m: ['meter', 'meters'], cm: ['centimeter', 'centimeters'], mm: ['millimeter', 'millimeters'],
-  mi: ['mile', 'miles'], ft: ['foot', 'feet'], in: ['inch', 'inches'], kg: ['kilogram', 'kilograms'], g: ['gram', 'grams'],
-  mg: ['milligram', 'milligrams'], lb: ['pound', 'pounds'], lbs: ['pound', 'pounds'], oz: ['ounce', 'ounces'],
-  l: ['liter', 'liters'], ml: ['milliliter', 'milliliters'], mph: ['mile per hour', 'miles per hour'],
-  'km/h': ['kilometer per hour', 'kilometers per hour'], kph: ['kilometer per hour', 'kilometers per hour'],
-  ms: ['millisecond', 'milliseconds'], s: ['second', 'seconds'], sec: ['second', 'seconds'], min: ['minute', 'minutes'],
-  h: ['hour', 'hours'], hr: ['hour', 'hours'], hrs: ['hours', 'hours'], kb: ['kilobyte', 'kilobytes'], mb: ['megabyte', 'megabytes'],
-  gb: ['gigabyte', 'gigabytes'], tb: ['terabyte', 'terabytes'], kib: ['kibibyte', 'kibibytes'], mib: ['mebibyte', 'mebibytes'],
-  gib: ['gibibyte', 'gibibytes'], hz: ['hertz', 'hertz'], khz: ['kilohertz', 'kilohertz'], mhz: ['megahertz', 'megahertz'],
-  ghz: ['gigahertz', 'gigahertz'], kw: ['kilowatt', 'kilowatts'], w: ['watt', 'watts'], kwh: ['kilowatt hour', 'kilowatt hours'],
-  v: ['volt', 'volts'], '°c': ['degree Celsius', 'degrees Celsius'], '°f': ['degree Fahrenheit', 'degrees Fahrenheit'],
-  '°': ['degree', 'degrees'], x: ['times', 'times'],
+  km: ['kilometer', 'kilometers'],
+  m: ['meter', 'meters'],
+  cm: ['centimeter', 'centimeters'],
+  mm: ['millimeter', 'millimeters'],
+  mi: ['mile', 'miles'],
+  ft: ['foot', 'feet'],
+  in: ['inch', 'inches'],
+  kg: ['kilogram', 'kilograms'],
+  g: ['gram', 'grams'],
+  mg: ['milligram', 'milligrams'],
+  lb: ['pound', 'pounds'],
+  lbs: ['pound', 'pounds'],
+  oz: ['ounce', 'ounces'],
+  l: ['liter', 'liters'],
+  ml: ['milliliter', 'milliliters'],
+  mph: ['mile per hour', 'miles per hour'],
+  'km/h': ['kilometer per hour', 'kilometers per hour'],
+  kph: ['kilometer per hour', 'kilometers per hour'],
+  ms: ['millisecond', 'milliseconds'],
+  s: ['second', 'seconds'],
+  sec: ['second', 'seconds'],
+  min: ['minute', 'minutes'],
+  h: ['hour', 'hours'],
+  hr: ['hour', 'hours'],
+  hrs: ['hours', 'hours'],
+  kb: ['kilobyte', 'kilobytes'],
+  mb: ['megabyte', 'megabytes'],
+  gb: ['gigabyte', 'gigabytes'],
+  tb: ['terabyte', 'terabytes'],
+  kib: ['kibibyte', 'kibibytes'],
+  mib: ['mebibyte', 'mebibytes'],
+  gib: ['gibibyte', 'gibibytes'],
+  hz: ['hertz', 'hertz'],
+  khz: ['kilohertz', 'kilohertz'],
+  mhz: ['megahertz', 'megahertz'],
+  ghz: ['gigahertz', 'gigahertz'],
+  kw: ['kilowatt', 'kilowatts'],
+  w: ['watt', 'watts'],
+  kwh: ['kilowatt hour', 'kilowatt hours'],
+  v: ['volt', 'volts'],
+  '°c': ['degree Celsius', 'degrees Celsius'],
+  '°f': ['degree Fahrenheit', 'degrees Fahrenheit'],
+  '°': ['degree', 'degrees'],
+  x: ['times', 'times'],
 };
 
 const ABBREVIATIONS: [RegExp, string][] = [
@@ -85,7 +142,11 @@ const ABBREVIATIONS: [RegExp, string][] = [
 ];
 
 function hostWords(host: string): string {
-  return host.replace(/^www\./i, '').split('.').map((part) => part.replace(/-/g, ' dash ')).join(' dot ');
+  return host
+    .replace(/^www\./i, '')
+    .split('.')
+    .map((part) => part.replace(/-/g, ' dash '))
+    .join(' dot ');
 }
 
 /** "a.m." at the very end of a sentence also ends the sentence: keep its period for the synthesizer's intonation. */
@@ -111,39 +172,80 @@ export function toSpoken(sentence: string): string {
   // Dates: 2024-03-05, March 5, 2024, 5 March 2024, March 2024.
   s = s.replace(/\b(\d{4})-(\d{2})-(\d{2})\b/g, (match, y: string, m: string, d: string) => {
     const month = MONTHS[Number(m) - 1];
-    return month && Number(d) >= 1 && Number(d) <= 31 ? `${month} ${ordinalWords(Number(d))}, ${yearWords(Number(y))}` : match;
+    return month && Number(d) >= 1 && Number(d) <= 31
+      ? `${month} ${ordinalWords(Number(d))}, ${yearWords(Number(y))}`
+      : match;
   });
-  s = s.replace(new RegExp(`\\b${MONTH_PATTERN}\\s+(\\d{1,2})(?:st|nd|rd|th)?(?:,\\s*(\\d{4}))?\\b`, 'g'), (_m, month: string, day: string, year?: string) =>
-    `${monthName(month)} ${ordinalWords(Number(day))}${year ? `, ${yearWords(Number(year))}` : ''}`);
-  s = s.replace(new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+${MONTH_PATTERN}(?:,?\\s+(\\d{4}))?\\b`, 'g'), (_m, day: string, month: string, year?: string) =>
-    `the ${ordinalWords(Number(day))} of ${monthName(month)}${year ? `, ${yearWords(Number(year))}` : ''}`);
-  s = s.replace(new RegExp(`\\b${MONTH_PATTERN}\\s+(\\d{4})\\b`, 'g'), (_m, month: string, year: string) => `${monthName(month)} ${yearWords(Number(year))}`);
+  s = s.replace(
+    new RegExp(`\\b${MONTH_PATTERN}\\s+(\\d{1,2})(?:st|nd|rd|th)?(?:,\\s*(\\d{4}))?\\b`, 'g'),
+    (_m, month: string, day: string, year?: string) =>
+      `${monthName(month)} ${ordinalWords(Number(day))}${year ? `, ${yearWords(Number(year))}` : ''}`,
+  );
+  s = s.replace(
+    new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+${MONTH_PATTERN}(?:,?\\s+(\\d{4}))?\\b`, 'g'),
+    (_m, day: string, month: string, year?: string) =>
+      `the ${ordinalWords(Number(day))} of ${monthName(month)}${year ? `, ${yearWords(Number(year))}` : ''}`,
+  );
+  s = s.replace(
+    new RegExp(`\\b${MONTH_PATTERN}\\s+(\\d{4})\\b`, 'g'),
+    (_m, month: string, year: string) => `${monthName(month)} ${yearWords(Number(year))}`,
+  );
 
   // Times: 10:30, 9:05 am, 14:00.
-  s = s.replace(/\b(\d{1,2}):(\d{2})(?:\s*([ap])\.?m\.?)?(?=\W)/gi, (match: string, h: string, min: string, ap: string | undefined, at: number, all: string) => {
-    const minutes = Number(min);
-    const minuteWords = minutes === 0 ? (ap ? '' : ' hundred') : minutes < 10 ? ` oh ${ONES[minutes]}` : ` ${numberToWords(minutes)}`;
-    return `${numberToWords(Number(h))}${minuteWords}${ap ? ` ${ap.toUpperCase()} M` : ''}${sentenceEndAfter(match, at, all)}`;
-  });
-  s = s.replace(/\b(\d{1,2})\s*([ap])\.?m\.?(?=\W)/gi, (match: string, h: string, ap: string, at: number, all: string) =>
-    `${numberToWords(Number(h))} ${ap.toUpperCase()} M${sentenceEndAfter(match, at, all)}`);
+  s = s.replace(
+    /\b(\d{1,2}):(\d{2})(?:\s*([ap])\.?m\.?)?(?=\W)/gi,
+    (match: string, h: string, min: string, ap: string | undefined, at: number, all: string) => {
+      const minutes = Number(min);
+      const minuteWords =
+        minutes === 0 ? (ap ? '' : ' hundred') : minutes < 10 ? ` oh ${ONES[minutes]}` : ` ${numberToWords(minutes)}`;
+      return `${numberToWords(Number(h))}${minuteWords}${ap ? ` ${ap.toUpperCase()} M` : ''}${sentenceEndAfter(match, at, all)}`;
+    },
+  );
+  s = s.replace(
+    /\b(\d{1,2})\s*([ap])\.?m\.?(?=\W)/gi,
+    (match: string, h: string, ap: string, at: number, all: string) =>
+      `${numberToWords(Number(h))} ${ap.toUpperCase()} M${sentenceEndAfter(match, at, all)}`,
+  );
 
   // Money: $3.50, €1,200, £5m, $2.5 billion.
-  s = s.replace(/([$€£¥])\s?(\d[\d,]*(?:\.\d+)?)(?:\s?(bn|mn|k|m|b|t|thousand|million|billion|trillion)\b)?/gi,
-    (_m, symbol: string, amount: string, magnitude?: string) => moneyWords(symbol, amount, magnitude));
+  s = s.replace(
+    /([$€£¥])\s?(\d[\d,]*(?:\.\d+)?)(?:\s?(bn|mn|k|m|b|t|thousand|million|billion|trillion)\b)?/gi,
+    (_m, symbol: string, amount: string, magnitude?: string) => moneyWords(symbol, amount, magnitude),
+  );
 
   // Percentages, ranges, ordinals, decades.
   s = s.replace(/(\d[\d,]*(?:\.\d+)?)\s?%/g, (_m, n: string) => `${amountWords(n)} percent`);
   s = s.replace(/\b(\d+)(st|nd|rd|th)\b/gi, (_m, n: string) => ordinalWords(n));
-  s = s.replace(/\b(1[1-9]|20)(\d)0s\b/g, (_m, c: string, d: string) => `${yearWords(Number(`${c}${d}0`)).replace(/y$/, 'ie')}s`);
+  s = s.replace(
+    /\b(1[1-9]|20)(\d)0s\b/g,
+    (_m, c: string, d: string) => `${yearWords(Number(`${c}${d}0`)).replace(/y$/, 'ie')}s`,
+  );
   // "the '80s": no word boundary before the apostrophe, so the space is matched and kept.
-  s = s.replace(/(^|[\s(“"])['’](\d)0s\b/g, (_m, before: string, d: string) => `${before}${TENS[Number(d)]!.replace(/y$/, 'ie')}s`);
-  s = s.replace(/\b(\d+)\s?[–-]\s?(\d+)\b/g, (match, a: string, b: string) => (Number(a) < Number(b) ? `${a} to ${b}` : match));
+  s = s.replace(
+    /(^|[\s(“"])['’](\d)0s\b/g,
+    (_m, before: string, d: string) => `${before}${TENS[Number(d)]!.replace(/y$/, 'ie')}s`,
+  );
+  s = s.replace(/\b(\d+)\s?[–-]\s?(\d+)\b/g, (match, a: string, b: string) =>
+    Number(a) < Number(b) ? `${a} to ${b}` : match,
+  );
 
   // Numbers with units: 5 km, 3.5GB, 100 ms, 10x, 20°C.
   s = s.replace(/(\d[\d,]*(?:\.\d+)?)\s?(km\/h|°[CF]|°|[a-zA-Z]{1,3})(?![\w°])/g, (match, n: string, unit: string) => {
     const names = UNITS[unit.toLowerCase()];
-    if (!names || (unit === 'in' || unit === 'm' || unit === 's' || unit === 'h' || unit === 'g' || unit === 'l' || unit === 'v' || unit === 'w' ? !/\d$/.test(n) : false)) return match;
+    if (
+      !names ||
+      (unit === 'in' ||
+      unit === 'm' ||
+      unit === 's' ||
+      unit === 'h' ||
+      unit === 'g' ||
+      unit === 'l' ||
+      unit === 'v' ||
+      unit === 'w'
+        ? !/\d$/.test(n)
+        : false)
+    )
+      return match;
     // "in", "m", "s" are also words: only expand them right after a number without space ("5m", "10s").
     if (['in', 'm', 's', 'h', 'g', 'l', 'v', 'w', 'min'].includes(unit) && /\s/.test(match)) return match;
     const plural = n.replace(/,/g, '') !== '1';
@@ -151,19 +253,36 @@ export function toSpoken(sentence: string): string {
   });
 
   // Years, then remaining numbers: decimals, grouped thousands, plain numbers.
-  s = s.replace(/\b(in|since|by|from|until|of|year|circa|around|before|after|during|early|late|mid|summer|winter|spring|autumn|fall)\s+(1[1-9]\d\d|20\d\d)\b/gi,
-    (_m, word: string, year: string) => `${word} ${yearWords(Number(year))}`);
-  s = s.replace(/(^|[^\d,.])(1[1-9]\d\d|20\d\d)(?![\d,]|\.\d)/g, (_m, before: string, year: string) => `${before}${yearWords(Number(year))}`);
+  s = s.replace(
+    /\b(in|since|by|from|until|of|year|circa|around|before|after|during|early|late|mid|summer|winter|spring|autumn|fall)\s+(1[1-9]\d\d|20\d\d)\b/gi,
+    (_m, word: string, year: string) => `${word} ${yearWords(Number(year))}`,
+  );
+  s = s.replace(
+    /(^|[^\d,.])(1[1-9]\d\d|20\d\d)(?![\d,]|\.\d)/g,
+    (_m, before: string, year: string) => `${before}${yearWords(Number(year))}`,
+  );
   s = s.replace(/\b(\d+)\.x\b/g, (_m, major: string) => `${numberToWords(major)} point x`);
-  s = s.replace(/\b(\d{1,3}(?:,\d{3})+|\d+)\.(\d+)\b/g, (_m, whole: string, fraction: string) => decimalWords(whole, fraction));
+  s = s.replace(/\b(\d{1,3}(?:,\d{3})+|\d+)\.(\d+)\b/g, (_m, whole: string, fraction: string) =>
+    decimalWords(whole, fraction),
+  );
   s = s.replace(/\b\d{1,3}(?:,\d{3})+\b/g, (n) => numberToWords(n.replace(/,/g, '')));
   s = s.replace(/\b\d+\b/g, (n) => (n.length > 1 && n.startsWith('0') ? spellDigits(n) : numberToWords(n)));
 
   // Symbols and acronyms.
-  s = s.replace(/\bC\+\+/g, 'C plus plus').replace(/\bC#/g, 'C sharp').replace(/\bF#/g, 'F sharp');
-  s = s.replace(/\s&\s/g, ' and ').replace(/\s\+\s/g, ' plus ').replace(/\s=\s/g, ' equals ').replace(/~\s?(?=\w)/g, 'about ');
+  s = s
+    .replace(/\bC\+\+/g, 'C plus plus')
+    .replace(/\bC#/g, 'C sharp')
+    .replace(/\bF#/g, 'F sharp');
+  s = s
+    .replace(/\s&\s/g, ' and ')
+    .replace(/\s\+\s/g, ' plus ')
+    .replace(/\s=\s/g, ' equals ')
+    .replace(/~\s?(?=\w)/g, 'about ');
   s = s.replace(/#(\w)/g, 'number $1').replace(/@(\w)/g, 'at $1');
-  s = s.replace(/\s?(?:->|=>|[→⇒])\s?/g, ' to ').replace(/[←]/g, ' from ').replace(/[*_`|<>{}[\]\\^]/g, ' ');
+  s = s
+    .replace(/\s?(?:->|=>|[→⇒])\s?/g, ' to ')
+    .replace(/[←]/g, ' from ')
+    .replace(/[*_`|<>{}[\]\\^]/g, ' ');
   s = normalizeLate(s);
   s = s.replace(/\//g, ' slash ').replace(/\s{2,}/g, ' ');
   return s.trim();

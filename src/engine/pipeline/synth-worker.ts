@@ -10,10 +10,10 @@ import type { SynthesisRequest, SynthesisResponse } from './synth-protocol';
 
 // node:wasi announces itself as experimental on load; that line would land in every engine log.
 const emitWarning = process.emitWarning.bind(process);
-process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+process.emitWarning = (warning: string | Error, ...rest: unknown[]) => {
   if (String(warning).includes('WASI')) return;
   (emitWarning as (w: string | Error, ...r: unknown[]) => void)(warning, ...rest);
-});
+};
 // eslint-disable-next-line @typescript-eslint/no-require-imports, @typescript-eslint/consistent-type-imports
 const { WASI } = require('node:wasi') as typeof import('node:wasi');
 
@@ -21,9 +21,14 @@ const { WASI } = require('node:wasi') as typeof import('node:wasi');
 // copied: each worker compiling its own would cost tens of megabytes more per worker). The module imports its memory
 // (flite-module.ts): this worker makes one and hands it to every instance, so no dead instance's memory is left for
 // the garbage collector (a forced full collection per utterance made kal16 up to 2.7 times slower).
-const { module: sharedModule, memoryLimits } = workerData as { module: WebAssembly.Module; memoryLimits: { initial: number; maximum?: number } };
+const { module: sharedModule, memoryLimits } = workerData as {
+  module: WebAssembly.Module;
+  memoryLimits: { initial: number; maximum?: number };
+};
 // Node's type declarations leave WebAssembly.Memory out; the global is there in every Node and Electron.
-const { Memory } = WebAssembly as unknown as { Memory: new (limits: { initial: number; maximum?: number }) => { readonly buffer: ArrayBuffer } };
+const { Memory } = WebAssembly as unknown as {
+  Memory: new (limits: { initial: number; maximum?: number }) => { readonly buffer: ArrayBuffer };
+};
 const memory = new Memory(memoryLimits);
 // The engine's pid in the name lets the next engine remove what a killed one left behind (scratch-dirs.ts).
 const scratch = mkdtempSync(path.join(os.tmpdir(), `${SCRATCH_PREFIX}${process.pid}-`));
@@ -31,7 +36,8 @@ const modulePromise = Promise.resolve(sharedModule);
 
 /** The samples of a 16-bit PCM WAV file (Flite writes mono 16 kHz). */
 function readWav(bytes: Buffer): { samples: Int16Array; sampleRate: number } {
-  if (bytes.toString('ascii', 0, 4) !== 'RIFF' || bytes.toString('ascii', 8, 12) !== 'WAVE') throw new Error('Flite did not write a WAV file');
+  if (bytes.toString('ascii', 0, 4) !== 'RIFF' || bytes.toString('ascii', 8, 12) !== 'WAVE')
+    throw new Error('Flite did not write a WAV file');
   let offset = 12;
   let sampleRate = 16000;
   while (offset + 8 <= bytes.length) {
@@ -66,11 +72,15 @@ async function synthesize(request: SynthesisRequest): Promise<{ samples: Int16Ar
   mkdirSync(scratch, { recursive: true, mode: 0o700 });
   writeFileSync(path.join(scratch, 'in.txt'), fliteInput(request.text));
   const args = ['flite', '-voice', request.voice, '-f', '/work/in.txt', '-o', '/work/out.wav'];
-  if (request.durationStretch && request.durationStretch !== 1) args.push('--setf', `duration_stretch=${request.durationStretch}`);
+  if (request.durationStretch && request.durationStretch !== 1)
+    args.push('--setf', `duration_stretch=${request.durationStretch}`);
   if (request.pitchMean) args.push('--setf', `int_f0_target_mean=${request.pitchMean}`);
   if (request.pitchSpread) args.push('--setf', `int_f0_target_stddev=${request.pitchSpread}`);
   const wasi = new WASI({ version: 'preview1', args, env: {}, preopens: { '/work': scratch }, returnOnExit: true });
-  const instance = await WebAssembly.instantiate(module, { ...(wasi.getImportObject() as WebAssembly.Imports), env: { memory } });
+  const instance = await WebAssembly.instantiate(module, {
+    ...(wasi.getImportObject() as WebAssembly.Imports),
+    env: { memory },
+  });
   const code = wasi.start(instance);
   if (code !== 0) throw new Error(`Flite exited with code ${code}`);
   return readWav(readFileSync(path.join(scratch, 'out.wav')));
@@ -83,7 +93,11 @@ parentPort!.on('message', (request: SynthesisRequest) => {
       parentPort!.postMessage(response, [samples.buffer as ArrayBuffer]);
     },
     (error: unknown) => {
-      const response: SynthesisResponse = { id: request.id, ok: false, error: error instanceof Error ? error.message : String(error) };
+      const response: SynthesisResponse = {
+        id: request.id,
+        ok: false,
+        error: error instanceof Error ? error.message : String(error),
+      };
       parentPort!.postMessage(response);
     },
   );

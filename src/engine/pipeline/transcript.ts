@@ -27,7 +27,11 @@ function timestamp(seconds: number): string {
 
 function escapeCueText(text: string): string {
   // A cue may not contain "-->" or a blank line; & and < start entities and tags.
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\s*\n\s*/g, ' ');
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/\s*\n\s*/g, ' ');
 }
 
 /**

@@ -116,7 +116,11 @@ export function storageFailure(error: unknown): PipelineError | undefined {
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && STORAGE_ERRORS.has(code)) {
       const why = code === 'EROFS' ? 'is read-only' : code === 'EDQUOT' ? 'is over its quota' : 'is full';
-      return new PipelineError('storage_failed', `The job's audio and transcript could not be written: the engine's disk ${why} (${code}). Free some disk space, then convert again.`, { cause: error });
+      return new PipelineError(
+        'storage_failed',
+        `The job's audio and transcript could not be written: the engine's disk ${why} (${code}). Free some disk space, then convert again.`,
+        { cause: error },
+      );
     }
   }
   return undefined;

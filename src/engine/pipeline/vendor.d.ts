@@ -11,7 +11,7 @@ declare namespace WebAssembly {
   interface Module {
     readonly __brand?: 'WebAssembly.Module';
   }
-   
+
   const Module: new (bytes: ArrayBufferView | ArrayBuffer) => Module;
   interface Instance {
     readonly exports: Record<string, unknown>;

@@ -9,6 +9,7 @@ export function workerScript(name: string): { script: string; evaluate: boolean 
     return { script: `require('tsx/cjs'); require(${JSON.stringify(source)});`, evaluate: true };
   }
   const script = path.join(__dirname, `${name}.js`);
-  if (!existsSync(script)) throw new Error(`A part of the engine is missing (${script}). Reinstall the extension or run npm run build.`);
+  if (!existsSync(script))
+    throw new Error(`A part of the engine is missing (${script}). Reinstall the extension or run npm run build.`);
   return { script, evaluate: false };
 }

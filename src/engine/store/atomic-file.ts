@@ -64,7 +64,8 @@ export async function renameWithRetry(from: string, to: string): Promise<void> {
       return;
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (process.platform !== 'win32' || attempt >= 10 || (code !== 'EPERM' && code !== 'EBUSY' && code !== 'EACCES')) throw error;
+      if (process.platform !== 'win32' || attempt >= 10 || (code !== 'EPERM' && code !== 'EBUSY' && code !== 'EACCES'))
+        throw error;
       await new Promise((resolve) => setTimeout(resolve, 20 * (attempt + 1)));
     }
   }

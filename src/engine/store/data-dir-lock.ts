@@ -53,17 +53,27 @@ function pidNamespace(): string | undefined {
 export async function lockDataDir(dataDir: string, options: LockOptions): Promise<DataDirLock> {
   const file = path.join(dataDir, LOCK_FILE);
   const nonce = randomBytes(8).toString('hex');
-  const content = JSON.stringify({ pid: process.pid, nonce, host: os.hostname(), pidNamespace: pidNamespace(), startedAt: new Date().toISOString() });
+  const content = JSON.stringify({
+    pid: process.pid,
+    nonce,
+    host: os.hostname(),
+    pidNamespace: pidNamespace(),
+    startedAt: new Date().toISOString(),
+  });
   const deadline = Date.now() + options.waitMs;
   for (;;) {
     if (await createExclusive(file, content)) break;
-    const holder = heldHere.has(file) ? { stale: false, owner: { pid: process.pid } } : await inspect(file, options.staleMs);
+    const holder = heldHere.has(file)
+      ? { stale: false, owner: { pid: process.pid } }
+      : await inspect(file, options.staleMs);
     if (holder.stale) {
       await breakStaleLock(file, holder.owner.nonce, options.staleMs, dataDir);
       continue;
     }
     if (Date.now() >= deadline) {
-      throw new Error(`Another engine (pid ${holder.owner.pid ?? 'unknown'}${holder.owner.host && holder.owner.host !== os.hostname() ? ` on ${holder.owner.host}` : ''}) is using the data dir ${dataDir}. Stop it, or choose another --data-dir.`);
+      throw new Error(
+        `Another engine (pid ${holder.owner.pid ?? 'unknown'}${holder.owner.host && holder.owner.host !== os.hostname() ? ` on ${holder.owner.host}` : ''}) is using the data dir ${dataDir}. Stop it, or choose another --data-dir.`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -98,17 +108,28 @@ async function createExclusive(file: string, content: string): Promise<boolean> 
   return true;
 }
 
-async function breakStaleLock(file: string, staleNonce: string | undefined, staleMs: number, dataDir: string): Promise<void> {
+async function breakStaleLock(
+  file: string,
+  staleNonce: string | undefined,
+  staleMs: number,
+  dataDir: string,
+): Promise<void> {
   const guard = `${file}.breaking`;
   let got: boolean;
   try {
     got = await createExclusive(guard, String(process.pid));
   } catch (error) {
-    throw new Error(`Cannot take over the data dir ${dataDir}: its stale lock file cannot be replaced (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}). Check that the folder is writable.`, { cause: error });
+    throw new Error(
+      `Cannot take over the data dir ${dataDir}: its stale lock file cannot be replaced (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}). Check that the folder is writable.`,
+      { cause: error },
+    );
   }
   if (!got) {
     // Another engine is breaking it right now; a guard left by a crash in the middle of that is removed when old.
-    const age = await stat(guard).then((info) => Date.now() - info.mtimeMs, () => 0);
+    const age = await stat(guard).then(
+      (info) => Date.now() - info.mtimeMs,
+      () => 0,
+    );
     if (age > staleMs) await rm(guard, { force: true });
     await new Promise((resolve) => setTimeout(resolve, 50));
     return;
@@ -150,7 +171,8 @@ async function inspect(file: string, staleMs: number): Promise<{ stale: boolean;
   const sameNamespace = owner.host === os.hostname() && here !== undefined && owner.pidNamespace === here;
   // A dead owner is only believed when its pid means the same thing here; our own pid in a lock this process does
   // not hold is a previous process that had the same pid.
-  if (sameNamespace && owner.pid !== undefined && (owner.pid === process.pid || !isAlive(owner.pid))) return { stale: true, owner };
+  if (sameNamespace && owner.pid !== undefined && (owner.pid === process.pid || !isAlive(owner.pid)))
+    return { stale: true, owner };
   return { stale: age > staleMs, owner };
 }
 
@@ -204,11 +226,18 @@ parentPort.on('message', (message) => {
 });
 `;
 
-function startHeartbeat(file: string, nonce: string, content: string, intervalMs: number, onLost: LockOptions['onLost']): { stop(): Promise<void> } {
+function startHeartbeat(
+  file: string,
+  nonce: string,
+  content: string,
+  intervalMs: number,
+  onLost: LockOptions['onLost'],
+): { stop(): Promise<void> } {
   const worker = new Worker(HEARTBEAT_SOURCE, { eval: true, workerData: { file, nonce, content, intervalMs } });
   worker.unref();
   worker.on('message', (message: { lost?: boolean; restored?: boolean }) => {
-    if (message.lost) onLost?.(`The data dir lock ${file} now belongs to another engine; this engine no longer owns its jobs.`);
+    if (message.lost)
+      onLost?.(`The data dir lock ${file} now belongs to another engine; this engine no longer owns its jobs.`);
   });
   worker.on('error', () => undefined);
   return {

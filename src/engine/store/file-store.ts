@@ -107,7 +107,12 @@ export class FileJobStore implements JobStore, OutputStorage {
       this.lostTo = message;
       this.log('error', `${message} It starts no job and writes nothing more; restart it (or stop the other engine).`);
     };
-    this.lock = await lockDataDir(this.options.dataDir, { waitMs: 10_000, staleMs: 8_000, onLost, ...this.options.lock });
+    this.lock = await lockDataDir(this.options.dataDir, {
+      waitMs: 10_000,
+      staleMs: 8_000,
+      onLost,
+      ...this.options.lock,
+    });
     await rm(this.trashDir, { recursive: true, force: true });
     await mkdir(this.trashDir, { recursive: true, mode: PRIVATE_DIR });
     const names = (await readdir(this.jobsDir)).filter((name) => {
@@ -166,7 +171,10 @@ export class FileJobStore implements JobStore, OutputStorage {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       // The data dir was deleted under the running engine (a cleanup script, a user): make it again rather than fail
       // every submission. The lock's heartbeat puts the lock file back; jobs that were in it are gone.
-      this.log('warn', `The data dir ${this.options.dataDir} was deleted while the engine ran; making it again. Jobs that were in it are lost.`);
+      this.log(
+        'warn',
+        `The data dir ${this.options.dataDir} was deleted while the engine ran; making it again. Jobs that were in it are lost.`,
+      );
       await mkdir(this.jobsDir, { recursive: true, mode: PRIVATE_DIR });
       await mkdir(this.trashDir, { recursive: true, mode: PRIVATE_DIR });
       await mkdir(dir, { mode: PRIVATE_DIR });
@@ -271,7 +279,8 @@ export class FileJobStore implements JobStore, OutputStorage {
   async commitOutputs(jobId: string, runDir: string, files: readonly PipelineOutputFile[]): Promise<StoredOutput[]> {
     const names = new Set<string>();
     for (const file of files) {
-      if (!OUTPUT_NAME.test(file.name) || names.has(file.name)) throw new Error(`The pipeline named an output file "${file.name}", which is not a plain, unique file name.`);
+      if (!OUTPUT_NAME.test(file.name) || names.has(file.name))
+        throw new Error(`The pipeline named an output file "${file.name}", which is not a plain, unique file name.`);
       names.add(file.name);
     }
     const outputs: StoredOutput[] = [];
@@ -291,7 +300,12 @@ export class FileJobStore implements JobStore, OutputStorage {
    * Publishes one file of a run (a finished output, or a part while the job still runs): flushed, then renamed
    * into the job's outputs folder, so a reader sees it whole or not at all.
    */
-  async put(jobId: string, name: string, file: string, meta: { contentType: string; durationS?: number }): Promise<StoredOutput> {
+  async put(
+    jobId: string,
+    name: string,
+    file: string,
+    meta: { contentType: string; durationS?: number },
+  ): Promise<StoredOutput> {
     this.assertOwner();
     if (!OUTPUT_NAME.test(name)) throw new Error(`"${name}" is not a plain output file name.`);
     const info = await lstat(file);
@@ -303,7 +317,13 @@ export class FileJobStore implements JobStore, OutputStorage {
     await mkdir(outputsDir, { recursive: true, mode: PRIVATE_DIR });
     await renameWithRetry(file, path.join(outputsDir, name));
     await syncDirectory(outputsDir);
-    return { name, contentType: meta.contentType, ...(meta.durationS !== undefined ? { durationS: meta.durationS } : {}), bytes: info.size, etag };
+    return {
+      name,
+      contentType: meta.contentType,
+      ...(meta.durationS !== undefined ? { durationS: meta.durationS } : {}),
+      bytes: info.size,
+      etag,
+    };
   }
 
   read(jobId: string, output: StoredOutput, range?: ByteRange): Readable {
@@ -312,7 +332,10 @@ export class FileJobStore implements JobStore, OutputStorage {
 
   readOutput(jobId: string, name: string, range?: ByteRange): Readable {
     if (!isJobId(jobId) || !OUTPUT_NAME.test(name)) throw new Error('Not an output of a job.');
-    return createReadStream(path.join(this.jobDir(jobId), OUTPUTS, name), range ? { start: range.start, end: range.end } : {});
+    return createReadStream(
+      path.join(this.jobDir(jobId), OUTPUTS, name),
+      range ? { start: range.start, end: range.end } : {},
+    );
   }
 
   async remove(jobId: string): Promise<void> {
@@ -373,7 +396,7 @@ function parseEventLine(line: string): StoredEvent | undefined {
   if (line.trim() === '') return undefined;
   try {
     const parsed = eventSchema.safeParse(JSON.parse(line));
-    return parsed.success ? (parsed.data) : undefined;
+    return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;
   }

@@ -114,7 +114,12 @@ export interface JobStore {
 /** Where output files live. put() makes a file visible whole or not at all, also while its job still runs (parts). */
 export interface OutputStorage {
   /** Stores the local file `file` as output `name` of the job (under `key` when given) and describes it. */
-  put(jobId: string, name: string, file: string, meta: { contentType: string; durationS?: number; key?: string }): Promise<StoredOutput>;
+  put(
+    jobId: string,
+    name: string,
+    file: string,
+    meta: { contentType: string; durationS?: number; key?: string },
+  ): Promise<StoredOutput>;
   read(jobId: string, output: StoredOutput, range?: ByteRange): Readable;
   /** Deletes every file of the job (or, with `key`, the files under that key only). */
   remove(jobId: string, key?: string): Promise<void>;
@@ -140,6 +145,10 @@ export interface WorkQueue {
 
 /** One job's event stream across nodes: numbered, durable when published, replayable after any id. */
 export interface EventBus {
-  subscribe(jobId: string, afterId: number, listener: (events: readonly StoredEvent[]) => void): Promise<{ stop(): void }>;
+  subscribe(
+    jobId: string,
+    afterId: number,
+    listener: (events: readonly StoredEvent[]) => void,
+  ): Promise<{ stop(): void }>;
   history(jobId: string, afterId: number): Promise<StoredEvent[]>;
 }

@@ -7,7 +7,14 @@ import type { Pool } from 'pg';
 import { newJobId } from '../job-id';
 import { IdempotencyConflictError, type Logger, QueueFullError, StoppingError } from '../job-service';
 import type { EventListener, Following, JobHandle, JobServiceApi, ServiceHealth } from '../service-api';
-import { type ByteRange, type OutputStorage, type StoredEvent, type StoredJob, type StoredOutput, isTerminal } from '../store/types';
+import {
+  type ByteRange,
+  type OutputStorage,
+  type StoredEvent,
+  type StoredJob,
+  type StoredOutput,
+  isTerminal,
+} from '../store/types';
 import { closingEvents, logEvent, statusEvent } from '../stream-events';
 import { type ArticleSubmission, submissionDigest } from '../submission';
 import { transaction } from './db';
@@ -34,7 +41,13 @@ export class PgApiService implements JobServiceApi {
 
   start(): void {
     const sweepMs = Math.max(250, Math.min(60_000, Math.floor(this.options.retentionMs / 4)));
-    this.sweeper = setInterval(() => void this.track(this.sweep()).catch((error: unknown) => this.options.log('warn', `Retention sweep failed: ${describe(error)}`)), sweepMs);
+    this.sweeper = setInterval(
+      () =>
+        void this.track(this.sweep()).catch((error: unknown) =>
+          this.options.log('warn', `Retention sweep failed: ${describe(error)}`),
+        ),
+      sweepMs,
+    );
     this.sweeper.unref();
   }
 
@@ -47,12 +60,20 @@ export class PgApiService implements JobServiceApi {
     return work;
   }
 
-  submit(owner: string, submission: ArticleSubmission, idempotencyKey?: string): Promise<{ job: JobHandle; replayed: boolean }> {
+  submit(
+    owner: string,
+    submission: ArticleSubmission,
+    idempotencyKey?: string,
+  ): Promise<{ job: JobHandle; replayed: boolean }> {
     if (this.stopping) return Promise.reject(new StoppingError());
     return this.track(this.create(owner, submission, idempotencyKey));
   }
 
-  private async create(owner: string, request: ArticleSubmission, idempotencyKey: string | undefined): Promise<{ job: JobHandle; replayed: boolean }> {
+  private async create(
+    owner: string,
+    request: ArticleSubmission,
+    idempotencyKey: string | undefined,
+  ): Promise<{ job: JobHandle; replayed: boolean }> {
     const { pool } = this.options;
     const digest = submissionDigest(request);
     const key = idempotencyKey === undefined ? undefined : createHash('sha256').update(idempotencyKey).digest('hex');
@@ -78,7 +99,8 @@ export class PgApiService implements JobServiceApi {
       outputs: null,
       result: null,
     };
-    const source = request.url !== undefined ? `the page ${request.url}` : `${request.text?.length ?? 0} characters of text`;
+    const source =
+      request.url !== undefined ? `the page ${request.url}` : `${request.text?.length ?? 0} characters of text`;
     const created = await transaction(pool, async (client) => {
       const inserted = await client.query(
         `INSERT INTO aa_jobs (id, owner, record, status, progress, idem_key, created_at) VALUES ($1, $2, $3, 'queued', 0, $4, $5)
@@ -86,7 +108,10 @@ export class PgApiService implements JobServiceApi {
         [record.id, owner, JSON.stringify(record), key ?? null, now],
       );
       if (inserted.rowCount === 0) return false;
-      await appendEvents(client, { id: record.id, last_event_id: 0 }, [statusEvent('queued', 0, null), logEvent('info', `Accepted: ${source}, model ${request.model_id}.`)]);
+      await appendEvents(client, { id: record.id, last_event_id: 0 }, [
+        statusEvent('queued', 0, null),
+        logEvent('info', `Accepted: ${source}, model ${request.model_id}.`),
+      ]);
       await client.query('SELECT pg_notify($1, $2)', [QUEUE_CHANNEL, record.id]);
       return true;
     });
@@ -101,7 +126,10 @@ export class PgApiService implements JobServiceApi {
 
   /** The job an idempotency key refers to, if within the window; a key from an older job is freed for reuse. */
   private async earlier(owner: string, key: string, digest: string): Promise<JobHandle | undefined> {
-    const found = await this.options.pool.query<JobRow>('SELECT * FROM aa_jobs WHERE owner = $1 AND idem_key = $2', [owner, key]);
+    const found = await this.options.pool.query<JobRow>('SELECT * FROM aa_jobs WHERE owner = $1 AND idem_key = $2', [
+      owner,
+      key,
+    ]);
     const row = found.rows[0];
     if (!row) return undefined;
     if (Date.now() - Date.parse(row.record.createdAt) >= this.options.idempotencyWindowMs) {
@@ -166,13 +194,20 @@ export class PgApiService implements JobServiceApi {
   }
 
   private isExpired(record: StoredJob): boolean {
-    return isTerminal(record.status) && record.finishedAt !== undefined && Date.now() - Date.parse(record.finishedAt) >= this.options.retentionMs;
+    return (
+      isTerminal(record.status) &&
+      record.finishedAt !== undefined &&
+      Date.now() - Date.parse(record.finishedAt) >= this.options.retentionMs
+    );
   }
 
   /** Deletes jobs finished longer than the retention time ago: files first, then the row (and its events). */
   private async sweep(): Promise<void> {
     const { pool, storage, retentionMs } = this.options;
-    const due = await pool.query<{ id: string }>("SELECT id FROM aa_jobs WHERE finished_at < now() - $1::interval ORDER BY finished_at LIMIT 200", [`${retentionMs} milliseconds`]);
+    const due = await pool.query<{ id: string }>(
+      'SELECT id FROM aa_jobs WHERE finished_at < now() - $1::interval ORDER BY finished_at LIMIT 200',
+      [`${retentionMs} milliseconds`],
+    );
     for (const { id } of due.rows) {
       if (this.stopping) return;
       await storage.remove(id);

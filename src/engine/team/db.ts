@@ -7,7 +7,13 @@ export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
 
 export function openPool(url: string, log: Logger, max = 10): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 30_000, connectionTimeoutMillis: 10_000, application_name: 'article-audio' });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    idleTimeoutMillis: 30_000,
+    connectionTimeoutMillis: 10_000,
+    application_name: 'article-audio',
+  });
   // An idle connection the server dropped (restart, failover) is replaced on the next query; it must not crash us.
   pool.on('error', (error) => log('warn', `Database connection lost: ${error.message}`));
   return pool;

@@ -31,18 +31,37 @@ export async function lockJob(client: PoolClient, id: string): Promise<JobRow | 
 }
 
 /** Writes a job's record (status, progress, finish time and lease from it) inside the caller's transaction. */
-export async function saveJob(client: PoolClient, record: StoredJob, lease?: { token: string | null; untilMs?: number; worker?: string | null }): Promise<void> {
-  const values: unknown[] = [record.id, JSON.stringify(record), record.status, record.progress, isTerminal(record.status) ? (record.finishedAt ?? new Date().toISOString()) : null];
+export async function saveJob(
+  client: PoolClient,
+  record: StoredJob,
+  lease?: { token: string | null; untilMs?: number; worker?: string | null },
+): Promise<void> {
+  const values: unknown[] = [
+    record.id,
+    JSON.stringify(record),
+    record.status,
+    record.progress,
+    isTerminal(record.status) ? (record.finishedAt ?? new Date().toISOString()) : null,
+  ];
   let sql = 'UPDATE aa_jobs SET record = $2, status = $3, progress = $4, finished_at = $5';
   if (lease) {
-    values.push(lease.token, lease.untilMs === undefined ? null : `${lease.untilMs} milliseconds`, lease.worker ?? null);
+    values.push(
+      lease.token,
+      lease.untilMs === undefined ? null : `${lease.untilMs} milliseconds`,
+      lease.worker ?? null,
+    );
     sql += `, lease_token = $6, lease_until = CASE WHEN $7::interval IS NULL THEN NULL ELSE now() + $7::interval END, worker = $8`;
   }
   await client.query(`${sql} WHERE id = $1`, values);
 }
 
 /** Appends events to a locked job's stream and announces them to every node (delivered at commit). */
-export async function appendEvents(client: PoolClient, row: { id: string; last_event_id: number }, events: readonly NewEvent[], progress?: number): Promise<StoredEvent[]> {
+export async function appendEvents(
+  client: PoolClient,
+  row: { id: string; last_event_id: number },
+  events: readonly NewEvent[],
+  progress?: number,
+): Promise<StoredEvent[]> {
   if (events.length === 0) return [];
   const first = row.last_event_id + 1;
   const stored = events.map((e, i) => ({ id: first + i, event: e.event, data: e.data }));
@@ -53,14 +72,23 @@ export async function appendEvents(client: PoolClient, row: { id: string; last_e
     [row.id, JSON.stringify(stored)],
   );
   await client.query(
-    progress === undefined ? 'UPDATE aa_jobs SET last_event_id = $2 WHERE id = $1' : 'UPDATE aa_jobs SET last_event_id = $2, progress = GREATEST(progress, $3) WHERE id = $1',
+    progress === undefined
+      ? 'UPDATE aa_jobs SET last_event_id = $2 WHERE id = $1'
+      : 'UPDATE aa_jobs SET last_event_id = $2, progress = GREATEST(progress, $3) WHERE id = $1',
     progress === undefined ? [row.id, row.last_event_id] : [row.id, row.last_event_id, progress],
   );
   await client.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, row.id]);
   return stored;
 }
 
-export async function readEvents(client: { query: PoolClient['query'] }, jobId: string, afterId: number): Promise<StoredEvent[]> {
-  const result = await client.query<StoredEvent>('SELECT id, event, data FROM aa_events WHERE job_id = $1 AND id > $2 ORDER BY id', [jobId, afterId]);
+export async function readEvents(
+  client: { query: PoolClient['query'] },
+  jobId: string,
+  afterId: number,
+): Promise<StoredEvent[]> {
+  const result = await client.query<StoredEvent>(
+    'SELECT id, event, data FROM aa_events WHERE job_id = $1 AND id > $2 ORDER BY id',
+    [jobId, afterId],
+  );
   return result.rows;
 }

@@ -25,13 +25,20 @@ export function teamLogger(minimum: LogLevel, json: boolean, fields: Record<stri
   return (level, message) => {
     if (ORDER.indexOf(level) < threshold) return;
     const time = new Date().toISOString();
-    process.stderr.write(json ? `${JSON.stringify({ time, level, ...fields, msg: message })}\n` : `${time} ${level.padEnd(5)} ${message}\n`);
+    process.stderr.write(
+      json
+        ? `${JSON.stringify({ time, level, ...fields, msg: message })}\n`
+        : `${time} ${level.padEnd(5)} ${message}\n`,
+    );
   };
 }
 
 function requireStorage(team: TeamArgs, command: string): string {
   if (!team.database) throw new UsageError(`${command} needs --database postgres://… (or ARTICLE_AUDIO_DATABASE_URL).`);
-  if (!team.storage) throw new UsageError(`${command} needs --storage DIR or s3://bucket/prefix (or ARTICLE_AUDIO_STORAGE), the same on every node.`);
+  if (!team.storage)
+    throw new UsageError(
+      `${command} needs --storage DIR or s3://bucket/prefix (or ARTICLE_AUDIO_STORAGE), the same on every node.`,
+    );
   return team.storage;
 }
 
@@ -76,16 +83,26 @@ export async function startApiNode(args: readonly string[], env: NodeJS.ProcessE
   const team = splitTeamArgs(args, env);
   const storageSpec = requireStorage(team, 'serve --database');
   // Users may all be in the database (article-audio token add), so tokens from the environment are optional here.
-  const fromEnv = Boolean(env.ARTICLE_AUDIO_TOKENS?.trim()) || team.rest.some((a) => a === '--tokens-file' || a.startsWith('--tokens-file=')) || Boolean(env.ARTICLE_AUDIO_TOKENS_FILE);
-  const settings = readEngineSettings(team.rest, fromEnv ? env : { ...env, ARTICLE_AUDIO_TOKENS: unusableToken() }, { port: 8787 });
-  const logger = log ?? teamLogger(settings.logLevel, team.json, { role: 'api', node: `${os.hostname()}:${process.pid}` });
+  const fromEnv =
+    Boolean(env.ARTICLE_AUDIO_TOKENS?.trim()) ||
+    team.rest.some((a) => a === '--tokens-file' || a.startsWith('--tokens-file=')) ||
+    Boolean(env.ARTICLE_AUDIO_TOKENS_FILE);
+  const settings = readEngineSettings(team.rest, fromEnv ? env : { ...env, ARTICLE_AUDIO_TOKENS: unusableToken() }, {
+    port: 8787,
+  });
+  const logger =
+    log ?? teamLogger(settings.logLevel, team.json, { role: 'api', node: `${os.hostname()}:${process.pid}` });
   const databaseUrl = team.database as string;
   const pool = openPool(databaseUrl, logger);
   const storage = await openOutputStorage(storageSpec, team.s3Endpoint);
   await migrate(pool);
   const tokens = new TeamTokens(settings.engine.tokens, pool, logger);
   await tokens.start();
-  if (!fromEnv && tokens.databaseTokens === 0) logger('warn', 'No API tokens yet: add one per user with `article-audio token add NAME --database …`, or set ARTICLE_AUDIO_TOKENS.');
+  if (!fromEnv && tokens.databaseTokens === 0)
+    logger(
+      'warn',
+      'No API tokens yet: add one per user with `article-audio token add NAME --database …`, or set ARTICLE_AUDIO_TOKENS.',
+    );
   const bus = new PgEventBus(pool, databaseUrl, logger);
   await bus.start();
   const engine = settings.engine;
@@ -137,7 +154,10 @@ export async function startApiNode(args: readonly string[], env: NodeJS.ProcessE
 /** `article-audio serve --database …` as a process. */
 export async function serveTeam(args: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
   const team = splitTeamArgs(args, env);
-  const log = teamLogger(logLevelOf(team.rest, env), team.json, { role: 'api', node: `${os.hostname()}:${process.pid}` });
+  const log = teamLogger(logLevelOf(team.rest, env), team.json, {
+    role: 'api',
+    node: `${os.hostname()}:${process.pid}`,
+  });
   warningsToLog(log);
   const node = await startApiNode(args, env, log);
   stopOnSignals(log, () => node.close(), 20_000);
@@ -150,12 +170,22 @@ export interface RunningWorker {
 }
 
 /** Starts a synthesis worker (tests pass another pipeline). */
-export async function startWorker(args: readonly string[], env: NodeJS.ProcessEnv, options: { pipeline?: ArticlePipeline; log?: Logger } = {}): Promise<RunningWorker> {
+export async function startWorker(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  options: { pipeline?: ArticlePipeline; log?: Logger } = {},
+): Promise<RunningWorker> {
   const team = splitTeamArgs(args, env);
   const storageSpec = requireStorage(team, 'worker');
   // A worker serves no HTTP, so it needs no API token; the engine settings parser insists on one.
-  const settings = readEngineSettings(team.rest, { ...env, ARTICLE_AUDIO_TOKENS: 'worker-serves-no-requests' }, { port: 0 });
-  const log = options.log ?? teamLogger(settings.logLevel, team.json, { role: 'worker', node: `${os.hostname()}:${process.pid}` });
+  const settings = readEngineSettings(
+    team.rest,
+    { ...env, ARTICLE_AUDIO_TOKENS: 'worker-serves-no-requests' },
+    { port: 0 },
+  );
+  const log =
+    options.log ??
+    teamLogger(settings.logLevel, team.json, { role: 'worker', node: `${os.hostname()}:${process.pid}` });
   const databaseUrl = team.database as string;
   const engine = settings.engine;
   const concurrency = engine.concurrency ?? Math.max(1, Math.min(4, os.availableParallelism()));
@@ -172,7 +202,12 @@ export async function startWorker(args: readonly string[], env: NodeJS.ProcessEn
     maxCrashes: engine.maxCrashes ?? 3,
     progressIntervalMs: engine.progressIntervalMs ?? 250,
     // Off unless --allow-private-network: a team service must not fetch its own network for its clients (SSRF).
-    fetchLimits: { ...DEFAULT_FETCH_LIMITS, ...engine.fetchLimits, allowPrivateNetwork: engine.allowPrivateNetwork ?? false, allowedHosts: engine.fetchAllowedHosts ?? [] },
+    fetchLimits: {
+      ...DEFAULT_FETCH_LIMITS,
+      ...engine.fetchLimits,
+      allowPrivateNetwork: engine.allowPrivateNetwork ?? false,
+      allowedHosts: engine.fetchAllowedHosts ?? [],
+    },
     workDir: team.workDir,
     stopTimeoutMs: 10_000,
     log,
@@ -194,9 +229,17 @@ export async function startWorker(args: readonly string[], env: NodeJS.ProcessEn
 }
 
 /** `article-audio worker …` as a process (tests start it with the test pipeline). */
-export async function runWorkerProcess(args: readonly string[], env: NodeJS.ProcessEnv, pipeline?: ArticlePipeline): Promise<void> {
+export async function runWorkerProcess(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  pipeline?: ArticlePipeline,
+): Promise<void> {
   const team = splitTeamArgs(args, env);
-  const settings = readEngineSettings(team.rest, { ...env, ARTICLE_AUDIO_TOKENS: 'worker-serves-no-requests' }, { port: 0 });
+  const settings = readEngineSettings(
+    team.rest,
+    { ...env, ARTICLE_AUDIO_TOKENS: 'worker-serves-no-requests' },
+    { port: 0 },
+  );
   const log = teamLogger(settings.logLevel, team.json, { role: 'worker', node: `${os.hostname()}:${process.pid}` });
   warningsToLog(log);
   const running = await startWorker(args, env, { log, ...(pipeline ? { pipeline } : {}) });
@@ -216,7 +259,8 @@ export async function tokenCommand(args: readonly string[], env: NodeJS.ProcessE
   const team = splitTeamArgs(args, env);
   if (!team.database) throw new UsageError('token needs --database postgres://… (or ARTICLE_AUDIO_DATABASE_URL).');
   const [action, name, ...extra] = team.rest;
-  if (action === undefined || extra.length > 0) throw new UsageError('Usage: article-audio token add NAME | list | remove NAME --database postgres://…');
+  if (action === undefined || extra.length > 0)
+    throw new UsageError('Usage: article-audio token add NAME | list | remove NAME --database postgres://…');
   const pool = openPool(team.database, () => undefined, 1);
   try {
     await migrate(pool);

@@ -15,7 +15,13 @@ const KEY = /^[A-Za-z0-9][A-Za-z0-9._/-]{0,200}$/;
 
 function keyOf(jobId: string, output: { name: string; key?: string }): string {
   const key = output.key ?? jobId;
-  if (!isJobId(jobId) || !OUTPUT_NAME.test(output.name) || !KEY.test(key) || key.split('/').includes('..') || !key.startsWith(jobId)) {
+  if (
+    !isJobId(jobId) ||
+    !OUTPUT_NAME.test(output.name) ||
+    !KEY.test(key) ||
+    key.split('/').includes('..') ||
+    !key.startsWith(jobId)
+  ) {
     throw new Error('Not an output of a job.');
   }
   return `${key}/${output.name}`;
@@ -33,7 +39,12 @@ async function describeFile(file: string): Promise<{ bytes: number; etag: string
 export class DirOutputStorage implements OutputStorage {
   constructor(private readonly root: string) {}
 
-  async put(jobId: string, name: string, file: string, meta: { contentType: string; durationS?: number; key?: string }): Promise<StoredOutput> {
+  async put(
+    jobId: string,
+    name: string,
+    file: string,
+    meta: { contentType: string; durationS?: number; key?: string },
+  ): Promise<StoredOutput> {
     const target = path.join(this.root, keyOf(jobId, { name, ...(meta.key ? { key: meta.key } : {}) }));
     const { bytes, etag } = await describeFile(file);
     await mkdir(path.dirname(target), { recursive: true });
@@ -47,15 +58,29 @@ export class DirOutputStorage implements OutputStorage {
       await handle.close();
     }
     await rename(temp, target);
-    return { name, contentType: meta.contentType, ...(meta.durationS !== undefined ? { durationS: meta.durationS } : {}), bytes, etag, ...(meta.key ? { key: meta.key } : {}) };
+    return {
+      name,
+      contentType: meta.contentType,
+      ...(meta.durationS !== undefined ? { durationS: meta.durationS } : {}),
+      bytes,
+      etag,
+      ...(meta.key ? { key: meta.key } : {}),
+    };
   }
 
   read(jobId: string, output: StoredOutput, range?: ByteRange): Readable {
-    return createReadStream(path.join(this.root, keyOf(jobId, output)), range ? { start: range.start, end: range.end } : {});
+    return createReadStream(
+      path.join(this.root, keyOf(jobId, output)),
+      range ? { start: range.start, end: range.end } : {},
+    );
   }
 
   async remove(jobId: string, key?: string): Promise<void> {
-    if (!isJobId(jobId) || (key !== undefined && (!KEY.test(key) || !key.startsWith(jobId) || key.split('/').includes('..')))) return;
+    if (
+      !isJobId(jobId) ||
+      (key !== undefined && (!KEY.test(key) || !key.startsWith(jobId) || key.split('/').includes('..')))
+    )
+      return;
     await rm(path.join(this.root, key ?? jobId), { recursive: true, force: true });
   }
 
@@ -93,29 +118,53 @@ export class S3OutputStorage implements OutputStorage {
     return new S3OutputStorage(sdk, client, parsed[1] as string, prefix === '' ? '' : `${prefix}/`);
   }
 
-  async put(jobId: string, name: string, file: string, meta: { contentType: string; durationS?: number; key?: string }): Promise<StoredOutput> {
+  async put(
+    jobId: string,
+    name: string,
+    file: string,
+    meta: { contentType: string; durationS?: number; key?: string },
+  ): Promise<StoredOutput> {
     const key = this.prefix + keyOf(jobId, { name, ...(meta.key ? { key: meta.key } : {}) });
     const { bytes, etag } = await describeFile(file);
     // One PUT: S3 makes an object visible whole or not at all.
-    await this.client.send(new this.sdk.PutObjectCommand({ Bucket: this.bucket, Key: key, Body: createReadStream(file), ContentLength: bytes, ContentType: meta.contentType }));
-    return { name, contentType: meta.contentType, ...(meta.durationS !== undefined ? { durationS: meta.durationS } : {}), bytes, etag, ...(meta.key ? { key: meta.key } : {}) };
+    await this.client.send(
+      new this.sdk.PutObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        Body: createReadStream(file),
+        ContentLength: bytes,
+        ContentType: meta.contentType,
+      }),
+    );
+    return {
+      name,
+      contentType: meta.contentType,
+      ...(meta.durationS !== undefined ? { durationS: meta.durationS } : {}),
+      bytes,
+      etag,
+      ...(meta.key ? { key: meta.key } : {}),
+    };
   }
 
   read(jobId: string, output: StoredOutput, range?: ByteRange): Readable {
     const out = new PassThrough();
     const key = this.prefix + keyOf(jobId, output);
     this.client
-      .send(new this.sdk.GetObjectCommand({ Bucket: this.bucket, Key: key, ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }))
-      .then(
-        (response) => {
-          const body = response.Body as Readable | undefined;
-          if (!body) throw new Error(`The object store returned no body for ${key}.`);
-          out.emit('ready');
-          body.on('error', (error) => out.destroy(error));
-          out.on('close', () => body.destroy());
-          body.pipe(out);
-        },
+      .send(
+        new this.sdk.GetObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}),
+        }),
       )
+      .then((response) => {
+        const body = response.Body as Readable | undefined;
+        if (!body) throw new Error(`The object store returned no body for ${key}.`);
+        out.emit('ready');
+        body.on('error', (error) => out.destroy(error));
+        out.on('close', () => body.destroy());
+        body.pipe(out);
+      })
       .catch((error: unknown) => out.destroy(error instanceof Error ? error : new Error(String(error))));
     return out;
   }
@@ -125,7 +174,13 @@ export class S3OutputStorage implements OutputStorage {
     const prefix = `${this.prefix}${key ?? jobId}/`;
     let token: string | undefined;
     do {
-      const listed = await this.client.send(new this.sdk.ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ...(token ? { ContinuationToken: token } : {}) }));
+      const listed = await this.client.send(
+        new this.sdk.ListObjectsV2Command({
+          Bucket: this.bucket,
+          Prefix: prefix,
+          ...(token ? { ContinuationToken: token } : {}),
+        }),
+      );
       const keys = (listed.Contents ?? []).map((o) => o.Key).filter((k): k is string => typeof k === 'string');
       for (const k of keys) await this.client.send(new this.sdk.DeleteObjectCommand({ Bucket: this.bucket, Key: k }));
       token = listed.IsTruncated ? listed.NextContinuationToken : undefined;
@@ -140,7 +195,8 @@ export class S3OutputStorage implements OutputStorage {
 
 export async function openOutputStorage(spec: string, endpoint?: string): Promise<OutputStorage> {
   if (spec.startsWith('s3://')) return S3OutputStorage.open(spec, endpoint);
-  if (!path.isAbsolute(spec)) throw new Error(`--storage must be an absolute folder or s3://bucket/prefix, not "${spec}".`);
+  if (!path.isAbsolute(spec))
+    throw new Error(`--storage must be an absolute folder or s3://bucket/prefix, not "${spec}".`);
   await mkdir(spec, { recursive: true });
   return new DirOutputStorage(spec);
 }

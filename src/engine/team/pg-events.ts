@@ -75,7 +75,11 @@ export class PgEventBus implements EventBus {
     return this.reconnecting;
   }
 
-  subscribe(jobId: string, afterId: number, listener: (events: readonly StoredEvent[]) => void): Promise<{ stop(): void }> {
+  subscribe(
+    jobId: string,
+    afterId: number,
+    listener: (events: readonly StoredEvent[]) => void,
+  ): Promise<{ stop(): void }> {
     const subscriber: Subscriber = { jobId, lastId: afterId, listener, reading: false, again: false, stopped: false };
     let set = this.subscribers.get(jobId);
     if (!set) this.subscribers.set(jobId, (set = new Set()));

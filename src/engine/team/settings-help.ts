@@ -11,18 +11,50 @@ export interface TeamFlag {
 }
 
 export const TEAM_SETTINGS: readonly TeamFlag[] = [
-  { flag: 'database', env: 'ARTICLE_AUDIO_DATABASE_URL', value: 'URL', help: 'postgres://user:password@host:5432/db: jobs, events and the queue live there (team mode)' },
-  { flag: 'storage', env: 'ARTICLE_AUDIO_STORAGE', value: 'DIR|s3://BUCKET/PREFIX', help: 'where output files go: a folder every node mounts, or S3-compatible storage' },
-  { flag: 's3-endpoint', env: 'ARTICLE_AUDIO_S3_ENDPOINT', value: 'URL', help: 'S3-compatible endpoint (MinIO, Ceph, R2…), path-style; credentials from the usual AWS_* variables' },
-  { flag: 'lease-s', env: 'ARTICLE_AUDIO_LEASE_S', value: 'S', help: 'worker: how long a job stays claimed without a heartbeat before another worker takes it (default 30)' },
-  { flag: 'work-dir', env: 'ARTICLE_AUDIO_WORK_DIR', value: 'DIR', help: `worker: local scratch folder for runs (default ${os.tmpdir()})` },
-  { flag: 'log-format', env: 'ARTICLE_AUDIO_LOG_FORMAT', value: 'json|text', help: 'team nodes log one JSON object per line by default' },
+  {
+    flag: 'database',
+    env: 'ARTICLE_AUDIO_DATABASE_URL',
+    value: 'URL',
+    help: 'postgres://user:password@host:5432/db: jobs, events and the queue live there (team mode)',
+  },
+  {
+    flag: 'storage',
+    env: 'ARTICLE_AUDIO_STORAGE',
+    value: 'DIR|s3://BUCKET/PREFIX',
+    help: 'where output files go: a folder every node mounts, or S3-compatible storage',
+  },
+  {
+    flag: 's3-endpoint',
+    env: 'ARTICLE_AUDIO_S3_ENDPOINT',
+    value: 'URL',
+    help: 'S3-compatible endpoint (MinIO, Ceph, R2…), path-style; credentials from the usual AWS_* variables',
+  },
+  {
+    flag: 'lease-s',
+    env: 'ARTICLE_AUDIO_LEASE_S',
+    value: 'S',
+    help: 'worker: how long a job stays claimed without a heartbeat before another worker takes it (default 30)',
+  },
+  {
+    flag: 'work-dir',
+    env: 'ARTICLE_AUDIO_WORK_DIR',
+    value: 'DIR',
+    help: `worker: local scratch folder for runs (default ${os.tmpdir()})`,
+  },
+  {
+    flag: 'log-format',
+    env: 'ARTICLE_AUDIO_LOG_FORMAT',
+    value: 'json|text',
+    help: 'team nodes log one JSON object per line by default',
+  },
 ];
 
 export function teamSettingsHelp(): string {
   const rows = TEAM_SETTINGS.map((s) => [`--${s.flag} ${s.value}`, s.help, s.env]);
   const width = Math.max(...rows.map(([flag]) => (flag ?? '').length));
-  return rows.map(([flag = '', help, env]) => `  ${flag.padEnd(width)}  ${help}\n  ${''.padEnd(width)}  env ${env}`).join('\n');
+  return rows
+    .map(([flag = '', help, env]) => `  ${flag.padEnd(width)}  ${help}\n  ${''.padEnd(width)}  env ${env}`)
+    .join('\n');
 }
 
 export interface TeamArgs {
@@ -49,7 +81,8 @@ export function splitTeamArgs(args: readonly string[], env: NodeJS.ProcessEnv): 
       continue;
     }
     const value = match[2] ?? args[++i];
-    if (value === undefined || value === '') throw new UsageError(`--${setting.flag} needs a value (${setting.value}).`);
+    if (value === undefined || value === '')
+      throw new UsageError(`--${setting.flag} needs a value (${setting.value}).`);
     found.set(setting.flag, value);
   }
   const get = (flag: string) => {
@@ -58,11 +91,13 @@ export function splitTeamArgs(args: readonly string[], env: NodeJS.ProcessEnv): 
     return value === undefined || value === '' ? undefined : value;
   };
   const lease = get('lease-s');
-  if (lease !== undefined && !(/^\d{1,6}(\.\d{1,3})?$/.test(lease) && Number(lease) > 0)) throw new UsageError(`--lease-s must be a positive number of seconds, not "${lease}".`);
+  if (lease !== undefined && !(/^\d{1,6}(\.\d{1,3})?$/.test(lease) && Number(lease) > 0))
+    throw new UsageError(`--lease-s must be a positive number of seconds, not "${lease}".`);
   const format = get('log-format') ?? 'json';
   if (format !== 'json' && format !== 'text') throw new UsageError('--log-format must be json or text.');
   const database = get('database');
-  if (database !== undefined && !/^postgres(ql)?:\/\//.test(database)) throw new UsageError('--database must be a postgres:// address.');
+  if (database !== undefined && !/^postgres(ql)?:\/\//.test(database))
+    throw new UsageError('--database must be a postgres:// address.');
   const storage = get('storage');
   const s3Endpoint = get('s3-endpoint') ?? env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL;
   return {
@@ -75,4 +110,3 @@ export function splitTeamArgs(args: readonly string[], env: NodeJS.ProcessEnv): 
     rest,
   };
 }
-

@@ -21,12 +21,20 @@ export class TeamTokens extends TokenRing {
 
   async start(refreshMs = 5000): Promise<void> {
     await this.refresh();
-    this.timer = setInterval(() => void this.refresh().catch((error: unknown) => this.log('warn', `Could not read the tokens table: ${String(error)}`)), refreshMs);
+    this.timer = setInterval(
+      () =>
+        void this.refresh().catch((error: unknown) =>
+          this.log('warn', `Could not read the tokens table: ${String(error)}`),
+        ),
+      refreshMs,
+    );
     this.timer.unref();
   }
 
   private async refresh(): Promise<void> {
-    const rows = await this.pool.query<{ name: string; token_sha256: string }>('SELECT name, token_sha256 FROM aa_tokens');
+    const rows = await this.pool.query<{ name: string; token_sha256: string }>(
+      'SELECT name, token_sha256 FROM aa_tokens',
+    );
     this.names = new Map(rows.rows.map((r) => [r.token_sha256, r.name]));
   }
 
@@ -60,19 +68,31 @@ export function unusableToken(): string {
 }
 
 /** `article-audio token add|list|remove`: prints a new token once; the database keeps only its digest. */
-export async function manageTokens(pool: Pool, action: string, name: string | undefined, out: (line: string) => void): Promise<void> {
+export async function manageTokens(
+  pool: Pool,
+  action: string,
+  name: string | undefined,
+  out: (line: string) => void,
+): Promise<void> {
   if (action === 'list') {
-    const rows = await pool.query<{ name: string; created_at: Date }>('SELECT name, created_at FROM aa_tokens ORDER BY name');
+    const rows = await pool.query<{ name: string; created_at: Date }>(
+      'SELECT name, created_at FROM aa_tokens ORDER BY name',
+    );
     for (const row of rows.rows) out(`${row.name}\t${row.created_at.toISOString()}`);
     if (rows.rowCount === 0) out('No tokens in the database.');
     return;
   }
-  if (!name || !/^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$/.test(name)) throw new Error('Give the user a name of letters, digits and . _ @ - (at most 100).');
+  if (!name || !/^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$/.test(name))
+    throw new Error('Give the user a name of letters, digits and . _ @ - (at most 100).');
   if (action === 'add') {
     const token = randomBytes(24).toString('base64url');
     const digest = createHash('sha256').update(token, 'utf8').digest('hex');
-    const inserted = await pool.query('INSERT INTO aa_tokens (name, token_sha256) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [name, digest]);
-    if (inserted.rowCount === 0) throw new Error(`There is a token named ${name} already; remove it first to replace it.`);
+    const inserted = await pool.query(
+      'INSERT INTO aa_tokens (name, token_sha256) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING',
+      [name, digest],
+    );
+    if (inserted.rowCount === 0)
+      throw new Error(`There is a token named ${name} already; remove it first to replace it.`);
     out(token);
     return;
   }

@@ -11,7 +11,14 @@ import type { Client, Pool, PoolClient } from 'pg';
 import { modelById } from '../../protocol';
 import type { Logger } from '../job-service';
 import type { NewEvent } from '../live-job';
-import { type ArticlePipeline, type FetchLimits, type PipelineLogLevel, type PipelineOutput, type PipelinePart, PipelineError } from '../pipeline/types';
+import {
+  type ArticlePipeline,
+  type FetchLimits,
+  type PipelineLogLevel,
+  type PipelineOutput,
+  type PipelinePart,
+  PipelineError,
+} from '../pipeline/types';
 import { ProgressThrottle } from '../progress-throttle';
 import type { Claim, JobFailure, OutputStorage, StoredJob, StoredOutput, WorkQueue } from '../store/types';
 import { closingEvents, logEvent, partResultEvent, statusEvent } from '../stream-events';
@@ -76,22 +83,37 @@ export class PgWorkQueue implements WorkQueue {
               crashes,
               updatedAt: now,
               finishedAt: now,
-              error: { code: 'interrupted', message: `The worker running this job stopped unexpectedly ${crashes} times, so it was not tried again.` },
+              error: {
+                code: 'interrupted',
+                message: `The worker running this job stopped unexpectedly ${crashes} times, so it was not tried again.`,
+              },
             };
             await saveJob(client, record, { token: null });
-            await appendEvents(client, row, closingEvents(record, `Failed (interrupted): ${record.error?.message ?? ''}`));
+            await appendEvents(
+              client,
+              row,
+              closingEvents(record, `Failed (interrupted): ${record.error?.message ?? ''}`),
+            );
             this.log('warn', `Job ${row.id} failed: its workers stopped ${crashes} times.`);
             return 'again' as const;
           }
           record = { ...record, crashes };
-          events.push(logEvent('warn', 'The worker running this job stopped unexpectedly; another worker runs it again from the start.'));
+          events.push(
+            logEvent(
+              'warn',
+              'The worker running this job stopped unexpectedly; another worker runs it again from the start.',
+            ),
+          );
           this.log('warn', `Job ${row.id}: taking it over from worker ${row.worker ?? '?'}, whose lease expired.`);
         }
         const token = randomBytes(12).toString('hex');
         const attempts = record.attempts + 1;
         record = { ...record, status: 'processing', attempts, startedAt: now, updatedAt: now };
         await saveJob(client, record, { token, untilMs: this.leaseMs, worker: workerId });
-        events.push(statusEvent('processing', record.progress, null), logEvent('info', attempts > 1 ? `Processing (attempt ${attempts}).` : 'Processing.'));
+        events.push(
+          statusEvent('processing', record.progress, null),
+          logEvent('info', attempts > 1 ? `Processing (attempt ${attempts}).` : 'Processing.'),
+        );
         await appendEvents(client, row, events);
         return { jobId: row.id, token, attempt: attempts, record } satisfies JobClaim;
       });
@@ -150,7 +172,10 @@ export class Worker {
   async start(): Promise<void> {
     await this.listenForWork();
     for (let slot = 0; slot < this.options.concurrency; slot++) this.loops.push(this.loop());
-    this.options.log('info', `Worker ${this.id} started: ${this.options.concurrency} job(s) at once, lease ${this.options.leaseMs / 1000} s.`);
+    this.options.log(
+      'info',
+      `Worker ${this.id} started: ${this.options.concurrency} job(s) at once, lease ${this.options.leaseMs / 1000} s.`,
+    );
   }
 
   get runningCount(): number {
@@ -199,7 +224,10 @@ export class Worker {
         this.options.log('warn', `Could not claim a job: ${describe(error)}`);
       }
       if (this.stopping) {
-        if (claim) await this.queue.release(claim, 'The worker is stopping; this job waits for another worker.').catch(() => undefined);
+        if (claim)
+          await this.queue
+            .release(claim, 'The worker is stopping; this job waits for another worker.')
+            .catch(() => undefined);
         return;
       }
       if (!claim) {
@@ -209,7 +237,9 @@ export class Worker {
       const controller = new AbortController();
       const run: Run = { claim, controller, done: Promise.resolve() };
       this.runs.set(claim.jobId, run);
-      run.done = this.runClaim(run).catch((error: unknown) => this.options.log('error', `Job ${claim.jobId}: ${describe(error)}`));
+      run.done = this.runClaim(run).catch((error: unknown) =>
+        this.options.log('error', `Job ${claim.jobId}: ${describe(error)}`),
+      );
       await run.done;
       this.runs.delete(claim.jobId);
     }
@@ -218,19 +248,25 @@ export class Worker {
   private async runClaim(run: Run): Promise<void> {
     const { claim, controller } = run;
     const { options, queue } = this;
-    const lost = () => controller.abort(new PipelineError('cancelled', 'This run lost its job (cancelled, or taken over by another worker).'));
-    let lostLease = false;
-    const heartbeat = setInterval(() => {
-      queue.heartbeat(claim).then(
-        (held) => {
-          if (!held) {
-            lostLease = true;
-            lost();
-          }
-        },
-        (error: unknown) => options.log('warn', `Job ${claim.jobId}: heartbeat failed (${describe(error)}).`),
+    const lost = () =>
+      controller.abort(
+        new PipelineError('cancelled', 'This run lost its job (cancelled, or taken over by another worker).'),
       );
-    }, Math.max(50, Math.floor(options.leaseMs / 3)));
+    let lostLease = false;
+    const heartbeat = setInterval(
+      () => {
+        queue.heartbeat(claim).then(
+          (held) => {
+            if (!held) {
+              lostLease = true;
+              lost();
+            }
+          },
+          (error: unknown) => options.log('warn', `Job ${claim.jobId}: heartbeat failed (${describe(error)}).`),
+        );
+      },
+      Math.max(50, Math.floor(options.leaseMs / 3)),
+    );
     // Stream events of the run, written one batch at a time in order, each fenced by the lease.
     let chain: Promise<void> = Promise.resolve();
     const emit = (events: NewEvent[], progress?: number) => {
@@ -243,14 +279,21 @@ export class Worker {
             lost();
           }
         })
-        .catch((error: unknown) => options.log('warn', `Job ${claim.jobId}: could not store stream events (${describe(error)}).`));
+        .catch((error: unknown) =>
+          options.log('warn', `Job ${claim.jobId}: could not store stream events (${describe(error)}).`),
+        );
     };
-    const throttle = new ProgressThrottle(claim.record.progress, options.progressIntervalMs, (progress) => emit([statusEvent('processing', progress, null)], progress));
+    const throttle = new ProgressThrottle(claim.record.progress, options.progressIntervalMs, (progress) =>
+      emit([statusEvent('processing', progress, null)], progress),
+    );
     let logs = 0;
     const log = (level: PipelineLogLevel, message: string) => {
       logs++;
       if (logs > MAX_LOG_EVENTS_PER_RUN + 1) return;
-      const text = logs > MAX_LOG_EVENTS_PER_RUN ? 'Further log lines of this run are left out.' : String(message).slice(0, MAX_LOG_MESSAGE);
+      const text =
+        logs > MAX_LOG_EVENTS_PER_RUN
+          ? 'Further log lines of this run are left out.'
+          : String(message).slice(0, MAX_LOG_MESSAGE);
       emit([logEvent(LOG_LEVELS.includes(level) ? level : 'info', text)]);
     };
     const request = claim.record.request;
@@ -275,7 +318,9 @@ export class Worker {
           fetchLimits: options.fetchLimits,
           publishPart: (part) => {
             const published = chain.then(() => (lostLease ? undefined : this.publishPart(claim, workDir, part)));
-            chain = published.catch((error: unknown) => options.log('warn', `Job ${claim.jobId}: could not publish part ${part.index} (${describe(error)}).`));
+            chain = published.catch((error: unknown) =>
+              options.log('warn', `Job ${claim.jobId}: could not publish part ${part.index} (${describe(error)}).`),
+            );
             return chain;
           },
         },
@@ -292,7 +337,10 @@ export class Worker {
       } else if (output) {
         await this.succeed(claim, workDir, output);
       } else if (this.stopping && controller.signal.aborted) {
-        await queue.release(claim, 'The worker running this job is stopping; another worker runs it again from the start.');
+        await queue.release(
+          claim,
+          'The worker running this job is stopping; another worker runs it again from the start.',
+        );
       } else {
         await this.fail(claim, describeFailure(failure));
       }
@@ -326,7 +374,14 @@ export class Worker {
       const record: StoredJob = { ...before, parts, updatedAt: new Date().toISOString() };
       await saveJob(client, record);
       const styleId = modelById(record.request.model_id).styleId;
-      await appendEvents(client, row, [partResultEvent(record, styleId, { index: part.index, start_s: part.startS, duration_s: part.durationS, final: part.final }, stored)]);
+      await appendEvents(client, row, [
+        partResultEvent(
+          record,
+          styleId,
+          { index: part.index, start_s: part.startS, duration_s: part.durationS, final: part.final },
+          stored,
+        ),
+      ]);
     });
   }
 
@@ -348,7 +403,10 @@ export class Worker {
     } catch (error) {
       this.options.log('error', `Job ${claim.jobId}: ${describe(error)}`);
       await this.options.storage.remove(claim.jobId, key).catch(() => undefined);
-      await this.fail(claim, { code: 'internal', message: `The service could not store this job's files: ${describe(error)}` });
+      await this.fail(claim, {
+        code: 'internal',
+        message: `The service could not store this job's files: ${describe(error)}`,
+      });
       return;
     }
     const done = await this.queue.fenced(claim, async (client, row) => {

@@ -15,8 +15,13 @@ describe('Activation', () => {
     assert.ok(extension, `extension ${EXTENSION_ID} is not installed in this VS Code`);
     await extension.activate();
     assert.equal(extension.isActive, true);
-    const contributed = (extension.packageJSON as { contributes: Contributes }).contributes.commands.map((c) => c.command);
-    assert.ok(contributed.length >= Object.keys(Commands).length, 'package.json contributes fewer commands than the code table');
+    const contributed = (extension.packageJSON as { contributes: Contributes }).contributes.commands.map(
+      (c) => c.command,
+    );
+    assert.ok(
+      contributed.length >= Object.keys(Commands).length,
+      'package.json contributes fewer commands than the code table',
+    );
     const registered = new Set(await vscode.commands.getCommands(true));
     const missing = contributed.filter((id) => !registered.has(id));
     assert.deepEqual(missing, [], `contributed but not registered: ${missing.join(', ')}`);

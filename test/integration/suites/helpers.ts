@@ -16,7 +16,11 @@ export async function setSetting(section: string, key: string, value: unknown): 
   await vscode.workspace.getConfiguration(section).update(key, value, vscode.ConfigurationTarget.Global);
 }
 
-export async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 60_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();

@@ -20,7 +20,10 @@ function assertPlayableFiles(job: JobRecord): void {
   const audio = readFileSync(job.files.audio);
   assert.ok(audio.length > 4000, `the MP3 has only ${audio.length} bytes`);
   // An MP3 starts with an ID3 tag or a frame sync.
-  assert.ok(audio.subarray(0, 3).toString('latin1') === 'ID3' || (audio[0] === 0xff && ((audio[1] ?? 0) & 0xe0) === 0xe0), 'the cached audio is not an MP3');
+  assert.ok(
+    audio.subarray(0, 3).toString('latin1') === 'ID3' || (audio[0] === 0xff && ((audio[1] ?? 0) & 0xe0) === 0xe0),
+    'the cached audio is not an MP3',
+  );
   assert.ok(job.files.transcript, 'no transcript was cached');
   assert.match(readFileSync(job.files.transcript, 'utf8'), /^WEBVTT/);
   assert.ok(job.durationS !== undefined && job.durationS > 1, `duration ${job.durationS}`);
@@ -38,7 +41,10 @@ describe('Jobs on the local engine', function () {
   });
 
   it('converts the selection: status bar and tree follow the job to finished audio in the cache', async () => {
-    const document = await vscode.workspace.openTextDocument({ language: 'markdown', content: `Some notes before.\n\n${article('Rivers and Towns')}\nNotes after.` });
+    const document = await vscode.workspace.openTextDocument({
+      language: 'markdown',
+      content: `Some notes before.\n\n${article('Rivers and Towns')}\nNotes after.`,
+    });
     const editor = await vscode.window.showTextDocument(document);
     const text = document.getText();
     const start = document.positionAt(text.indexOf('# Rivers'));
@@ -62,7 +68,10 @@ describe('Jobs on the local engine', function () {
       seen.some((text) => /^\$\(sync~spin\)( \d+%| queued)? Rivers and Towns$/.test(text)),
       `the status bar never showed the running job: ${JSON.stringify([...new Set(seen)])}`,
     );
-    assert.ok(seen.some((text) => /\d+%/.test(text)), `the status bar never showed a percentage: ${JSON.stringify([...new Set(seen)])}`);
+    assert.ok(
+      seen.some((text) => /\d+%/.test(text)),
+      `the status bar never showed a percentage: ${JSON.stringify([...new Set(seen)])}`,
+    );
     // Finished: a "ready" item, and the tree offers playing it.
     assert.match(api.statusBar.state.text, /\$\(unmute\) Rivers and Towns/);
     const item = api.tree.getTreeItem(api.jobs.get(job.id) as JobRecord);
@@ -75,7 +84,10 @@ describe('Jobs on the local engine', function () {
   it('converts a Markdown file given by the explorer, titled by its first heading', async () => {
     const file = path.join(workspace, 'field-notes.md');
     writeFileSync(file, article('Field Notes on Rivers', 2));
-    const job = await vscode.commands.executeCommand<JobRecord | undefined>(Commands.convertDocument, vscode.Uri.file(file));
+    const job = await vscode.commands.executeCommand<JobRecord | undefined>(
+      Commands.convertDocument,
+      vscode.Uri.file(file),
+    );
     assert.ok(job);
     assert.equal(job.source.kind, 'document');
     assert.equal(job.source.documentUri, vscode.Uri.file(file).toString());
@@ -101,7 +113,10 @@ describe('Jobs on the local engine', function () {
       const done = await waitForEnd(api, job.id);
       assertPlayableFiles(done);
       assert.equal(done.title, 'The Lighthouse Keeper');
-      assert.ok(done.files?.article && readFileSync(done.files.article, 'utf8').includes('lighthouse'), 'the article as read was not cached');
+      assert.ok(
+        done.files?.article && readFileSync(done.files.article, 'utf8').includes('lighthouse'),
+        'the article as read was not cached',
+      );
     } finally {
       server.close();
     }
@@ -116,14 +131,20 @@ describe('Jobs on the local engine', function () {
     const job = await vscode.commands.executeCommand<JobRecord | undefined>(Commands.convertSelection);
     assert.equal(job, undefined);
     assert.equal(api.jobs.all().length, before);
-    const message = api.notifier.shown.slice(shown).map((s) => s.message).join('\n');
+    const message = api.notifier.shown
+      .slice(shown)
+      .map((s) => s.message)
+      .join('\n');
     assert.match(message, /18 characters; an article needs at least 50/);
   });
 
   it('retries a job, copies its id, opens it in the player, and removes it with its cached audio', async () => {
     const file = path.join(workspace, 'second-try.md');
     writeFileSync(file, article('A Second Try'));
-    const first = await vscode.commands.executeCommand<JobRecord | undefined>(Commands.convertDocument, vscode.Uri.file(file));
+    const first = await vscode.commands.executeCommand<JobRecord | undefined>(
+      Commands.convertDocument,
+      vscode.Uri.file(file),
+    );
     assert.ok(first);
     assertPlayableFiles(await waitForEnd(api, first.id));
 
@@ -141,7 +162,14 @@ describe('Jobs on the local engine', function () {
 
     await vscode.commands.executeCommand(Commands.openPlayer, again.id);
     await waitFor('the player tab', () =>
-      vscode.window.tabGroups.all.some((group) => group.tabs.some((tab) => tab.input instanceof vscode.TabInputWebview && tab.input.viewType.endsWith(Views.player) && tab.label.includes('A Second Try'))),
+      vscode.window.tabGroups.all.some((group) =>
+        group.tabs.some(
+          (tab) =>
+            tab.input instanceof vscode.TabInputWebview &&
+            tab.input.viewType.endsWith(Views.player) &&
+            tab.label.includes('A Second Try'),
+        ),
+      ),
     );
 
     const audioDir = path.dirname(done.files?.audio ?? '');
@@ -156,8 +184,14 @@ describe('Jobs on the local engine', function () {
   it('switches to a remote service and back to the local engine by command', async () => {
     try {
       // Given an address, Use Remote Service sets it without asking; it has no key yet, so it says false.
-      assert.equal(await vscode.commands.executeCommand(Commands.useRemoteService, 'https://audio.example.test/'), false);
-      assert.equal(vscode.workspace.getConfiguration('articleAudio').get('service.baseUrl'), 'https://audio.example.test');
+      assert.equal(
+        await vscode.commands.executeCommand(Commands.useRemoteService, 'https://audio.example.test/'),
+        false,
+      );
+      assert.equal(
+        vscode.workspace.getConfiguration('articleAudio').get('service.baseUrl'),
+        'https://audio.example.test',
+      );
       assert.equal(api.connection.current(), 'https://audio.example.test');
       await vscode.commands.executeCommand(Commands.useLocalEngine);
       assert.equal(api.connection.current(), 'local');
@@ -171,7 +205,10 @@ describe('Jobs on the local engine', function () {
     try {
       const file = path.join(workspace, 'long-read.md');
       writeFileSync(file, article('A Long Read', 40));
-      const job = await vscode.commands.executeCommand<JobRecord | undefined>(Commands.convertDocument, vscode.Uri.file(file));
+      const job = await vscode.commands.executeCommand<JobRecord | undefined>(
+        Commands.convertDocument,
+        vscode.Uri.file(file),
+      );
       assert.ok(job);
       await waitFor('the job to start processing', () => api.jobs.get(job.id)?.status === 'processing');
       await vscode.commands.executeCommand(Commands.cancelJob, job.id);
@@ -191,9 +228,15 @@ describe('Jobs on the local engine', function () {
     const shown = api.notifier.shown.length;
     process.kill(pid, 'SIGKILL');
     await waitFor('the engine to restart', () => api.engine.pid !== undefined && api.engine.pid !== pid, 60_000);
-    const messages = api.notifier.shown.slice(shown).map((s) => s.message).join('\n');
+    const messages = api.notifier.shown
+      .slice(shown)
+      .map((s) => s.message)
+      .join('\n');
     assert.match(messages, /The local engine stopped unexpectedly \(SIGKILL\)\. It is starting again/);
-    const document = await vscode.workspace.openTextDocument({ language: 'markdown', content: article('After the Restart', 1) });
+    const document = await vscode.workspace.openTextDocument({
+      language: 'markdown',
+      content: article('After the Restart', 1),
+    });
     await vscode.window.showTextDocument(document);
     const job = await vscode.commands.executeCommand<JobRecord | undefined>(Commands.convertDocument);
     assert.ok(job);

@@ -28,13 +28,18 @@ describe('Convert in parts and the listening queue (issue 16)', function () {
     // The long parts would run for minutes: cancel what is left.
     for (const id of made) {
       const job = api.jobs.get(id);
-      if (job && job.status !== 'succeeded' && job.status !== 'failed') await api.jobs.cancel(id).catch(() => undefined);
+      if (job && job.status !== 'succeeded' && job.status !== 'failed')
+        await api.jobs.cancel(id).catch(() => undefined);
     }
     api.queue.clear();
   });
 
   it('offers a document over 100,000 characters in parts, one job each, queued in order', async () => {
-    const sections = Array.from({ length: 24 }, (_, i) => `## Chapter ${i + 1}\n\n${'The river kept its course through the valley, slow and patient. '.repeat(140).trim()}`);
+    const sections = Array.from(
+      { length: 24 },
+      (_, i) =>
+        `## Chapter ${i + 1}\n\n${'The river kept its course through the valley, slow and patient. '.repeat(140).trim()}`,
+    );
     const content = `# The Long River\n\n${sections.join('\n\n')}\n`;
     assert.ok(countCharacters(content) > 2 * TEXT_MAX_LENGTH, 'the document needs three parts');
     const document = await vscode.workspace.openTextDocument({ language: 'markdown', content });
@@ -43,14 +48,24 @@ describe('Convert in parts and the listening queue (issue 16)', function () {
     const first = await vscode.commands.executeCommand<JobRecord | undefined>(Commands.convertDocument);
     const asked = api.notifier.shown.find((shown) => shown.actions.includes('Convert in 3 Parts'));
     assert.ok(asked, `no offer to convert in parts: ${JSON.stringify(api.notifier.shown.at(-1))}`);
-    assert.match(asked.message, /has [\d,]+ characters; the service takes at most 100,000 in one job\. It can be converted in 3 parts/);
+    assert.match(
+      asked.message,
+      /has [\d,]+ characters; the service takes at most 100,000 in one job\. It can be converted in 3 parts/,
+    );
     assert.ok(first, `no job: ${JSON.stringify(api.notifier.shown.at(-1))}`);
     const parts = api.jobs.all().filter((job) => job.title.startsWith('The Long River (part '));
     made.push(...parts.map((job) => job.id));
-    assert.deepEqual(parts.map((job) => job.title).sort(), [1, 2, 3].map((i) => `The Long River (part ${i} of 3)`));
+    assert.deepEqual(
+      parts.map((job) => job.title).sort(),
+      [1, 2, 3].map((i) => `The Long River (part ${i} of 3)`),
+    );
     const byPart = [1, 2, 3].map((i) => parts.find((job) => job.title.endsWith(`(part ${i} of 3)`)) as JobRecord);
     assert.equal(first.id, byPart[0]?.id);
-    assert.deepEqual([...api.queue.items()], byPart.map((job) => job.id), 'the parts queue themselves in order');
+    assert.deepEqual(
+      [...api.queue.items()],
+      byPart.map((job) => job.id),
+      'the parts queue themselves in order',
+    );
     assert.match(api.notifier.shown.at(-1)?.message ?? '', /in 3 parts\. They are in your listening queue/);
     // The tree shows the order.
     assert.match(String(api.tree.getTreeItem(byPart[0] as JobRecord).description), /^Up next · /);

@@ -59,10 +59,23 @@ async function startRemoteEngine(dataDir: string): Promise<{ port: number; child
   await new Promise<void>((resolve) => free.listen(0, '127.0.0.1', resolve));
   const chosen = (free.address() as net.AddressInfo).port;
   await new Promise<void>((resolve) => free.close(() => resolve()));
-  const child = spawn(process.execPath, [path.join(extension.extensionPath, 'dist', 'engine.js'), '--port', String(chosen), '--public-url', `http://${HOST}:${chosen}`, '--data-dir', dataDir, '--exit-with-stdin'], {
-    env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', ARTICLE_AUDIO_TOKENS: KEY },
-    stdio: ['pipe', 'pipe', 'ignore'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      path.join(extension.extensionPath, 'dist', 'engine.js'),
+      '--port',
+      String(chosen),
+      '--public-url',
+      `http://${HOST}:${chosen}`,
+      '--data-dir',
+      dataDir,
+      '--exit-with-stdin',
+    ],
+    {
+      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', ARTICLE_AUDIO_TOKENS: KEY },
+      stdio: ['pipe', 'pipe', 'ignore'],
+    },
+  );
   const url = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout }).on('line', (line) => {
       const message = JSON.parse(line) as { event: string; url?: string; message?: string };
@@ -138,7 +151,10 @@ describe('A remote service', function () {
     assert.equal(await vscode.commands.executeCommand(Commands.setApiKey, 'wrong-key-1234567890'), false);
     const refusal = api.notifier.shown.slice(shown).at(-1);
     assert.ok(refusal, 'Set API Key said nothing');
-    assert.match(refusal.message, new RegExp(`${HOST.replace(/\./g, '\\.')}:${remote.port} refused this key; it was not saved`));
+    assert.match(
+      refusal.message,
+      new RegExp(`${HOST.replace(/\./g, '\\.')}:${remote.port} refused this key; it was not saved`),
+    );
     assert.equal(await api.keys.get(service), undefined, 'the refused key was saved');
 
     // A key that the service stops taking later (revoked): kept in SecretStorage, refused at the next request.
@@ -153,7 +169,11 @@ describe('A remote service', function () {
     // The service's own words stay readable (the redactor once took "send" for a credential), the advice comes once.
     assert.match(error.message, /Missing or wrong API token: send `Authorization: Bearer <token>`/);
     assert.doesNotMatch(error.message, /\[redacted\]/);
-    assert.equal((error.message.match(/Set (the right|the|an) (API )?key|Check (that )?the key/gi) ?? []).length, 1, `advice given more than once: ${error.message}`);
+    assert.equal(
+      (error.message.match(/Set (the right|the|an) (API )?key|Check (that )?the key/gi) ?? []).length,
+      1,
+      `advice given more than once: ${error.message}`,
+    );
     assert.doesNotMatch(error.message, /wrong-key-1234567890/);
     await api.keys.clear(service);
   });
@@ -161,14 +181,23 @@ describe('A remote service', function () {
   it('with the key: the job runs through the proxy, and the key is only in SecretStorage', async () => {
     const shown = api.notifier.shown.length;
     assert.equal(await vscode.commands.executeCommand(Commands.setApiKey, KEY), true);
-    assert.match(api.notifier.shown.slice(shown).map((n) => n.message).join('\n'), /Key accepted by /);
+    assert.match(
+      api.notifier.shown
+        .slice(shown)
+        .map((n) => n.message)
+        .join('\n'),
+      /Key accepted by /,
+    );
     const job = await convert('Through the Proxy');
     assert.ok(job, `no job: ${JSON.stringify(api.notifier.shown.at(-1))}`);
     assert.equal(job.service, `http://${HOST}:${remote.port}`);
     const done = await waitForEnd(api, job.id);
     assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
     assert.ok(done.files && statSync(done.files.audio).size > 4000);
-    assert.ok(proxy.tunnels.some((t) => t === `${HOST}:${remote.port}`), `no tunnel through the proxy: ${proxy.tunnels.join(', ')}`);
+    assert.ok(
+      proxy.tunnels.some((t) => t === `${HOST}:${remote.port}`),
+      `no tunnel through the proxy: ${proxy.tunnels.join(', ')}`,
+    );
 
     // Not in any setting…
     for (const section of ['articleAudio', 'http']) {
@@ -177,7 +206,10 @@ describe('A remote service', function () {
     // …not in the log (which did record this job), not in the job list…
     const logFiles = filesUnder(path.dirname(api.logUri.fsPath)).filter((f) => f.endsWith('.log'));
     const logs = logFiles.map((f) => readFileSync(f, 'utf8')).join('\n');
-    assert.ok(logs.includes(job.id), `the log files (${logFiles.length}) do not mention the job, so this check would prove nothing`);
+    assert.ok(
+      logs.includes(job.id),
+      `the log files (${logFiles.length}) do not mention the job, so this check would prove nothing`,
+    );
     assert.ok(!logs.includes(KEY), 'the API key appears in a log file');
     assert.ok(!JSON.stringify(api.jobs.all()).includes(KEY));
     // …and not in any file the extension keeps in its storage (job list, engine data, audio cache).

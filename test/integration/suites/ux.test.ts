@@ -29,7 +29,14 @@ describe('Everyday use (issue 16)', function () {
     await setSetting('articleAudio', 'openPlayerWhenDone', false);
     await setSetting('articleAudio', 'service.baseUrl', undefined);
     server = http.createServer((req, res) => {
-      if (req.url === '/story.html') res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><title>Harbour Days</title><article>${article('Harbour Days', 2).replace(/^# .*$/m, '').split('\n\n').map((p) => `<p>${p}</p>`).join('')}</article>`);
+      if (req.url === '/story.html')
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(
+          `<!doctype html><title>Harbour Days</title><article>${article('Harbour Days', 2)
+            .replace(/^# .*$/m, '')
+            .split('\n\n')
+            .map((p) => `<p>${p}</p>`)
+            .join('')}</article>`,
+        );
       else if (req.url === '/photo.png') res.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.alloc(64));
       else res.writeHead(404, { 'content-type': 'text/plain' }).end('not here');
     });
@@ -49,7 +56,10 @@ describe('Everyday use (issue 16)', function () {
 
   it('says which engine is in use, in the Jobs view and the status bar tooltip; a remote address is shown as text', async () => {
     assert.equal(api.view.description, 'local engine');
-    const document = await vscode.workspace.openTextDocument({ language: 'markdown', content: article('Which Engine') });
+    const document = await vscode.workspace.openTextDocument({
+      language: 'markdown',
+      content: article('Which Engine'),
+    });
     await vscode.window.showTextDocument(document);
     const job = await vscode.commands.executeCommand<JobRecord | undefined>(Commands.convertDocument);
     assert.ok(job);
@@ -58,8 +68,12 @@ describe('Everyday use (issue 16)', function () {
     await waitForEnd(api, job.id);
     try {
       await setSetting('articleAudio', 'service.baseUrl', 'https://audio.example.test:8443');
-      await waitFor('the view to name the remote service', () => api.view.description === 'remote service audio.example.test:8443');
-      if (api.statusBar.state.visible) assert.match(api.statusBar.state.tooltip, /Using the remote service audio\\\.example\\\.test\\:8443/);
+      await waitFor(
+        'the view to name the remote service',
+        () => api.view.description === 'remote service audio.example.test:8443',
+      );
+      if (api.statusBar.state.visible)
+        assert.match(api.statusBar.state.tooltip, /Using the remote service audio\\\.example\\\.test\\:8443/);
     } finally {
       await setSetting('articleAudio', 'service.baseUrl', undefined);
     }
@@ -71,7 +85,10 @@ describe('Everyday use (issue 16)', function () {
     try {
       const file = path.join(workspace, 'removed-while-running.md');
       writeFileSync(file, article('Removed While Running', 40));
-      const job = await vscode.commands.executeCommand<JobRecord | undefined>(Commands.convertDocument, vscode.Uri.file(file));
+      const job = await vscode.commands.executeCommand<JobRecord | undefined>(
+        Commands.convertDocument,
+        vscode.Uri.file(file),
+      );
       assert.ok(job);
       await waitFor('the job to start processing', () => api.jobs.get(job.id)?.status === 'processing');
       const shown = api.notifier.shown.length;
@@ -110,11 +127,16 @@ describe('Everyday use (issue 16)', function () {
     assert.match(notice.message, /\(fetch_failed\).*404/);
     assert.deepEqual(notice.actions.slice(0, 2), ['Convert Another URL…', 'Open in Browser']);
     const log = await waitFor('the job log document', () =>
-      vscode.window.visibleTextEditors.map((editor) => editor.document).find((document) => document.uri.scheme === 'article-audio-log'),
+      vscode.window.visibleTextEditors
+        .map((editor) => editor.document)
+        .find((document) => document.uri.scheme === 'article-audio-log'),
     );
     const lines = log.getText().trim().split('\n');
     assert.ok(lines.length >= 2, log.getText());
-    assert.ok(lines.every((line) => line.includes(failed.id) || line.includes(`[job ${failed.id.slice(-8)}]`)), `lines of other jobs:\n${log.getText()}`);
+    assert.ok(
+      lines.every((line) => line.includes(failed.id) || line.includes(`[job ${failed.id.slice(-8)}]`)),
+      `lines of other jobs:\n${log.getText()}`,
+    );
     assert.ok(lines.some((line) => /failed \(fetch_failed\)/.test(line)));
 
     // A wrong content type is no case for Retry either.
@@ -139,7 +161,10 @@ describe('Everyday use (issue 16)', function () {
     assert.ok(api.jobs.all().some((job) => job.status === 'succeeded'));
     await vscode.commands.executeCommand(Commands.clearFailed);
     assert.ok(!api.jobs.all().some((job) => job.status === 'failed'), 'failed jobs are left');
-    assert.ok(api.jobs.all().some((job) => job.status === 'succeeded'), 'Clear Failed removed finished jobs');
+    assert.ok(
+      api.jobs.all().some((job) => job.status === 'succeeded'),
+      'Clear Failed removed finished jobs',
+    );
     await vscode.commands.executeCommand(Commands.clearFinished);
     assert.ok(!api.jobs.all().some((job) => job.status === 'succeeded'), 'finished jobs are left');
   });
@@ -159,12 +184,19 @@ describe('Everyday use (issue 16)', function () {
     for (const job of created) await waitForEnd(api, job.id);
     for (const job of created) {
       const item = api.tree.getTreeItem(api.jobs.get(job.id) as JobRecord);
-      assert.match(String(item.description), /^Mini · \d+:\d\d · .* · \d\d:\d\d$/, `the two "Tides" rows look alike: ${String(item.description)}`);
+      assert.match(
+        String(item.description),
+        /^Mini · \d+:\d\d · .* · \d\d:\d\d$/,
+        `the two "Tides" rows look alike: ${String(item.description)}`,
+      );
     }
   });
 
   it('the URL box takes example.com/page: https:// is added', async () => {
-    const job = await vscode.commands.executeCommand<JobRecord | undefined>(Commands.convertUrl, `127.0.0.1:${new URL(base).port}/story.html`);
+    const job = await vscode.commands.executeCommand<JobRecord | undefined>(
+      Commands.convertUrl,
+      `127.0.0.1:${new URL(base).port}/story.html`,
+    );
     assert.ok(job, `no job: ${JSON.stringify(api.notifier.shown.at(-1))}`);
     assert.equal(job.source.url, `https://127.0.0.1:${new URL(base).port}/story.html`);
     await waitForEnd(api, job.id);
@@ -175,7 +207,10 @@ describe('Everyday use (issue 16)', function () {
     await setSetting('articleAudio', 'service.baseUrl', unreachable);
     try {
       await api.keys.set(unreachable, 'some-key-for-an-unreachable-service');
-      const document = await vscode.workspace.openTextDocument({ language: 'markdown', content: article('Sent Again Locally') });
+      const document = await vscode.workspace.openTextDocument({
+        language: 'markdown',
+        content: article('Sent Again Locally'),
+      });
       await vscode.window.showTextDocument(document);
       const shown = api.notifier.shown.length;
       assert.equal(await vscode.commands.executeCommand(Commands.convertDocument), undefined);

@@ -3,7 +3,15 @@ import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { TimeoutError } from '../../../src/api';
-import { jobBody, openSse, sendEnvelope, sendErrors, startFaultServer, whenClosed, type FaultServer } from '../../support/fault-server';
+import {
+  jobBody,
+  openSse,
+  sendEnvelope,
+  sendErrors,
+  startFaultServer,
+  whenClosed,
+  type FaultServer,
+} from '../../support/fault-server';
 import { clientFor, rejectionOf } from './support';
 
 describe('cancelling and deadlines', () => {
@@ -36,7 +44,10 @@ describe('cancelling and deadlines', () => {
     const { client } = clientFor(server);
     const controller = new AbortController();
     const reason = new Error('the user closed the job');
-    const pending = client.waitForJob('a2', { signal: controller.signal, onEvent: (event) => event.type === 'status' && controller.abort(reason) });
+    const pending = client.waitForJob('a2', {
+      signal: controller.signal,
+      onEvent: (event) => event.type === 'status' && controller.abort(reason),
+    });
     const { error } = await rejectionOf(pending);
     assert.equal(error, reason);
     await whenClosed(response!, 2000);
@@ -44,7 +55,9 @@ describe('cancelling and deadlines', () => {
   });
 
   it('an abort ends a retry wait (Retry-After) at once', async () => {
-    server.on('GET', '/v1/jobs/a3', (_req, res) => sendErrors(res, 503, [{ code: 'unavailable', message: 'later' }], { 'retry-after': '30' }));
+    server.on('GET', '/v1/jobs/a3', (_req, res) =>
+      sendErrors(res, 503, [{ code: 'unavailable', message: 'later' }], { 'retry-after': '30' }),
+    );
     const { client } = clientFor(server);
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 150);
@@ -86,7 +99,11 @@ describe('cancelling and deadlines', () => {
 
   it('a key store that never answers is bounded by the request timeout', async () => {
     const before = server.requests.length;
-    const { client } = clientFor(server, { apiKey: () => new Promise<string>(() => undefined), requestTimeoutMs: 200, maxRetries: 0 });
+    const { client } = clientFor(server, {
+      apiKey: () => new Promise<string>(() => undefined),
+      requestTimeoutMs: 200,
+      maxRetries: 0,
+    });
     const { error, ms } = await rejectionOf(client.getJob('a8'));
     assert.ok(error instanceof TimeoutError, String(error));
     assert.equal(error.kind, 'request');

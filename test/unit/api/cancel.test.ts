@@ -14,7 +14,11 @@ describe('cancelJob', () => {
 
   it('cancels, and returns the job the service reports', async () => {
     server.on('POST', '/v1/jobs/c1/cancel', (_req, res) =>
-      sendEnvelope(res, 200, jobBody('c1', 'failed', { error: { code: 'cancelled', message: 'The job was cancelled.' } })),
+      sendEnvelope(
+        res,
+        200,
+        jobBody('c1', 'failed', { error: { code: 'cancelled', message: 'The job was cancelled.' } }),
+      ),
     );
     const result = await clientFor(server).client.cancelJob('c1');
     assert.equal(result.supported, true);
@@ -35,7 +39,9 @@ describe('cancelJob', () => {
   });
 
   it('says "not supported" (405 or 404 there) when the job exists', async () => {
-    server.on('POST', '/v1/jobs/c3/cancel', (_req, res) => sendErrors(res, 405, [{ code: 'method_not_allowed', message: 'no' }]));
+    server.on('POST', '/v1/jobs/c3/cancel', (_req, res) =>
+      sendErrors(res, 405, [{ code: 'method_not_allowed', message: 'no' }]),
+    );
     server.on('GET', '/v1/jobs/c3', (_req, res) => sendEnvelope(res, 200, jobBody('c3', 'processing')));
     const result = await clientFor(server).client.cancelJob('c3');
     assert.deepEqual([result.supported, result.job?.status], [false, 'processing']);

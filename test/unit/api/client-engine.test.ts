@@ -30,7 +30,10 @@ const server = (events: JobEvent[]) => (events[0]?.type === 'transport' ? events
 
 /** MPEG audio frames start with 11 set bits. */
 function startsWithMpegFrame(file: Buffer): boolean {
-  const start = file.subarray(0, 3).toString('latin1') === 'ID3' ? 10 + ((file[6]! << 21) | (file[7]! << 14) | (file[8]! << 7) | file[9]!) : 0;
+  const start =
+    file.subarray(0, 3).toString('latin1') === 'ID3'
+      ? 10 + ((file[6]! << 21) | (file[7]! << 14) | (file[8]! << 7) | file[9]!)
+      : 0;
   return file[start] === 0xff && (file[start + 1]! & 0xe0) === 0xe0;
 }
 
@@ -72,7 +75,13 @@ describe('the client against the real engine with its own speech pipeline', () =
           headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
           body: JSON.stringify(body),
         });
-        return { status: response.status, body: (await response.json()) as { data?: { job_id: string }; errors?: { field?: string; message: string }[] } };
+        return {
+          status: response.status,
+          body: (await response.json()) as {
+            data?: { job_id: string };
+            errors?: { field?: string; message: string }[];
+          },
+        };
       };
 
       // 60,000 emoji and no words: 120,000 UTF-16 units, 60,000 characters, nothing to read.
@@ -80,11 +89,17 @@ describe('the client against the real engine with its own speech pipeline', () =
       const local = client.validateArticleRequest(emoji);
       const remote = await post(emoji);
       assert.equal(remote.status, 422);
-      assert.deepEqual(remote.body.errors?.map(({ field, message }) => ({ field, message })), local);
+      assert.deepEqual(
+        remote.body.errors?.map(({ field, message }) => ({ field, message })),
+        local,
+      );
       assert.match(local[0]?.message ?? '', /^text has nothing to read aloud/);
 
       // Words among many emoji: 95,400 characters (167,400 UTF-16 units) pass both, and the pipeline counts the same.
-      const mixed = { model_id: 'article-audio-1-mini', text: `Read this. ${'😀'.repeat(40)}\n\n`.repeat(1800) } as const;
+      const mixed = {
+        model_id: 'article-audio-1-mini',
+        text: `Read this. ${'😀'.repeat(40)}\n\n`.repeat(1800),
+      } as const;
       assert.ok(mixed.text.length > 100_000);
       assert.deepEqual(client.validateArticleRequest(mixed), []);
       const { jobId } = await client.submitArticle(mixed);
@@ -96,7 +111,10 @@ describe('the client against the real engine with its own speech pipeline', () =
       }
       const end = events.at(-1);
       assert.equal(end?.type, 'end');
-      assert.ok(events.some((event) => event.type === 'log' && event.message.startsWith('Extracted')), JSON.stringify(events.slice(-5)));
+      assert.ok(
+        events.some((event) => event.type === 'log' && event.message.startsWith('Extracted')),
+        JSON.stringify(events.slice(-5)),
+      );
       assert.notEqual(end.type === 'end' ? end.job.error?.code : undefined, 'too_long');
     } finally {
       await engine.close();
@@ -158,7 +176,11 @@ describe('the client against the real engine', () => {
     assert.equal(statuses.at(-1), 'succeeded');
     assert.ok(statuses.includes('processing'));
     const progress = events.flatMap((e) => (e.type === 'status' && e.progress !== undefined ? [e.progress] : []));
-    assert.deepEqual(progress, [...progress].sort((a, b) => a - b), 'progress only grows');
+    assert.deepEqual(
+      progress,
+      [...progress].sort((a, b) => a - b),
+      'progress only grows',
+    );
     assert.ok(events.some((e) => e.type === 'log'));
     const ids = events.flatMap((e) => ('eventId' in e && e.eventId ? [e.eventId] : []));
     assert.equal(new Set(ids).size, ids.length, 'no event twice');
@@ -193,9 +215,14 @@ describe('the client against the real engine', () => {
     const withIds = all.filter((e) => 'eventId' in e && e.eventId);
     assert.ok(withIds.length >= 3);
     const from = withIds[1]!;
-    const rest = await collect(client.followJob(jobId, { transport: 'stream', lastEventId: (from as { eventId: string }).eventId }));
+    const rest = await collect(
+      client.followJob(jobId, { transport: 'stream', lastEventId: (from as { eventId: string }).eventId }),
+    );
     const restIds = rest.flatMap((e) => ('eventId' in e && e.eventId ? [e.eventId] : []));
-    assert.deepEqual(restIds, withIds.slice(2).map((e) => (e as { eventId: string }).eventId));
+    assert.deepEqual(
+      restIds,
+      withIds.slice(2).map((e) => (e as { eventId: string }).eventId),
+    );
     assert.equal(server(rest), 'stream');
     assert.equal(rest.at(-1)!.type, 'end');
   });
@@ -203,7 +230,10 @@ describe('the client against the real engine', () => {
   it('an Idempotency-Key submitted twice gives the same job', async () => {
     const key = `client-engine-${randomBytes(6).toString('hex')}`;
     const first = await client.submitArticle({ model_id: 'article-audio-1-mini', text: TEXT }, { idempotencyKey: key });
-    const second = await client.submitArticle({ model_id: 'article-audio-1-mini', text: TEXT }, { idempotencyKey: key });
+    const second = await client.submitArticle(
+      { model_id: 'article-audio-1-mini', text: TEXT },
+      { idempotencyKey: key },
+    );
     assert.equal(second.jobId, first.jobId);
     await client.waitForJob(first.jobId, { deadline: Date.now() + 30_000 });
   });
@@ -246,12 +276,21 @@ describe('the client against the real engine', () => {
 
   it("maps the engine's errors: a wrong key is an AuthenticationError, an unknown job a NotFoundError", async () => {
     const stranger = new JobServiceClient({ baseUrl: engine.url, apiKey: 'not-the-token' });
-    const denied = await stranger.getJob('anything').then(() => assert.fail('denied'), (e: unknown) => e);
+    const denied = await stranger.getJob('anything').then(
+      () => assert.fail('denied'),
+      (e: unknown) => e,
+    );
     assert.ok(denied instanceof AuthenticationError);
     assert.equal(denied.status, 401);
-    const unknown = await client.getJob('no-such-job').then(() => assert.fail('unknown'), (e: unknown) => e);
+    const unknown = await client.getJob('no-such-job').then(
+      () => assert.fail('unknown'),
+      (e: unknown) => e,
+    );
     assert.ok(unknown instanceof NotFoundError);
-    const followUnknown = await collect(client.followJob('no-such-job')).then(() => assert.fail('unknown'), (e: unknown) => e);
+    const followUnknown = await collect(client.followJob('no-such-job')).then(
+      () => assert.fail('unknown'),
+      (e: unknown) => e,
+    );
     assert.ok(followUnknown instanceof NotFoundError, String(followUnknown));
     for (const line of logs) assert.ok(!line.includes(TOKEN), 'no token in the log');
   });

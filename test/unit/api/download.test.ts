@@ -66,12 +66,17 @@ describe('downloadOutput', () => {
     const { client } = clientFor(server);
     const destination = path.join(dir, 'nested', 'd1.mp3');
     const progress: [number, number | undefined][] = [];
-    const result = await client.downloadOutput('/v1/jobs/d1/outputs/audio.mp3', destination, { onProgress: (bytes, total) => progress.push([bytes, total]) });
+    const result = await client.downloadOutput('/v1/jobs/d1/outputs/audio.mp3', destination, {
+      onProgress: (bytes, total) => progress.push([bytes, total]),
+    });
     assert.deepEqual(result, { path: destination, bytes: SIZE, contentType: 'audio/mpeg' });
     assert.ok(readFileSync(destination).equals(content));
     assert.equal(existsSync(`${destination}.part`), false);
     assert.deepEqual(progress.at(-1), [SIZE, SIZE]);
-    assert.equal(server.requestsTo('GET', '/v1/jobs/d1/outputs/audio.mp3')[0]!.headers.authorization, `Bearer ${API_KEY}`);
+    assert.equal(
+      server.requestsTo('GET', '/v1/jobs/d1/outputs/audio.mp3')[0]!.headers.authorization,
+      `Bearer ${API_KEY}`,
+    );
   });
 
   it('resumes after a cut in the middle of the body, with Range and If-Range', async () => {
@@ -87,7 +92,10 @@ describe('downloadOutput', () => {
     const resumedAt = Number(/^bytes=(\d+)-$/.exec(String(second!.headers.range))?.[1]);
     assert.ok(resumedAt > 0 && resumedAt <= 80_000, `resumed at ${second!.headers.range}`);
     assert.equal(second!.headers['if-range'], '"v1"');
-    assert.ok(logs.some((line) => line.includes(`resuming at byte ${resumedAt}`)), logs.join('\n'));
+    assert.ok(
+      logs.some((line) => line.includes(`resuming at byte ${resumedAt}`)),
+      logs.join('\n'),
+    );
   });
 
   it('starts over when the file changed between the cut and the resume (If-Range fails)', async () => {
@@ -118,7 +126,11 @@ describe('downloadOutput', () => {
     // A 206 that claims the whole file but sends less, cleanly: only the length check can catch it.
     const content = randomBytes(1000);
     server.on('GET', '/v1/jobs/d5/outputs/audio.mp3', (_req, res) => {
-      res.writeHead(206, { 'content-type': 'audio/mpeg', 'content-range': `bytes 0-1999/2000`, 'content-length': '1000' });
+      res.writeHead(206, {
+        'content-type': 'audio/mpeg',
+        'content-range': `bytes 0-1999/2000`,
+        'content-length': '1000',
+      });
       res.end(content);
     });
     const { client } = clientFor(server, { maxRetries: 0 });
@@ -143,7 +155,10 @@ describe('downloadOutput', () => {
     const atForeign = foreign.requestsTo('GET', '/cdn/audio.mp3');
     assert.equal(atForeign.length, 2);
     for (const request of atForeign) assert.equal(request.headers.authorization, undefined);
-    assert.equal(server.requestsTo('GET', '/v1/jobs/d6/outputs/audio.mp3')[0]!.headers.authorization, `Bearer ${API_KEY}`);
+    assert.equal(
+      server.requestsTo('GET', '/v1/jobs/d6/outputs/audio.mp3')[0]!.headers.authorization,
+      `Bearer ${API_KEY}`,
+    );
     // "localhost" is another origin than "127.0.0.1", even on the same port.
     const sameHostOtherName = server.url.replace('127.0.0.1', 'localhost');
     server.on('GET', '/v1/jobs/d7/outputs/audio.mp3', serveFile(content, '"d7"'));
@@ -152,7 +167,9 @@ describe('downloadOutput', () => {
   });
 
   it('a missing file is a NotFoundError; an abort stops the download and removes the .part file', async () => {
-    server.on('GET', '/v1/jobs/d8/outputs/audio.mp3', (_req, res) => sendErrors(res, 404, [{ code: 'not_found', message: 'gone' }]));
+    server.on('GET', '/v1/jobs/d8/outputs/audio.mp3', (_req, res) =>
+      sendErrors(res, 404, [{ code: 'not_found', message: 'gone' }]),
+    );
     const { client } = clientFor(server);
     const missing = await rejectionOf(client.downloadOutput('/v1/jobs/d8/outputs/audio.mp3', path.join(dir, 'd8.mp3')));
     assert.ok(missing.error instanceof NotFoundError);

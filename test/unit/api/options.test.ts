@@ -36,12 +36,21 @@ describe('client options', () => {
       sendEnvelope(res, 202, { job_id: 'o1', links: { self: '/v1/jobs/o1', stream: '/audio/v1/jobs/o1/stream' } }),
     );
     server.on('GET', '/audio/v1/jobs/o1', (_req, res) =>
-      sendEnvelope(res, 200, jobBody('o1', 'succeeded', { outputs: { results: [{ url: 'v1/jobs/o1/outputs/a.mp3' }, { url: '/v1/jobs/o1/outputs/b.vtt' }] } })),
+      sendEnvelope(
+        res,
+        200,
+        jobBody('o1', 'succeeded', {
+          outputs: { results: [{ url: 'v1/jobs/o1/outputs/a.mp3' }, { url: '/v1/jobs/o1/outputs/b.vtt' }] },
+        }),
+      ),
     );
     const client = new JobServiceClient({ baseUrl: `${server.url}/audio/`, apiKey: API_KEY });
     assert.equal(client.baseUrl, `${server.url}/audio`);
     const accepted = await client.submitArticle({ model_id: 'article-audio-1-mini', text: TEXT });
-    assert.deepEqual(accepted.links, { self: `${server.url}/audio/v1/jobs/o1`, stream: `${server.url}/audio/v1/jobs/o1/stream` });
+    assert.deepEqual(accepted.links, {
+      self: `${server.url}/audio/v1/jobs/o1`,
+      stream: `${server.url}/audio/v1/jobs/o1/stream`,
+    });
     const job = await client.getJob('o1');
     assert.deepEqual(
       job.outputs?.results.map((file) => file.url),
@@ -62,12 +71,18 @@ describe('client options', () => {
     });
     const agent = new CountingAgent();
     try {
-      const client = new JobServiceClient({ baseUrl: server.url, apiKey: API_KEY, dispatcher: agent, userAgent: 'article-audio-vscode/9.9' });
+      const client = new JobServiceClient({
+        baseUrl: server.url,
+        apiKey: API_KEY,
+        dispatcher: agent,
+        userAgent: 'article-audio-vscode/9.9',
+      });
       const events: JobEvent[] = [];
       for await (const event of client.followJob('o2')) events.push(event);
       await client.downloadOutput('/files/o2.mp3', path.join(dir, 'o2.mp3'));
       assert.deepEqual(agent.dispatched, ['GET /v1/jobs/o2/stream', 'GET /v1/jobs/o2', 'GET /files/o2.mp3']);
-      for (const request of server.requests.slice(-3)) assert.equal(request.headers['user-agent'], 'article-audio-vscode/9.9');
+      for (const request of server.requests.slice(-3))
+        assert.equal(request.headers['user-agent'], 'article-audio-vscode/9.9');
     } finally {
       await agent.close();
     }
@@ -77,11 +92,19 @@ describe('client options', () => {
     for (const baseUrl of ['', 'audio.example.com', 'ftp://example.com', 'https://user:secret@example.com']) {
       assert.throws(
         () => new JobServiceClient({ baseUrl, apiKey: API_KEY }),
-        (error: unknown) => error instanceof ValidationError && error.fields[0]?.field === 'baseUrl' && !error.message.includes('secret'),
+        (error: unknown) =>
+          error instanceof ValidationError && error.fields[0]?.field === 'baseUrl' && !error.message.includes('secret'),
         baseUrl,
       );
     }
-    assert.throws(() => new JobServiceClient({ baseUrl: server.url, apiKey: API_KEY, polling: { initialMs: 0, factor: 2, maxMs: 10 } }), /initialMs/);
-    assert.throws(() => new JobServiceClient({ baseUrl: server.url, apiKey: API_KEY, requestTimeoutMs: -1 }), /requestTimeoutMs/);
+    assert.throws(
+      () =>
+        new JobServiceClient({ baseUrl: server.url, apiKey: API_KEY, polling: { initialMs: 0, factor: 2, maxMs: 10 } }),
+      /initialMs/,
+    );
+    assert.throws(
+      () => new JobServiceClient({ baseUrl: server.url, apiKey: API_KEY, requestTimeoutMs: -1 }),
+      /requestTimeoutMs/,
+    );
   });
 });

@@ -23,9 +23,15 @@ describe('the polling schedule', () => {
 
   it('jitters each wait within ±jitter and never above the cap', () => {
     const schedule = new PollingSchedule({ initialMs: 1000, factor: 2, maxMs: 4000, jitter: 0.2 }, () => 0);
-    assert.deepEqual(Array.from({ length: 4 }, () => schedule.next()), [800, 1600, 3200, 3200]);
+    assert.deepEqual(
+      Array.from({ length: 4 }, () => schedule.next()),
+      [800, 1600, 3200, 3200],
+    );
     const high = new PollingSchedule({ initialMs: 1000, factor: 2, maxMs: 4000, jitter: 0.2 }, () => 1);
-    assert.deepEqual(Array.from({ length: 4 }, () => high.next()), [1200, 2400, 4000, 4000]);
+    assert.deepEqual(
+      Array.from({ length: 4 }, () => high.next()),
+      [1200, 2400, 4000, 4000],
+    );
   });
 });
 
@@ -37,21 +43,36 @@ describe('following a job by polling', () => {
   after(() => server.close());
 
   it('falls back to polling when the stream is missing (404), with waits that double up to the cap', async () => {
-    server.on('GET', '/v1/jobs/p1/stream', (_req, res) => sendErrors(res, 404, [{ code: 'not_found', message: 'no streams here' }]));
+    server.on('GET', '/v1/jobs/p1/stream', (_req, res) =>
+      sendErrors(res, 404, [{ code: 'not_found', message: 'no streams here' }]),
+    );
     let checks = 0;
     server.on('GET', '/v1/jobs/p1', (_req, res) => {
       checks++;
-      sendEnvelope(res, 200, jobBody('p1', checks < 7 ? 'processing' : 'succeeded', { progress: checks < 7 ? checks / 10 : 1 }));
+      sendEnvelope(
+        res,
+        200,
+        jobBody('p1', checks < 7 ? 'processing' : 'succeeded', { progress: checks < 7 ? checks / 10 : 1 }),
+      );
     });
     const { client } = clientFor(server, { polling: { initialMs: 100, factor: 2, maxMs: 800, jitter: 0 } });
     const events: JobEvent[] = [];
     for await (const event of client.followJob('p1', { deadline: Date.now() + 20_000 })) events.push(event);
-    assert.deepEqual(events[0], { type: 'transport', mode: 'poll', reason: 'the event stream is not available (HTTP 404)' });
+    assert.deepEqual(events[0], {
+      type: 'transport',
+      mode: 'poll',
+      reason: 'the event stream is not available (HTTP 404)',
+    });
     const times = server.requestsTo('GET', '/v1/jobs/p1').map((request) => request.at);
     assert.equal(times.length, 7);
     const gaps = times.slice(1).map((t, i) => t - times[i]!);
     const expected = [100, 200, 400, 800, 800, 800];
-    gaps.forEach((gap, i) => assert.ok(gap >= expected[i]! - 15 && gap < expected[i]! + 400, `gap ${i} was ${gap} ms, expected about ${expected[i]}`));
+    gaps.forEach((gap, i) =>
+      assert.ok(
+        gap >= expected[i]! - 15 && gap < expected[i]! + 400,
+        `gap ${i} was ${gap} ms, expected about ${expected[i]}`,
+      ),
+    );
     assert.ok(gaps[3]! > gaps[2]! && gaps[2]! > gaps[1]! && gaps[1]! > gaps[0]!, `growing: ${gaps.join(', ')}`);
     assert.equal(events.filter((e) => e.type === 'status').length, 7);
     assert.equal(events.at(-1)!.type, 'end');
@@ -64,7 +85,8 @@ describe('following a job by polling', () => {
     const started = Date.now();
     const { error } = await rejectionOf(
       (async () => {
-        for await (const event of client.followJob('p2', { transport: 'poll', deadline: Date.now() + 1500 })) events.push(event);
+        for await (const event of client.followJob('p2', { transport: 'poll', deadline: Date.now() + 1500 }))
+          events.push(event);
       })(),
     );
     const took = Date.now() - started;
@@ -91,12 +113,21 @@ describe('following a job by polling', () => {
     const { client, logs } = clientFor(server, { maxRetries: 0, polling: { initialMs: 20, factor: 2, maxMs: 100 } });
     const job = await client.waitForJob('p3', { transport: 'poll', deadline: Date.now() + 5000 });
     assert.equal(job.status, 'succeeded');
-    assert.ok(logs.some((line) => /warn: job p3: checking the status failed .*HTTP 502/.test(line)), logs.join('\n'));
+    assert.ok(
+      logs.some((line) => /warn: job p3: checking the status failed .*HTTP 502/.test(line)),
+      logs.join('\n'),
+    );
 
     // A service that stays down is waited for on the polling schedule until the deadline, and said once.
     server.on('GET', '/v1/jobs/p4', (_req, res) => sendErrors(res, 500, [{ code: 'internal', message: 'down' }]));
     const events: JobEvent[] = [];
-    const { error } = await rejectionOf(client.waitForJob('p4', { transport: 'poll', deadline: Date.now() + 1000, onEvent: (event) => events.push(event) }));
+    const { error } = await rejectionOf(
+      client.waitForJob('p4', {
+        transport: 'poll',
+        deadline: Date.now() + 1000,
+        onEvent: (event) => events.push(event),
+      }),
+    );
     assert.ok(error instanceof TimeoutError, String(error));
     assert.equal(error.kind, 'deadline');
     assert.ok(server.requestsTo('GET', '/v1/jobs/p4').length >= 3);
@@ -106,9 +137,19 @@ describe('following a job by polling', () => {
   });
 
   it('waitForJob resolves with a succeeded job and rejects a failed one with its error details', async () => {
-    server.on('GET', '/v1/jobs/p5', (_req, res) => sendEnvelope(res, 200, jobBody('p5', 'succeeded', { outputs: { results: [{ url: 'https://cdn.example.com/a.mp3' }] } })));
+    server.on('GET', '/v1/jobs/p5', (_req, res) =>
+      sendEnvelope(
+        res,
+        200,
+        jobBody('p5', 'succeeded', { outputs: { results: [{ url: 'https://cdn.example.com/a.mp3' }] } }),
+      ),
+    );
     server.on('GET', '/v1/jobs/p6', (_req, res) =>
-      sendEnvelope(res, 200, jobBody('p6', 'failed', { error: { code: 'fetch_failed', message: 'The page answered HTTP 403.' } })),
+      sendEnvelope(
+        res,
+        200,
+        jobBody('p6', 'failed', { error: { code: 'fetch_failed', message: 'The page answered HTTP 403.' } }),
+      ),
     );
     const { client } = clientFor(server);
     const seen: string[] = [];
@@ -125,6 +166,9 @@ describe('following a job by polling', () => {
     });
     assert.equal(error.job.id, 'p6');
     assert.equal(error.code, 'fetch_failed');
-    assert.match(error.message, /^Job p6 failed \(fetch_failed\): The page answered HTTP 403\. Check that the address opens in a browser/);
+    assert.match(
+      error.message,
+      /^Job p6 failed \(fetch_failed\): The page answered HTTP 403\. Check that the address opens in a browser/,
+    );
   });
 });

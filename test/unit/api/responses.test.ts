@@ -24,7 +24,13 @@ describe('job status answers', () => {
       sendEnvelope(res, 200, { status: 'processing', created_at: '2025-05-01T10:00:00Z', outputs: null, error: null }),
     );
     const job = await clientFor(server).client.getJob('p1');
-    assert.deepEqual(job, { id: 'p1', status: 'processing', createdAt: '2025-05-01T10:00:00Z', outputs: null, error: null });
+    assert.deepEqual(job, {
+      id: 'p1',
+      status: 'processing',
+      createdAt: '2025-05-01T10:00:00Z',
+      outputs: null,
+      error: null,
+    });
   });
 
   it('reads the succeeded response, which has no created_at, and resolves relative output URLs', async () => {
@@ -56,7 +62,12 @@ describe('job status answers', () => {
 
   it('ignores extra fields, drops optional fields of the wrong type, and keeps an unknown status', async () => {
     server.on('GET', '/v1/jobs/x1', (_req, res) =>
-      sendEnvelope(res, 200, { id: 'x1', status: 'paused', progress: 'half', created_at: 7, outputs: 'soon', error: null, priority: 3 }, { 'x-request-id': 'req-1' }),
+      sendEnvelope(
+        res,
+        200,
+        { id: 'x1', status: 'paused', progress: 'half', created_at: 7, outputs: 'soon', error: null, priority: 3 },
+        { 'x-request-id': 'req-1' },
+      ),
     );
     const job = await clientFor(server).client.getJob('x1');
     assert.deepEqual(job, { id: 'x1', status: 'paused', outputs: null, error: null });
@@ -64,9 +75,16 @@ describe('job status answers', () => {
 
   it('reads a failed job whose error is an object, or only a string', async () => {
     server.on('GET', '/v1/jobs/f1', (_req, res) =>
-      sendEnvelope(res, 200, { id: 'f1', status: 'failed', outputs: null, error: { code: 'fetch_failed', message: 'The page answered 403.', hint: 'x' } }),
+      sendEnvelope(res, 200, {
+        id: 'f1',
+        status: 'failed',
+        outputs: null,
+        error: { code: 'fetch_failed', message: 'The page answered 403.', hint: 'x' },
+      }),
     );
-    server.on('GET', '/v1/jobs/f2', (_req, res) => sendEnvelope(res, 200, { id: 'f2', status: 'failed', outputs: null, error: 'boom' }));
+    server.on('GET', '/v1/jobs/f2', (_req, res) =>
+      sendEnvelope(res, 200, { id: 'f2', status: 'failed', outputs: null, error: 'boom' }),
+    );
     const { client } = clientFor(server);
     assert.deepEqual((await client.getJob('f1')).error, {
       code: 'fetch_failed',
@@ -112,8 +130,12 @@ describe('failures by status', () => {
   after(() => server.close());
 
   it('401 and 403 are AuthenticationErrors that say to set the key, and are not retried', async () => {
-    server.on('GET', '/v1/jobs/a401', (_req, res) => sendErrors(res, 401, [{ code: 'unauthorized', message: 'Missing or wrong token.' }]));
-    server.on('GET', '/v1/jobs/a403', (_req, res) => sendErrors(res, 403, [{ code: 'forbidden', message: 'Not yours.' }]));
+    server.on('GET', '/v1/jobs/a401', (_req, res) =>
+      sendErrors(res, 401, [{ code: 'unauthorized', message: 'Missing or wrong token.' }]),
+    );
+    server.on('GET', '/v1/jobs/a403', (_req, res) =>
+      sendErrors(res, 403, [{ code: 'forbidden', message: 'Not yours.' }]),
+    );
     const { client } = clientFor(server);
     const e401 = (await rejectionOf(client.getJob('a401'))).error;
     assert.ok(e401 instanceof AuthenticationError);
@@ -140,7 +162,9 @@ describe('failures by status', () => {
   });
 
   it('404 is a NotFoundError that names the job', async () => {
-    server.on('GET', '/v1/jobs/gone', (_req, res) => sendErrors(res, 404, [{ code: 'not_found', message: 'No such job.' }], { 'x-request-id': 'req-404' }));
+    server.on('GET', '/v1/jobs/gone', (_req, res) =>
+      sendErrors(res, 404, [{ code: 'not_found', message: 'No such job.' }], { 'x-request-id': 'req-404' }),
+    );
     const { error } = await rejectionOf(clientFor(server).client.getJob('gone'));
     assert.ok(error instanceof NotFoundError);
     assert.equal(error.requestId, 'req-404');
@@ -148,11 +172,16 @@ describe('failures by status', () => {
   });
 
   it('5xx is a ServerError after the retries, with what to do', async () => {
-    server.on('GET', '/v1/jobs/down', (_req, res) => sendErrors(res, 500, [{ code: 'internal', message: 'Something broke.' }]));
+    server.on('GET', '/v1/jobs/down', (_req, res) =>
+      sendErrors(res, 500, [{ code: 'internal', message: 'Something broke.' }]),
+    );
     const { error } = await rejectionOf(clientFor(server, { maxRetries: 2 }).client.getJob('down'));
     assert.ok(error instanceof ServerError);
     assert.equal(error.status, 500);
-    assert.match(error.message, /failed while reading job down \(HTTP 500: internal: Something broke\.\)\. Try again in a moment/);
+    assert.match(
+      error.message,
+      /failed while reading job down \(HTTP 500: internal: Something broke\.\)\. Try again in a moment/,
+    );
     assert.equal(server.requestsTo('GET', '/v1/jobs/down').length, 3);
   });
 
@@ -164,7 +193,10 @@ describe('failures by status', () => {
     const { error } = await rejectionOf(clientFor(server).client.getJob('moved'));
     assert.ok(error instanceof ArticleAudioError);
     assert.equal(error.code, 'redirect');
-    assert.match(error.message, /redirected .* to https:\/\/audio\.example\.com\/v1\/jobs\/moved .*Set the service address/);
+    assert.match(
+      error.message,
+      /redirected .* to https:\/\/audio\.example\.com\/v1\/jobs\/moved .*Set the service address/,
+    );
   });
 
   it('a refused connection is a ConnectionError that names the address, retried and then reported', async () => {
@@ -176,7 +208,12 @@ describe('failures by status', () => {
     assert.ok(error instanceof ConnectionError, String(error));
     assert.equal(error.code, 'ECONNREFUSED');
     assert.equal(error.mayHaveReachedService, false);
-    assert.match(error.message, new RegExp(`Could not reach the job service at ${url.replace(/\./g, '\\.')} .*connection refused.*Check the service address`));
+    assert.match(
+      error.message,
+      new RegExp(
+        `Could not reach the job service at ${url.replace(/\./g, '\\.')} .*connection refused.*Check the service address`,
+      ),
+    );
     assert.equal(logs.filter((line) => line.startsWith('warn: GET')).length, 1, 'one retry was logged');
   });
 });

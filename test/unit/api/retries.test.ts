@@ -43,7 +43,10 @@ describe('retries', () => {
     const keys = posts.map((post) => post.headers['idempotency-key']);
     assert.match(String(keys[0]), /^[0-9a-f-]{36}$/, 'a key is generated');
     assert.deepEqual(keys, [keys[0], keys[0], keys[0]], 'one key for every attempt of one submission');
-    assert.deepEqual(posts.map((post) => post.body), [posts[0]!.body, posts[0]!.body, posts[0]!.body]);
+    assert.deepEqual(
+      posts.map((post) => post.body),
+      [posts[0]!.body, posts[0]!.body, posts[0]!.body],
+    );
 
     // Another submission gets another key.
     await clientFor(server).client.submitArticle({ model_id: 'article-audio-1-mini', text: TEXT });
@@ -67,10 +70,16 @@ describe('retries', () => {
 
   it("sends the caller's Idempotency-Key as given", async () => {
     server.on('POST', '/v1/article-to-audio', (_req, res) => sendEnvelope(res, 202, accepted('r3')));
-    await clientFor(server).client.submitArticle({ model_id: 'article-audio-1-mini', text: TEXT }, { idempotencyKey: 'doc-42-v1' });
+    await clientFor(server).client.submitArticle(
+      { model_id: 'article-audio-1-mini', text: TEXT },
+      { idempotencyKey: 'doc-42-v1' },
+    );
     assert.equal(server.requestsTo('POST', '/v1/article-to-audio').at(-1)!.headers['idempotency-key'], 'doc-42-v1');
     const { error } = await rejectionOf(
-      clientFor(server).client.submitArticle({ model_id: 'article-audio-1-mini', text: TEXT }, { idempotencyKey: 'has space' }),
+      clientFor(server).client.submitArticle(
+        { model_id: 'article-audio-1-mini', text: TEXT },
+        { idempotencyKey: 'has space' },
+      ),
     );
     assert.ok(error instanceof ValidationError);
     assert.equal(error.fields[0]!.field, 'idempotencyKey');
@@ -85,7 +94,10 @@ describe('retries', () => {
     );
     const before = server.requestsTo('POST', '/v1/article-to-audio').length;
     const { error } = await rejectionOf(
-      clientFor(server).client.submitArticle({ model_id: 'article-audio-1-mini', text: TEXT }, { idempotencyKey: null }),
+      clientFor(server).client.submitArticle(
+        { model_id: 'article-audio-1-mini', text: TEXT },
+        { idempotencyKey: null },
+      ),
     );
     assert.ok(error instanceof ServerError);
     const posts = server.requestsTo('POST', '/v1/article-to-audio').slice(before);
@@ -123,7 +135,9 @@ describe('retries', () => {
   });
 
   it('429 with a Retry-After beyond the cap: a RateLimitError at once that says when to retry', async () => {
-    server.on('GET', '/v1/jobs/r8', (_req, res) => sendErrors(res, 429, [{ code: 'too_many_jobs', message: 'busy' }], { 'retry-after': '3600' }));
+    server.on('GET', '/v1/jobs/r8', (_req, res) =>
+      sendErrors(res, 429, [{ code: 'too_many_jobs', message: 'busy' }], { 'retry-after': '3600' }),
+    );
     const { client } = clientFor(server, { retryAfterCapMs: 60_000 });
     const { error } = await rejectionOf(client.getJob('r8', { signal: AbortSignal.timeout(10_000) }));
     assert.ok(error instanceof RateLimitError, String(error));
@@ -132,7 +146,9 @@ describe('retries', () => {
     assert.equal(server.requestsTo('GET', '/v1/jobs/r8').length, 1);
 
     // The cap is the caller's: 2 s is too long for a 1 s cap.
-    server.on('GET', '/v1/jobs/r9', (_req, res) => sendErrors(res, 503, [{ code: 'unavailable', message: 'x' }], { 'retry-after': '2' }));
+    server.on('GET', '/v1/jobs/r9', (_req, res) =>
+      sendErrors(res, 503, [{ code: 'unavailable', message: 'x' }], { 'retry-after': '2' }),
+    );
     const capped = await rejectionOf(clientFor(server, { retryAfterCapMs: 1000 }).client.getJob('r9'));
     assert.ok(capped.error instanceof ServerError);
     assert.equal(capped.error.retryAfterMs, 2000);
@@ -140,7 +156,9 @@ describe('retries', () => {
   });
 
   it('does not start a retry wait that would pass the deadline', async () => {
-    server.on('GET', '/v1/jobs/r10', (_req, res) => sendErrors(res, 503, [{ code: 'unavailable', message: 'x' }], { 'retry-after': '5' }));
+    server.on('GET', '/v1/jobs/r10', (_req, res) =>
+      sendErrors(res, 503, [{ code: 'unavailable', message: 'x' }], { 'retry-after': '5' }),
+    );
     const { error } = await rejectionOf(clientFor(server).client.getJob('r10', { deadline: Date.now() + 1000 }));
     assert.ok(error instanceof ServerError, String(error));
     assert.equal(server.requestsTo('GET', '/v1/jobs/r10').length, 1, 'no retry wait past the deadline');

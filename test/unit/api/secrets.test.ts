@@ -5,38 +5,65 @@ import type { IncomingMessage } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { inspect } from 'node:util';
 import { JobServiceClient, redact, type JobEvent } from '../../../src/api';
-import { jobBody, openSse, sendEnvelope, sendErrors, sendJson, startFaultServer, type FaultServer } from '../../support/fault-server';
+import {
+  jobBody,
+  openSse,
+  sendEnvelope,
+  sendErrors,
+  sendJson,
+  startFaultServer,
+  type FaultServer,
+} from '../../support/fault-server';
 import { API_KEY, TEXT, clientFor } from './support';
 
 /** What the service got in the Authorization header, to echo back. */
-const echo = (req: IncomingMessage) => `token ${String(req.headers.authorization)} (key ${String(req.headers.authorization).replace(/^Bearer /, '')})`;
+const echo = (req: IncomingMessage) =>
+  `token ${String(req.headers.authorization)} (key ${String(req.headers.authorization).replace(/^Bearer /, '')})`;
 
 describe('the API key stays secret', () => {
   let server: FaultServer;
   before(async () => {
     server = await startFaultServer();
-    server.on('GET', '/v1/jobs/k401', (req, res) => sendErrors(res, 401, [{ code: 'unauthorized', message: `Rejected ${echo(req)}` }]));
-    server.on('GET', '/v1/jobs/k403', (req, res) => sendErrors(res, 403, [{ code: `forbidden ${echo(req)}`, message: 'no' }]));
+    server.on('GET', '/v1/jobs/k401', (req, res) =>
+      sendErrors(res, 401, [{ code: 'unauthorized', message: `Rejected ${echo(req)}` }]),
+    );
+    server.on('GET', '/v1/jobs/k403', (req, res) =>
+      sendErrors(res, 403, [{ code: `forbidden ${echo(req)}`, message: 'no' }]),
+    );
     server.on('GET', '/v1/jobs/k404', (req, res) => sendErrors(res, 404, [{ code: 'not_found', message: echo(req) }]));
-    server.on('GET', '/v1/jobs/k429', (req, res) => sendErrors(res, 429, [{ code: 'busy', message: echo(req) }], { 'retry-after': '3600' }));
+    server.on('GET', '/v1/jobs/k429', (req, res) =>
+      sendErrors(res, 429, [{ code: 'busy', message: echo(req) }], { 'retry-after': '3600' }),
+    );
     server.on('GET', '/v1/jobs/k500', (req, res) => {
       res.writeHead(500, { 'content-type': 'text/plain' });
       res.end(`crash while handling ${echo(req)}`);
     });
     server.on('GET', '/v1/jobs/kjson', (req, res) => sendJson(res, 200, `{"data":{"status":"${echo(req)}`));
     server.on('GET', '/v1/jobs/kredirect', (req, res) => {
-      res.writeHead(307, { location: `https://elsewhere.example/${String(req.headers.authorization).replace(/^Bearer /, '')}?k=1` });
+      res.writeHead(307, {
+        location: `https://elsewhere.example/${String(req.headers.authorization).replace(/^Bearer /, '')}?k=1`,
+      });
       res.end();
     });
     server.on('POST', '/v1/article-to-audio', (req, res) =>
       sendErrors(res, 422, [{ code: 'validation_failed', message: `bad ${echo(req)}`, field: `text ${echo(req)}` }]),
     );
     server.on('GET', '/v1/jobs/kfail', (req, res) =>
-      sendEnvelope(res, 200, jobBody('kfail', 'failed', { error: { code: 'synthesis_failed', message: echo(req), detail: { header: echo(req) } } })),
+      sendEnvelope(
+        res,
+        200,
+        jobBody('kfail', 'failed', {
+          error: { code: 'synthesis_failed', message: echo(req), detail: { header: echo(req) } },
+        }),
+      ),
     );
     server.on('GET', '/v1/jobs/kfail/stream', (req, res) => {
       const sse = openSse(res);
-      sse.send({ id: '1', event: 'log', data: { level: 'info', message: `working for ${echo(req)}`, created_at: 'now' } });
+      sse.send({
+        id: '1',
+        event: 'log',
+        data: { level: 'info', message: `working for ${echo(req)}`, created_at: 'now' },
+      });
       sse.send({ id: '2', event: 'status', data: { status: 'failed', output: null, progress: 0 } });
       sse.end();
     });
@@ -57,9 +84,13 @@ describe('the API key stays secret', () => {
     for (const id of ['k401', 'k403', 'k404', 'k429', 'k500', 'kjson', 'kredirect', 'kslow']) {
       await client.getJob(id).then(() => assert.fail(`${id} should fail`), record);
     }
-    await client.submitArticle({ model_id: 'article-audio-1-mini', text: TEXT }).then(() => assert.fail('submit should fail'), record);
+    await client
+      .submitArticle({ model_id: 'article-audio-1-mini', text: TEXT })
+      .then(() => assert.fail('submit should fail'), record);
     const events: JobEvent[] = [];
-    await client.waitForJob('kfail', { onEvent: (event) => events.push(event) }).then(() => assert.fail('the job failed'), record);
+    await client
+      .waitForJob('kfail', { onEvent: (event) => events.push(event) })
+      .then(() => assert.fail('the job failed'), record);
     captured.push(JSON.stringify(events));
     captured.push(...logs);
 
@@ -67,7 +98,8 @@ describe('the API key stays secret', () => {
     let reads = 0;
     const flaky = new JobServiceClient({
       baseUrl: server.url,
-      apiKey: () => (reads++ === 0 ? Promise.resolve(API_KEY) : Promise.reject(new Error(`keyring locked, last key ${API_KEY}`))),
+      apiKey: () =>
+        reads++ === 0 ? Promise.resolve(API_KEY) : Promise.reject(new Error(`keyring locked, last key ${API_KEY}`)),
     });
     await flaky.getJob('k404').then(() => assert.fail('unknown job'), record);
     await flaky.getJob('k404').then(() => assert.fail('no key'), record);
@@ -76,7 +108,9 @@ describe('the API key stays secret', () => {
     // A service that cannot be reached.
     const closed = await startFaultServer();
     await closed.close();
-    await clientFor(closed.url, { maxRetries: 0 }).client.getJob('x').then(() => assert.fail('unreachable'), record);
+    await clientFor(closed.url, { maxRetries: 0 })
+      .client.getJob('x')
+      .then(() => assert.fail('unreachable'), record);
 
     // The service did get the key (so the echoes above carried it)...
     assert.ok(server.requests.some((request) => request.headers.authorization === `Bearer ${API_KEY}`));
@@ -84,7 +118,8 @@ describe('the API key stays secret', () => {
     // ...and nothing the client produced holds it.
     for (const text of captured) assert.ok(!text.includes(API_KEY), `the key leaked into: ${text.slice(0, 400)}`);
     // Part of the key is not enough either: the last 8 characters.
-    for (const text of captured) assert.ok(!text.includes(API_KEY.slice(-8)), `part of the key leaked into: ${text.slice(0, 400)}`);
+    for (const text of captured)
+      assert.ok(!text.includes(API_KEY.slice(-8)), `part of the key leaked into: ${text.slice(0, 400)}`);
   });
 
   it('redact() masks the given secrets and credential-shaped text', () => {
@@ -92,7 +127,10 @@ describe('the API key stays secret', () => {
     assert.equal(redact('Authorization: Bearer abc.def-123'), 'Authorization: Bearer [redacted]');
     assert.equal(redact('{"api_key":"s3cr3t","x":1}'), '{"api_key":"[redacted]","x":1}');
     assert.equal(redact('see https://user:pa55@example.com/x'), 'see https://[redacted]@example.com/x');
-    assert.equal(redact('a job about bears, and the bearer of bad news.'), 'a job about bears, and the bearer of bad news.');
+    assert.equal(
+      redact('a job about bears, and the bearer of bad news.'),
+      'a job about bears, and the bearer of bad news.',
+    );
     assert.equal(redact('(HTTP 401: Bearer abcdefgh123).'), '(HTTP 401: Bearer [redacted]).');
     assert.equal(redact('Proxy-Authorization: Basic dXNlcjpwYXNz'), 'Proxy-Authorization: Basic [redacted]');
   });

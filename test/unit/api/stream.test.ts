@@ -3,7 +3,13 @@
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { AuthenticationError, NotFoundError, TimeoutError, type JobEvent, type JobServiceClient } from '../../../src/api';
+import {
+  AuthenticationError,
+  NotFoundError,
+  TimeoutError,
+  type JobEvent,
+  type JobServiceClient,
+} from '../../../src/api';
 import {
   jobBody,
   openSse,
@@ -26,16 +32,33 @@ async function collect(iterable: AsyncIterable<JobEvent>): Promise<JobEvent[]> {
 }
 
 const logsOf = (events: JobEvent[]) => events.flatMap((e) => (e.type === 'log' ? [e.message] : []));
-const statusesOf = (events: JobEvent[]) => events.flatMap((e) => (e.type === 'status' ? [`${e.status}${e.progress === undefined ? '' : `@${e.progress}`}`] : []));
+const statusesOf = (events: JobEvent[]) =>
+  events.flatMap((e) =>
+    e.type === 'status' ? [`${e.status}${e.progress === undefined ? '' : `@${e.progress}`}`] : [],
+  );
 const typesOf = (events: JobEvent[]) => events.map((e) => (e.type === 'transport' ? `transport:${e.mode}` : e.type));
 
-const status = (s: string, progress: number, id?: string): SseEvent => ({ id, event: 'status', data: { status: s, output: null, progress } });
-const log = (message: string, id?: string): SseEvent => ({ id, event: 'log', data: { level: 'info', message, created_at: '2025-01-01T00:00:00Z' } });
+const status = (s: string, progress: number, id?: string): SseEvent => ({
+  id,
+  event: 'status',
+  data: { status: s, output: null, progress },
+});
+const log = (message: string, id?: string): SseEvent => ({
+  id,
+  event: 'log',
+  data: { level: 'info', message, created_at: '2025-01-01T00:00:00Z' },
+});
 
 /** A job whose status endpoint says `succeeded` with one MP3. */
 function succeededJob(server: FaultServer, id: string): void {
   server.on('GET', `/v1/jobs/${id}`, (_req, res) =>
-    sendEnvelope(res, 200, jobBody(id, 'succeeded', { outputs: { results: [{ url: `/v1/jobs/${id}/outputs/audio.mp3`, content_type: 'audio/mpeg' }] } })),
+    sendEnvelope(
+      res,
+      200,
+      jobBody(id, 'succeeded', {
+        outputs: { results: [{ url: `/v1/jobs/${id}/outputs/audio.mp3`, content_type: 'audio/mpeg' }] },
+      }),
+    ),
   );
 }
 
@@ -50,7 +73,13 @@ describe('following a job by its event stream', () => {
 
   it('resumes a stream cut mid-event with Last-Event-ID, without duplicates or half events', async () => {
     succeededJob(server, 's1');
-    const history: SseEvent[] = [status('processing', 0.1, '1'), log('one', '2'), log('two', '3'), status('succeeded', 1, '4'), { id: '5', event: 'end', data: 'succeeded' }];
+    const history: SseEvent[] = [
+      status('processing', 0.1, '1'),
+      log('one', '2'),
+      log('two', '3'),
+      status('succeeded', 1, '4'),
+      { id: '5', event: 'end', data: 'succeeded' },
+    ];
     server.on(
       'GET',
       '/v1/jobs/s1/stream',
@@ -75,10 +104,20 @@ describe('following a job by its event stream', () => {
     assert.equal(streams[1]!.headers['last-event-id'], '2');
     assert.deepEqual(logsOf(events), ['one', 'two']);
     assert.deepEqual(statusesOf(events), ['processing@0.1', 'succeeded@1']);
-    assert.deepEqual(typesOf(events), ['transport:stream', 'status', 'log', 'transport:stream', 'log', 'status', 'end']);
+    assert.deepEqual(typesOf(events), [
+      'transport:stream',
+      'status',
+      'log',
+      'transport:stream',
+      'log',
+      'status',
+      'end',
+    ]);
     const last = events.at(-1)!;
     assert.ok(last.type === 'end');
-    assert.deepEqual(last.job.outputs?.results, [{ url: `${server.url}/v1/jobs/s1/outputs/audio.mp3`, contentType: 'audio/mpeg' }]);
+    assert.deepEqual(last.job.outputs?.results, [
+      { url: `${server.url}/v1/jobs/s1/outputs/audio.mp3`, contentType: 'audio/mpeg' },
+    ]);
   });
 
   it('does not repeat events when a service ignores Last-Event-ID and replays them', async () => {
@@ -94,7 +133,13 @@ describe('following a job by its event stream', () => {
       },
       (_req, res) => {
         const sse = openSse(res);
-        for (const event of [status('processing', 0.2, 'a'), log('one', 'b'), log('two', 'c'), { id: 'd', event: 'end', data: 'succeeded' }]) sse.send(event);
+        for (const event of [
+          status('processing', 0.2, 'a'),
+          log('one', 'b'),
+          log('two', 'c'),
+          { id: 'd', event: 'end', data: 'succeeded' },
+        ])
+          sse.send(event);
         sse.end();
       },
     );
@@ -105,7 +150,13 @@ describe('following a job by its event stream', () => {
 
   it('events without ids: a replay from the start is skipped, a continuation is kept', async () => {
     succeededJob(server, 's3');
-    const all = [status('processing', 0.5), log('one'), log('two'), status('succeeded', 1), { event: 'end', data: 'succeeded' }];
+    const all = [
+      status('processing', 0.5),
+      log('one'),
+      log('two'),
+      status('succeeded', 1),
+      { event: 'end', data: 'succeeded' },
+    ];
     server.on(
       'GET',
       '/v1/jobs/s3/stream',
@@ -190,7 +241,9 @@ describe('following a job by its event stream', () => {
   });
 
   it('stops at a terminal status even when no `end` ever comes', async () => {
-    server.on('GET', '/v1/jobs/s7', (_req, res) => sendEnvelope(res, 200, jobBody('s7', 'failed', { error: { code: 'too_short', message: 'Too short.' } })));
+    server.on('GET', '/v1/jobs/s7', (_req, res) =>
+      sendEnvelope(res, 200, jobBody('s7', 'failed', { error: { code: 'too_short', message: 'Too short.' } })),
+    );
     server.on('GET', '/v1/jobs/s7/stream', (_req, res) => {
       const sse = openSse(res);
       sse.send(status('processing', 0.3, '1'));
@@ -202,7 +255,11 @@ describe('following a job by its event stream', () => {
     const end = events.at(-1)!;
     assert.ok(end.type === 'end');
     assert.equal(end.job.status, 'failed');
-    assert.deepEqual(end.job.error, { code: 'too_short', message: 'Too short.', raw: { code: 'too_short', message: 'Too short.' } });
+    assert.deepEqual(end.job.error, {
+      code: 'too_short',
+      message: 'Too short.',
+      raw: { code: 'too_short', message: 'Too short.' },
+    });
   });
 
   it('reads on after a terminal status for the result that follows it, then stops without `end`', async () => {
@@ -210,7 +267,11 @@ describe('following a job by its event stream', () => {
     server.on('GET', '/v1/jobs/s17/stream', (_req, res) => {
       const sse = openSse(res);
       sse.send(status('succeeded', 1, '1'));
-      sse.send({ id: '2', event: 'result', data: { images: [], results: [{ url: '/v1/jobs/s17/outputs/audio.mp3' }] } });
+      sse.send({
+        id: '2',
+        event: 'result',
+        data: { images: [], results: [{ url: '/v1/jobs/s17/outputs/audio.mp3' }] },
+      });
       const beat = setInterval(() => sse.comment(), 50);
       res.on('close', () => clearInterval(beat));
     });
@@ -227,7 +288,18 @@ describe('following a job by its event stream', () => {
       sse.send({ id: '3', event: 'log', data: 'a plain text line' });
       sse.send({ id: '4', event: 'mystery', data: '{}' });
       sse.send(status('paused', 0.4, '5'));
-      sse.send({ id: '6', event: 'result', data: { images: [], results: [{ url: '/v1/jobs/s8/outputs/audio.mp3', content_type: 'audio/mpeg', duration_s: 3 }], request_duration_s: 1.5, model_id: 'article-audio-1-mini', style_id: 0, extra: true } });
+      sse.send({
+        id: '6',
+        event: 'result',
+        data: {
+          images: [],
+          results: [{ url: '/v1/jobs/s8/outputs/audio.mp3', content_type: 'audio/mpeg', duration_s: 3 }],
+          request_duration_s: 1.5,
+          model_id: 'article-audio-1-mini',
+          style_id: 0,
+          extra: true,
+        },
+      });
       sse.send({ id: '7', event: 'end', data: 'succeeded' });
       sse.end();
     });
@@ -236,7 +308,9 @@ describe('following a job by its event stream', () => {
     assert.deepEqual(logsOf(events), ['a plain text line']);
     const result = events.find((e) => e.type === 'result');
     assert.ok(result?.type === 'result');
-    assert.deepEqual(result.results, [{ url: `${server.url}/v1/jobs/s8/outputs/audio.mp3`, contentType: 'audio/mpeg', durationS: 3 }]);
+    assert.deepEqual(result.results, [
+      { url: `${server.url}/v1/jobs/s8/outputs/audio.mp3`, contentType: 'audio/mpeg', durationS: 3 },
+    ]);
     assert.equal(result.modelId, 'article-audio-1-mini');
     assert.equal(result.requestDurationS, 1.5);
   });
@@ -319,12 +393,15 @@ describe('following a job by its event stream', () => {
 
   it('falls back to polling when the stream cannot be opened (503 every time), honouring its Retry-After', async () => {
     server.on('GET', '/v1/jobs/s18', (_req, res) => sendEnvelope(res, 200, jobBody('s18', 'succeeded')));
-    server.on('GET', '/v1/jobs/s18/stream', (_req, res) => sendErrors(res, 503, [{ code: 'unavailable', message: 'busy' }], { 'retry-after': '0.3' }));
+    server.on('GET', '/v1/jobs/s18/stream', (_req, res) =>
+      sendErrors(res, 503, [{ code: 'unavailable', message: 'busy' }], { 'retry-after': '0.3' }),
+    );
     const { client: patient } = clientFor(server, { stream: { maxFailures: 3, reconnectMs: 20 } });
     const events = await collect(patient.followJob('s18', { deadline: Date.now() + 8000 }));
     const opens = server.requestsTo('GET', '/v1/jobs/s18/stream');
     assert.equal(opens.length, 3);
-    for (let i = 1; i < opens.length; i++) assert.ok(opens[i]!.at - opens[i - 1]!.at >= 280, 'waited as the service asked');
+    for (let i = 1; i < opens.length; i++)
+      assert.ok(opens[i]!.at - opens[i - 1]!.at >= 280, 'waited as the service asked');
     assert.deepEqual(typesOf(events), ['unreachable', 'transport:poll', 'status', 'end']);
     assert.match((events[0] as { message: string }).message, /HTTP 503/, 'the first failure is told at once');
     assert.match((events[1] as { reason: string }).reason, /failed 3 times in a row .*HTTP 503/);
@@ -338,13 +415,17 @@ describe('following a job by its event stream', () => {
     assert.equal(server.requestsTo('GET', '/v1/jobs/s13/stream').length, 1);
 
     // With transport 'stream' the caller gets the error instead.
-    server.on('GET', '/v1/jobs/s14/stream', (_req, res) => sendErrors(res, 404, [{ code: 'not_found', message: 'no' }]));
+    server.on('GET', '/v1/jobs/s14/stream', (_req, res) =>
+      sendErrors(res, 404, [{ code: 'not_found', message: 'no' }]),
+    );
     const { error } = await rejectionOf(collect(client.followJob('s14', { transport: 'stream' })));
     assert.ok(error instanceof NotFoundError);
   });
 
   it('does not fall back when the key is rejected', async () => {
-    server.on('GET', '/v1/jobs/s15/stream', (_req, res) => sendErrors(res, 401, [{ code: 'unauthorized', message: 'no' }]));
+    server.on('GET', '/v1/jobs/s15/stream', (_req, res) =>
+      sendErrors(res, 401, [{ code: 'unauthorized', message: 'no' }]),
+    );
     const { error } = await rejectionOf(collect(client.followJob('s15')));
     assert.ok(error instanceof AuthenticationError);
     assert.equal(server.requestsTo('GET', '/v1/jobs/s15').length, 0);

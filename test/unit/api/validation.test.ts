@@ -24,7 +24,10 @@ describe('validateArticleRequest', () => {
   it('names model_id when it is missing or not one of the three models', () => {
     const missing = validateArticleRequest({ text: TEXT });
     assert.deepEqual(fieldsOf(missing), ['model_id']);
-    assert.match(missing[0]!.message, /model_id is required.*article-audio-1-mini, article-audio-1-pro, article-podcast-1-pro/);
+    assert.match(
+      missing[0]!.message,
+      /model_id is required.*article-audio-1-mini, article-audio-1-pro, article-podcast-1-pro/,
+    );
     const unknown = validateArticleRequest({ model_id: 'gpt-4', text: TEXT });
     assert.deepEqual(fieldsOf(unknown), ['model_id']);
     assert.match(unknown[0]!.message, /model_id must be one of .*\(got "gpt-4"\)/);
@@ -62,14 +65,19 @@ describe('validateArticleRequest', () => {
   it('requires exactly one of url and text', () => {
     const neither = validateArticleRequest({ model_id: 'article-audio-1-mini' });
     assert.equal(neither.length, 1);
-    assert.match(`${neither[0]!.field}: ${neither[0]!.message}`, /^text: text is required unless url is given: give exactly one of url and text/);
+    assert.match(
+      `${neither[0]!.field}: ${neither[0]!.message}`,
+      /^text: text is required unless url is given: give exactly one of url and text/,
+    );
     const both = validateArticleRequest({ model_id: 'article-audio-1-mini', text: TEXT, url: 'https://example.com/' });
     assert.equal(both.length, 1);
     assert.match(`${both[0]!.field}: ${both[0]!.message}`, /^url: url cannot be given together with text/);
   });
 
   it('names unknown fields and rejects what is not an object', () => {
-    assert.deepEqual(fieldsOf(validateArticleRequest({ model_id: 'article-audio-1-mini', text: TEXT, voice: 'x' })), ['voice']);
+    assert.deepEqual(fieldsOf(validateArticleRequest({ model_id: 'article-audio-1-mini', text: TEXT, voice: 'x' })), [
+      'voice',
+    ]);
     assert.equal(validateArticleRequest(null).length, 1);
     assert.equal(validateArticleRequest('text').length, 1);
   });
@@ -86,7 +94,11 @@ describe('submitArticle', () => {
     const { client } = clientFor(server);
     const before = server.requests.length;
     const { error } = await rejectionOf(
-      client.submitArticle({ model_id: 'nope' as 'article-audio-1-mini', text: 'too short', intro_audio_url: 'file:///etc/passwd' }),
+      client.submitArticle({
+        model_id: 'nope' as 'article-audio-1-mini',
+        text: 'too short',
+        intro_audio_url: 'file:///etc/passwd',
+      }),
     );
     assert.ok(error instanceof ValidationError);
     assert.deepEqual(fieldsOf(error.fields), ['intro_audio_url', 'model_id', 'text']);
@@ -119,7 +131,10 @@ describe('submitArticle', () => {
     assert.equal(sent.headers.authorization, `Bearer ${API_KEY}`);
 
     await client.submitArticle({ model_id: 'article-audio-1-mini', text: TEXT });
-    assert.deepEqual(JSON.parse(server.requestsTo('POST', '/v1/article-to-audio').at(-1)!.body), { model_id: 'article-audio-1-mini', text: TEXT });
+    assert.deepEqual(JSON.parse(server.requestsTo('POST', '/v1/article-to-audio').at(-1)!.body), {
+      model_id: 'article-audio-1-mini',
+      text: TEXT,
+    });
   });
 
   it("turns the service's 422 into a ValidationError with the service's fields", async () => {
@@ -130,7 +145,13 @@ describe('submitArticle', () => {
       ]),
     );
     const { client } = clientFor(server);
-    const { error } = await rejectionOf(client.submitArticle({ model_id: 'article-audio-1-mini', text: TEXT, intro_audio_url: 'https://example.com/i.mp3' }));
+    const { error } = await rejectionOf(
+      client.submitArticle({
+        model_id: 'article-audio-1-mini',
+        text: TEXT,
+        intro_audio_url: 'https://example.com/i.mp3',
+      }),
+    );
     assert.ok(error instanceof ValidationError);
     assert.equal(error.status, 422);
     assert.deepEqual(error.fields, [

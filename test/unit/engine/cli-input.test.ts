@@ -26,12 +26,17 @@ describe('cli: article input', () => {
     assert.ok(blocks.includes('## Evening'));
     assert.ok(text.includes('The river town woke early.'));
     assert.ok(text.includes('In 1990 the square was rebuilt'));
-    for (const noise of ['Subscribe', 'Copyright', 'Home', 'Example Magazine']) assert.ok(!text.includes(noise), `kept "${noise}"`);
+    for (const noise of ['Subscribe', 'Copyright', 'Home', 'Example Magazine'])
+      assert.ok(!text.includes(noise), `kept "${noise}"`);
   });
 
   it('sends URLs as url, files and stdin as text, and names outputs after the input', async () => {
     const page = await readArticleInput('https://example.com/blog/My%20Post.html?x=1');
-    assert.deepEqual(page, { url: 'https://example.com/blog/My%20Post.html?x=1', suggestedName: 'My-Post', label: 'https://example.com/blog/My%20Post.html?x=1' });
+    assert.deepEqual(page, {
+      url: 'https://example.com/blog/My%20Post.html?x=1',
+      suggestedName: 'My-Post',
+      label: 'https://example.com/blog/My%20Post.html?x=1',
+    });
     assert.equal((await readArticleInput('https://example.com/')).suggestedName, 'example.com');
 
     const markdown = path.join(fixtures, 'article.md');
@@ -45,7 +50,10 @@ describe('cli: article input', () => {
     assert.ok(saved.text?.startsWith('# The River Town\n\n'));
     assert.equal(saved.suggestedName, 'saved page');
 
-    const piped = await readArticleInput('-', Readable.from([Buffer.from('  Piped text that is long enough to be converted into audio.  ')]));
+    const piped = await readArticleInput(
+      '-',
+      Readable.from([Buffer.from('  Piped text that is long enough to be converted into audio.  ')]),
+    );
     assert.equal(piped.text, 'Piped text that is long enough to be converted into audio.');
     assert.equal(piped.suggestedName, 'article');
   });
@@ -60,7 +68,11 @@ describe('cli: article input', () => {
       ['ftp://example.com/x', /Only http:\/\/ and https:\/\//],
     ];
     for (const [source, message] of cases) {
-      await assert.rejects(readArticleInput(source), (error: unknown) => error instanceof UsageError && message.test(error.message), source);
+      await assert.rejects(
+        readArticleInput(source),
+        (error: unknown) => error instanceof UsageError && message.test(error.message),
+        source,
+      );
     }
     const huge = path.join(dir, 'huge.txt');
     writeFileSync(huge, 'word '.repeat(25_000));

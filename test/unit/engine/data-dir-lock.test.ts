@@ -66,12 +66,17 @@ describe('engine: the data dir lock cannot be taken from a live engine', () => {
   async function assertNotTaken(): Promise<void> {
     const before = readFileSync(path.join(dir, LOCK_FILE), 'utf8');
     // Several times the staleness limit: a heartbeat from the blocked main thread would have been missed by now.
-    await assert.rejects(lockDataDir(dir, { waitMs: STALE_MS * 4, staleMs: STALE_MS }), /Another engine \(pid \d+.*\) is using the data dir/);
+    await assert.rejects(
+      lockDataDir(dir, { waitMs: STALE_MS * 4, staleMs: STALE_MS }),
+      /Another engine \(pid \d+.*\) is using the data dir/,
+    );
     assert.equal(readFileSync(path.join(dir, LOCK_FILE), 'utf8'), before, 'the lock file is still the holder’s');
   }
 
   it('keeps the lock while the holder’s event loop is blocked', async () => {
-    holder = spawn(process.execPath, ['--import', 'tsx', '-e', holderScript(dir, true)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    holder = spawn(process.execPath, ['--import', 'tsx', '-e', holderScript(dir, true)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     await untilLocked(holder);
     await assertNotTaken();
   });
@@ -87,7 +92,21 @@ describe('engine: the data dir lock cannot be taken from a live engine', () => {
     let n = 60;
     while (n < 2000 && visible(n + 2)) n++;
     const command = `i=0; while [ $i -lt ${n} ]; do /bin/true; i=$((i+1)); done; "$0" --import tsx -e "$1"`;
-    holder = spawn('unshare', ['--pid', '--fork', '--kill-child', '--mount-proc', 'sh', '-c', command, process.execPath, holderScript(dir, false)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    holder = spawn(
+      'unshare',
+      [
+        '--pid',
+        '--fork',
+        '--kill-child',
+        '--mount-proc',
+        'sh',
+        '-c',
+        command,
+        process.execPath,
+        holderScript(dir, false),
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     const innerPid = await untilLocked(holder);
     assert.equal(innerPid, n + 2);
     assert.match(readFileSync(path.join(dir, LOCK_FILE), 'utf8'), new RegExp(`"pid":${innerPid}\\b`));
@@ -95,7 +114,9 @@ describe('engine: the data dir lock cannot be taken from a live engine', () => {
   });
 
   it('is taken at once from a holder that was killed, and after a clean release', async () => {
-    holder = spawn(process.execPath, ['--import', 'tsx', '-e', holderScript(dir, false)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    holder = spawn(process.execPath, ['--import', 'tsx', '-e', holderScript(dir, false)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     await untilLocked(holder);
     const gone = new Promise((resolve) => holder!.once('exit', resolve));
     holder.kill('SIGKILL');
@@ -120,8 +141,18 @@ describe('engine: the data dir lock cannot be taken from a live engine', () => {
     await store.open();
     const now = new Date().toISOString();
     const job = {
-      id: newJobId(), owner: ownerIdOf('t'), request: { model_id: 'article-audio-1-mini' as const, text: 'x'.repeat(60) }, status: 'queued' as const,
-      progress: 0, createdAt: now, updatedAt: now, attempts: 0, crashes: 0, error: null, outputs: null, result: null,
+      id: newJobId(),
+      owner: ownerIdOf('t'),
+      request: { model_id: 'article-audio-1-mini' as const, text: 'x'.repeat(60) },
+      status: 'queued' as const,
+      progress: 0,
+      createdAt: now,
+      updatedAt: now,
+      attempts: 0,
+      crashes: 0,
+      error: null,
+      outputs: null,
+      result: null,
     };
     await store.create(job, []);
     // What a second engine does once our lock is gone (say the data dir was deleted and made again by it).
@@ -131,6 +162,10 @@ describe('engine: the data dir lock cannot be taken from a live engine', () => {
     await assert.rejects(store.save({ ...job, status: 'processing' }), /belongs to another engine/);
     await assert.rejects(store.create({ ...job, id: newJobId() }, []), /belongs to another engine/);
     await store.close();
-    assert.match(readFileSync(path.join(dir, LOCK_FILE), 'utf8'), /another-engine/, 'the other engine’s lock is left alone');
+    assert.match(
+      readFileSync(path.join(dir, LOCK_FILE), 'utf8'),
+      /another-engine/,
+      'the other engine’s lock is left alone',
+    );
   });
 });

@@ -21,7 +21,10 @@ export interface EngineFixture {
   dispose(): Promise<void>;
 }
 
-export async function startFixture(options: Partial<EngineOptions> & { pipelineOptions?: TestPipelineOptions } = {}, dataDir?: string): Promise<EngineFixture> {
+export async function startFixture(
+  options: Partial<EngineOptions> & { pipelineOptions?: TestPipelineOptions } = {},
+  dataDir?: string,
+): Promise<EngineFixture> {
   const dir = dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'aa-engine-unit-'));
   const logs: string[] = [];
   const { pipelineOptions, ...engineOptions } = options;

@@ -3,7 +3,18 @@
 // from starting, and every accepted job comes back.
 import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
@@ -52,7 +63,11 @@ describe('engine: file store', () => {
     await store.open();
     const job = record();
     await store.create(job, firstEvents);
-    await store.appendEvents(job.id, [{ id: 3, event: 'log', data: { level: 'info', message: 'three', created_at: 'x' } }], false);
+    await store.appendEvents(
+      job.id,
+      [{ id: 3, event: 'log', data: { level: 'info', message: 'three', created_at: 'x' } }],
+      false,
+    );
     await store.close();
     const log = path.join(dir, 'jobs', job.id, 'events.ndjson');
     appendFileSync(log, '{"id":4,"event":"log","data":{"lev');
@@ -62,7 +77,11 @@ describe('engine: file store', () => {
     assert.equal(loaded.length, 1);
     assert.equal(loaded[0]?.lastEvent?.id, 3);
     assert.ok(readFileSync(log, 'utf8').endsWith('"created_at":"x"}}\n'), 'the torn line is still there');
-    await reopened.appendEvents(job.id, [{ id: 4, event: 'log', data: { level: 'info', message: 'four', created_at: 'y' } }], true);
+    await reopened.appendEvents(
+      job.id,
+      [{ id: 4, event: 'log', data: { level: 'info', message: 'four', created_at: 'y' } }],
+      true,
+    );
     assert.deepEqual(
       (await reopened.readEvents(job.id)).map((e) => e.id),
       [1, 2, 3, 4],
@@ -109,9 +128,16 @@ describe('engine: file store', () => {
     writeFileSync(path.join(os.tmpdir(), 'aa-outside.txt'), 'secret');
     symlinkSync(path.join(os.tmpdir(), 'aa-outside.txt'), path.join(run, 'link.mp3'));
     for (const name of ['../job.json', '.hidden', 'a/b.mp3', '', 'x'.repeat(101)]) {
-      await assert.rejects(store.commitOutputs(job.id, run, [{ name, contentType: 'audio/mpeg' }]), /not a plain, unique file name/, name);
+      await assert.rejects(
+        store.commitOutputs(job.id, run, [{ name, contentType: 'audio/mpeg' }]),
+        /not a plain, unique file name/,
+        name,
+      );
     }
-    await assert.rejects(store.commitOutputs(job.id, run, [{ name: 'link.mp3', contentType: 'audio/mpeg' }]), /not a regular file/);
+    await assert.rejects(
+      store.commitOutputs(job.id, run, [{ name: 'link.mp3', contentType: 'audio/mpeg' }]),
+      /not a regular file/,
+    );
     assert.throws(() => store.readOutput(job.id, '../job.json'));
     assert.throws(() => store.readOutput('../../etc', 'passwd'));
     await store.close();
@@ -129,7 +155,15 @@ describe('engine: file store', () => {
     // A lock left by a process that no longer exists (kill -9): taken over at once.
     const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
     // (Only a pid from this same host and PID namespace is believed dead; see data-dir-lock.test.ts.)
-    writeFileSync(path.join(dir, LOCK_FILE), JSON.stringify({ pid: Number(dead.stdout), nonce: 'x', host: os.hostname(), pidNamespace: readlinkSync('/proc/self/ns/pid') }));
+    writeFileSync(
+      path.join(dir, LOCK_FILE),
+      JSON.stringify({
+        pid: Number(dead.stdout),
+        nonce: 'x',
+        host: os.hostname(),
+        pidNamespace: readlinkSync('/proc/self/ns/pid'),
+      }),
+    );
     const third = new FileJobStore({ dataDir: dir, lock: { waitMs: 0 } });
     await third.open();
     assert.match(readFileSync(path.join(dir, LOCK_FILE), 'utf8'), new RegExp(`"pid":${process.pid}`));
@@ -176,8 +210,13 @@ describe('engine: recovery after a crash', () => {
       await stream.done;
       assert.equal(stream.events[0]?.id, '4');
       assert.match(stream.events[0]?.data ?? '', /stopped unexpectedly/);
-      const progress = stream.events.filter((e) => e.event === 'status').map((e) => (JSON.parse(e.data) as { progress: number }).progress);
-      assert.ok(progress.every((p) => p >= 0.4), `progress went below what clients had seen: ${progress.join(', ')}`);
+      const progress = stream.events
+        .filter((e) => e.event === 'status')
+        .map((e) => (JSON.parse(e.data) as { progress: number }).progress);
+      assert.ok(
+        progress.every((p) => p >= 0.4),
+        `progress went below what clients had seen: ${progress.join(', ')}`,
+      );
       const saved = JSON.parse(readFileSync(path.join(dir, 'jobs', job.id, 'job.json'), 'utf8')) as StoredJob;
       assert.equal(saved.crashes, 1);
       assert.equal(saved.attempts, 2);
@@ -199,7 +238,12 @@ describe('engine: recovery after a crash', () => {
   });
 
   it('writes the closing events of a job whose final record was saved just before the crash', async () => {
-    const job = record({ status: 'failed', progress: 0.5, error: { code: 'fetch_failed', message: 'gone' }, finishedAt: new Date().toISOString() });
+    const job = record({
+      status: 'failed',
+      progress: 0.5,
+      error: { code: 'fetch_failed', message: 'gone' },
+      finishedAt: new Date().toISOString(),
+    });
     await seed([{ job, events: firstEvents }]);
     const fixture = await startFixture({}, dir);
     try {
@@ -210,7 +254,10 @@ describe('engine: recovery after a crash', () => {
         ['status', 'log', 'end'],
       );
       assert.equal(stream.events.at(-1)?.data, 'failed');
-      assert.deepEqual((JSON.parse(stream.events[0]?.data ?? '{}') as { error: unknown }).error, { code: 'fetch_failed', message: 'gone' });
+      assert.deepEqual((JSON.parse(stream.events[0]?.data ?? '{}') as { error: unknown }).error, {
+        code: 'fetch_failed',
+        message: 'gone',
+      });
     } finally {
       await fixture.dispose();
     }
@@ -218,7 +265,12 @@ describe('engine: recovery after a crash', () => {
 
   it('removes finished jobs that expired while the engine was down', async () => {
     const old = new Date(Date.now() - 2 * 3600_000).toISOString();
-    const job = record({ status: 'failed', error: { code: 'cancelled', message: 'x' }, createdAt: old, finishedAt: old });
+    const job = record({
+      status: 'failed',
+      error: { code: 'cancelled', message: 'x' },
+      createdAt: old,
+      finishedAt: old,
+    });
     await seed([{ job, events: firstEvents }]);
     const fixture = await startFixture({ retentionMs: 3600_000 }, dir);
     try {
@@ -230,15 +282,22 @@ describe('engine: recovery after a crash', () => {
   });
 
   it('keeps queued jobs and their order across a clean restart', async () => {
-    const fixture = await startFixture({ concurrency: 1, pipelineOptions: { hold: () => new Promise(() => undefined) }, stopTimeoutMs: 200 });
+    const fixture = await startFixture({
+      concurrency: 1,
+      pipelineOptions: { hold: () => new Promise(() => undefined) },
+      stopTimeoutMs: 200,
+    });
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push((await fixture.calls.submit({ model_id: 'article-audio-1-mini', text: `${i} ${articleText()}` })).jobId);
+    for (let i = 0; i < 3; i++)
+      ids.push((await fixture.calls.submit({ model_id: 'article-audio-1-mini', text: `${i} ${articleText()}` })).jobId);
     await waitForJob(fixture.calls, ids[0] as string, (j) => j.status === 'processing');
     await fixture.engine.close();
     const again = await fixture.restart({ pipelineOptions: {} });
     try {
       for (const id of ids) await waitForJob(again.calls, id, (j) => j.status === 'succeeded');
-      const finished = await Promise.all(ids.map(async (id) => (await again.calls.get(`/v1/jobs/${id}`)).job.finished_at as string));
+      const finished = await Promise.all(
+        ids.map(async (id) => (await again.calls.get(`/v1/jobs/${id}`)).job.finished_at as string),
+      );
       assert.deepEqual([...finished].sort(), finished, 'jobs did not run in the order they were accepted');
     } finally {
       await again.engine.close();

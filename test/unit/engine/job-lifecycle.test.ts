@@ -24,7 +24,10 @@ describe('engine: job lifecycle', () => {
     const id = answer.jobId;
     assert.match(id, /^[0-9a-f-]{36}$/);
     assert.equal(answer.headers.get('location'), `/v1/jobs/${id}`);
-    assert.deepEqual(answer.body, { data: { job_id: id, links: { self: `/v1/jobs/${id}`, stream: `/v1/jobs/${id}/stream` } }, errors: null });
+    assert.deepEqual(answer.body, {
+      data: { job_id: id, links: { self: `/v1/jobs/${id}`, stream: `/v1/jobs/${id}/stream` } },
+      errors: null,
+    });
 
     const job = await waitForJob(fixture.calls, id, (job) => job.status === 'succeeded');
     for (const field of SPEC_FIELDS) assert.ok(field in job, `succeeded body lacks ${field}`);
@@ -34,11 +37,14 @@ describe('engine: job lifecycle', () => {
       job.outputs?.results.map((r) => r.content_type),
       ['audio/mpeg', 'text/vtt', 'application/json', 'text/markdown'],
     );
-    for (const result of job.outputs?.results ?? []) assert.ok(result.url.startsWith(`${fixture.engine.url}/v1/jobs/${id}/outputs/`));
+    for (const result of job.outputs?.results ?? [])
+      assert.ok(result.url.startsWith(`${fixture.engine.url}/v1/jobs/${id}/outputs/`));
     assert.equal(job.outputs?.results[0]?.duration_s, 2);
     assert.equal(answer.headers.get('x-request-id')?.length, 12);
     // The text leaves memory when the job ends, but stays in the record on disk.
-    const onDisk = JSON.parse(readFileSync(path.join(fixture.dataDir, 'jobs', id, 'job.json'), 'utf8')) as { request: { text: string } };
+    const onDisk = JSON.parse(readFileSync(path.join(fixture.dataDir, 'jobs', id, 'job.json'), 'utf8')) as {
+      request: { text: string };
+    };
     assert.equal(onDisk.request.text, articleText());
     assert.equal(((await fixture.calls.get(`/v1/jobs/${id}`)).body as { errors: unknown }).errors, null);
   });
@@ -47,7 +53,9 @@ describe('engine: job lifecycle', () => {
     const hold = gate();
     fixture = await startFixture({ concurrency: 1, pipelineOptions: { hold: () => hold.promise } });
     const first = (await fixture.calls.submit({ model_id: 'article-audio-1-mini', text: articleText() })).jobId;
-    const second = (await fixture.calls.submit({ model_id: 'article-audio-1-mini', text: `${articleText()} FAIL:too_long` })).jobId;
+    const second = (
+      await fixture.calls.submit({ model_id: 'article-audio-1-mini', text: `${articleText()} FAIL:too_long` })
+    ).jobId;
     const processing = await waitForJob(fixture.calls, first, (job) => job.status === 'processing');
     const queued = (await fixture.calls.get(`/v1/jobs/${second}`)).job;
     assert.equal(queued.status, 'queued');
@@ -79,12 +87,21 @@ describe('engine: job lifecycle', () => {
       events.map((_, i) => i + 1),
     );
     assert.equal(events[0]?.event, 'status');
-    assert.deepEqual(events.slice(-3).map((e) => e.event), ['log', 'result', 'end']);
+    assert.deepEqual(
+      events.slice(-3).map((e) => e.event),
+      ['log', 'result', 'end'],
+    );
     assert.equal(events.at(-1)?.data, 'succeeded');
-    const statuses = events.filter((e) => e.event === 'status').map((e) => JSON.parse(e.data) as { status: string; progress: number; output: unknown });
+    const statuses = events
+      .filter((e) => e.event === 'status')
+      .map((e) => JSON.parse(e.data) as { status: string; progress: number; output: unknown });
     assert.deepEqual([...new Set(statuses.map((s) => s.status))], ['queued', 'processing', 'succeeded']);
     const progress = statuses.map((s) => s.progress);
-    assert.deepEqual(progress, [...progress].sort((a, b) => a - b), 'progress went backwards');
+    assert.deepEqual(
+      progress,
+      [...progress].sort((a, b) => a - b),
+      'progress went backwards',
+    );
     assert.ok(progress.filter((p) => p > 0 && p < 1).length >= 2, 'expected intermediate progress events');
     assert.equal(statuses.at(-1)?.progress, 1);
     for (const s of statuses.slice(0, -1)) assert.equal(s.output, null);
@@ -103,12 +120,17 @@ describe('engine: job lifecycle', () => {
     const id = (await fixture.calls.submit({ model_id: 'article-audio-1-mini', text: articleText() })).jobId;
     const stream = await openStream(`${fixture.engine.url}/v1/jobs/${id}/stream`, TOKEN);
     await stream.done;
-    const processing = stream.events.filter((e) => e.event === 'status').map((e) => JSON.parse(e.data) as { status: string; progress: number });
+    const processing = stream.events
+      .filter((e) => e.event === 'status')
+      .map((e) => JSON.parse(e.data) as { status: string; progress: number });
     const during = processing.filter((s) => s.status === 'processing');
     assert.ok(during.length >= 1 && during.length < 40, `expected few progress events, got ${during.length}`);
     for (const s of during) assert.ok(s.progress < 1);
     const values = processing.map((s) => s.progress);
-    assert.deepEqual(values, [...values].sort((a, b) => a - b));
+    assert.deepEqual(
+      values,
+      [...values].sort((a, b) => a - b),
+    );
   });
 
   it('cancels a queued job and a processing job; a finished job stays as it is', async () => {
@@ -156,7 +178,8 @@ describe('engine: job lifecycle', () => {
         close: () => Promise.resolve(),
       },
     });
-    const thrown = (await fixture.calls.submit({ model_id: 'article-audio-1-mini', text: `${articleText()} THROW` })).jobId;
+    const thrown = (await fixture.calls.submit({ model_id: 'article-audio-1-mini', text: `${articleText()} THROW` }))
+      .jobId;
     const escaping = (await fixture.calls.submit({ model_id: 'article-audio-1-mini', text: articleText() })).jobId;
     const a = await waitForJob(fixture.calls, thrown, (job) => job.status === 'failed');
     assert.equal(a.error?.code, 'internal');
@@ -184,7 +207,10 @@ describe('engine: job lifecycle', () => {
     assert.equal(otherToken.status, 202);
     assert.notEqual(otherToken.jobId, one.jobId);
 
-    const different = await fixture.calls.submit({ ...body, model_id: 'article-audio-1-pro' }, { 'idempotency-key': 'key-1' });
+    const different = await fixture.calls.submit(
+      { ...body, model_id: 'article-audio-1-pro' },
+      { 'idempotency-key': 'key-1' },
+    );
     assert.equal(different.status, 422);
     assert.equal(different.errors[0]?.field, 'Idempotency-Key');
 
@@ -215,7 +241,9 @@ describe('engine: job lifecycle', () => {
     const first = (await fixture.calls.submit({ model_id: 'article-audio-1-mini', text: articleText() })).jobId;
     await waitForJob(fixture.calls, first, (job) => job.status === 'processing');
     const calls = fixture.calls;
-    const burst = await Promise.all(Array.from({ length: 10 }, () => calls.submit({ model_id: 'article-audio-1-mini', text: articleText() })));
+    const burst = await Promise.all(
+      Array.from({ length: 10 }, () => calls.submit({ model_id: 'article-audio-1-mini', text: articleText() })),
+    );
     const statuses = burst.map((a) => a.status).sort();
     assert.deepEqual(statuses, [202, 202, 202, 429, 429, 429, 429, 429, 429, 429]);
     const refused = burst.find((a) => a.status === 429);

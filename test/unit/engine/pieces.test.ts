@@ -23,7 +23,11 @@ function problems(body: unknown): { field: string; message: string }[] {
 
 describe('engine: submission validation', () => {
   it('accepts exactly one of url and text, trims text, and keeps only given fields', () => {
-    const checked = checkSubmission({ model_id: mini, text: `  ${articleText()}  `, intro_audio_url: 'https://a.example/intro.mp3' });
+    const checked = checkSubmission({
+      model_id: mini,
+      text: `  ${articleText()}  `,
+      intro_audio_url: 'https://a.example/intro.mp3',
+    });
     assert.ok(checked.ok);
     assert.deepEqual(Object.keys(checked.submission).sort(), ['intro_audio_url', 'model_id', 'text']);
     assert.equal(checked.submission.text, articleText());
@@ -31,13 +35,32 @@ describe('engine: submission validation', () => {
   });
 
   it('reports one entry per bad field, with its JSON path', () => {
-    const found = problems({ model_id: 'gpt', url: 'ftp://x', intro_audio_url: 7, outro_audio_url: 'nope', extra: 1, other: {} });
+    const found = problems({
+      model_id: 'gpt',
+      url: 'ftp://x',
+      intro_audio_url: 7,
+      outro_audio_url: 'nope',
+      extra: 1,
+      other: {},
+    });
+    assert.deepEqual(found.map((p) => p.field).sort(), [
+      'extra',
+      'intro_audio_url',
+      'model_id',
+      'other',
+      'outro_audio_url',
+      'url',
+    ]);
+    assert.deepEqual(problems({ text: articleText() }), [
+      {
+        field: 'model_id',
+        message: 'model_id is required: one of article-audio-1-mini, article-audio-1-pro, article-podcast-1-pro',
+      },
+    ]);
     assert.deepEqual(
-      found.map((p) => p.field).sort(),
-      ['extra', 'intro_audio_url', 'model_id', 'other', 'outro_audio_url', 'url'],
+      problems({ model_id: mini, text: null }).map((p) => p.field),
+      ['text'],
     );
-    assert.deepEqual(problems({ text: articleText() }), [{ field: 'model_id', message: 'model_id is required: one of article-audio-1-mini, article-audio-1-pro, article-podcast-1-pro' }]);
-    assert.deepEqual(problems({ model_id: mini, text: null }).map((p) => p.field), ['text']);
   });
 
   it('counts characters as code points, so 50 characters with emoji are enough and 100000 are not too many', () => {
@@ -48,22 +71,51 @@ describe('engine: submission validation', () => {
   });
 
   it('refuses text with nothing to read: only emoji, or padded to length with NULs and zero-width characters', () => {
-    assert.match(problems({ model_id: mini, text: '😀'.repeat(60_000) })[0]?.message ?? '', /^text has nothing to read aloud: it has no letters or digits$/);
+    assert.match(
+      problems({ model_id: mini, text: '😀'.repeat(60_000) })[0]?.message ?? '',
+      /^text has nothing to read aloud: it has no letters or digits$/,
+    );
     assert.match(problems({ model_id: mini, text: `Hello${'\u0000'.repeat(60)}` })[0]?.message ?? '', /\(it has 5\)/);
-    assert.match(problems({ model_id: mini, text: `Hello${'\u200b\u200d\ufeff'.repeat(30)}` })[0]?.message ?? '', /\(it has 5\)/);
+    assert.match(
+      problems({ model_id: mini, text: `Hello${'\u200b\u200d\ufeff'.repeat(30)}` })[0]?.message ?? '',
+      /\(it has 5\)/,
+    );
   });
 
   it('reports the body as a whole when it is not an object, or gives neither or both of url and text', () => {
-    for (const body of [null, [], 'text', 42, true]) assert.match(problems(body)[0]?.message ?? '', /^the request must be an object/);
-    assert.deepEqual(problems({ model_id: mini }).map((p) => p.field), ['text']);
+    for (const body of [null, [], 'text', 42, true])
+      assert.match(problems(body)[0]?.message ?? '', /^the request must be an object/);
+    assert.deepEqual(
+      problems({ model_id: mini }).map((p) => p.field),
+      ['text'],
+    );
     assert.match(problems({ model_id: mini })[0]?.message ?? '', /exactly one of url and text/);
-    assert.deepEqual(problems({ model_id: mini, url: 'https://a.example', text: articleText() }).map((p) => p.field), ['url']);
-    assert.match(problems({ model_id: mini, url: 'https://a.example', text: articleText() })[0]?.message ?? '', /together with text/);
+    assert.deepEqual(
+      problems({ model_id: mini, url: 'https://a.example', text: articleText() }).map((p) => p.field),
+      ['url'],
+    );
+    assert.match(
+      problems({ model_id: mini, url: 'https://a.example', text: articleText() })[0]?.message ?? '',
+      /together with text/,
+    );
   });
 
   it('refuses URLs that are not absolute http(s), are too long, or carry credentials', () => {
-    for (const url of ['', 'example.com', '/relative', 'file:///etc/passwd', 'javascript:alert(1)', 'data:text/plain,hi', `https://a.example/${'x'.repeat(2048)}`, 'https://user:pw@a.example/']) {
-      assert.deepEqual(problems({ model_id: mini, url }).map((p) => p.field), ['url'], url.slice(0, 40));
+    for (const url of [
+      '',
+      'example.com',
+      '/relative',
+      'file:///etc/passwd',
+      'javascript:alert(1)',
+      'data:text/plain,hi',
+      `https://a.example/${'x'.repeat(2048)}`,
+      'https://user:pw@a.example/',
+    ]) {
+      assert.deepEqual(
+        problems({ model_id: mini, url }).map((p) => p.field),
+        ['url'],
+        url.slice(0, 40),
+      );
     }
   });
 
@@ -84,7 +136,16 @@ describe('engine: tokens and job ids', () => {
     const ring = new TokenRing(['alpha-token', ' beta-token ', '']);
     assert.equal(ring.ownerOf('Bearer alpha-token'), ownerIdOf('alpha-token'));
     assert.equal(ring.ownerOf('bearer beta-token'), ownerIdOf('beta-token'));
-    for (const header of [undefined, '', 'Bearer', 'Bearer alpha', 'Bearer alpha-token2', 'Basic alpha-token', 'alpha-token', 'Bearer alpha-token extra']) {
+    for (const header of [
+      undefined,
+      '',
+      'Bearer',
+      'Bearer alpha',
+      'Bearer alpha-token2',
+      'Basic alpha-token',
+      'alpha-token',
+      'Bearer alpha-token extra',
+    ]) {
       assert.equal(ring.ownerOf(header), undefined, String(header));
     }
     assert.throws(() => new TokenRing([' ', '']), /No API tokens/);
@@ -93,7 +154,16 @@ describe('engine: tokens and job ids', () => {
   it('accepts only job ids of the exact shape it makes', () => {
     for (let i = 0; i < 50; i++) assert.ok(isJobId(newJobId()));
     const id = newJobId();
-    for (const bad of [id.toUpperCase(), `${id}x`, id.slice(1), `../${id.slice(3)}`, '..%2F..%2Fetc', id.replace(/-/g, '/'), '', `${id}\0`]) {
+    for (const bad of [
+      id.toUpperCase(),
+      `${id}x`,
+      id.slice(1),
+      `../${id.slice(3)}`,
+      '..%2F..%2Fetc',
+      id.replace(/-/g, '/'),
+      '',
+      `${id}\0`,
+    ]) {
       assert.equal(isJobId(bad), false, bad);
     }
   });
@@ -164,7 +234,12 @@ describe('engine: process settings', () => {
   it('reads flags before environment variables, converting seconds to milliseconds', () => {
     const settings = readEngineSettings(
       ['--port', '9000', '--heartbeat-s', '0.5', '--queue-depth', '7', '--data-dir', 'rel/dir', '--exit-with-stdin'],
-      { ARTICLE_AUDIO_TOKENS: 'one, two,,', ARTICLE_AUDIO_PORT: '1', ARTICLE_AUDIO_CONCURRENCY: '3', ARTICLE_AUDIO_FETCH_TIMEOUT_S: '2.5' },
+      {
+        ARTICLE_AUDIO_TOKENS: 'one, two,,',
+        ARTICLE_AUDIO_PORT: '1',
+        ARTICLE_AUDIO_CONCURRENCY: '3',
+        ARTICLE_AUDIO_FETCH_TIMEOUT_S: '2.5',
+      },
       { port: 8787 },
     );
     assert.equal(settings.engine.port, 9000);
@@ -204,7 +279,11 @@ describe('engine: process settings', () => {
       [['--tokens-file', '/nonexistent/tokens'], {}, /Cannot read the tokens file/],
     ];
     for (const [args, environment, message] of cases) {
-      assert.throws(() => readEngineSettings(args, environment, { port: 0 }), (error: unknown) => error instanceof UsageError && message.test(error.message), args.join(' '));
+      assert.throws(
+        () => readEngineSettings(args, environment, { port: 0 }),
+        (error: unknown) => error instanceof UsageError && message.test(error.message),
+        args.join(' '),
+      );
     }
   });
 });

@@ -52,7 +52,10 @@ describe('engine: stream replay and heartbeats', () => {
 
   it('delivers live events to a follower that joined mid-job, after its backlog, without duplicates', async () => {
     const hold = gate();
-    fixture = await startFixture({ pipelineOptions: { hold: () => hold.promise, steps: 4, stepMs: 20 }, progressIntervalMs: 10 });
+    fixture = await startFixture({
+      pipelineOptions: { hold: () => hold.promise, steps: 4, stepMs: 20 },
+      progressIntervalMs: 10,
+    });
     const id = (await fixture.calls.submit({ model_id: 'article-audio-1-mini', text: articleText() })).jobId;
     await waitForJob(fixture.calls, id, (job) => job.status === 'processing');
     const early = await openStream(`${fixture.engine.url}/v1/jobs/${id}/stream`, TOKEN);
@@ -62,7 +65,10 @@ describe('engine: stream replay and heartbeats', () => {
     hold.open();
     await Promise.all([early.done, middle.done]);
     const ids = early.events.map((e) => Number(e.id));
-    assert.deepEqual(ids, [...new Set(ids)].sort((a, b) => a - b));
+    assert.deepEqual(
+      ids,
+      [...new Set(ids)].sort((a, b) => a - b),
+    );
     assert.deepEqual(
       middle.events.map((e) => e.id),
       early.events.filter((e) => Number(e.id) > since).map((e) => e.id),
@@ -114,7 +120,10 @@ describe('engine: stream replay and heartbeats', () => {
 
   it('answers 503 to requests that arrive while it stops', async () => {
     const hold = gate();
-    fixture = await startFixture({ pipelineOptions: { hold: () => hold.promise, ignoreAbort: true }, stopTimeoutMs: 400 });
+    fixture = await startFixture({
+      pipelineOptions: { hold: () => hold.promise, ignoreAbort: true },
+      stopTimeoutMs: 400,
+    });
     const id = (await fixture.calls.submit({ model_id: 'article-audio-1-mini', text: articleText() })).jobId;
     await waitForJob(fixture.calls, id, (job) => job.status === 'processing');
     // Keep one connection open so the request travels over it after the listener closed.
@@ -186,7 +195,11 @@ describe('engine: output files', () => {
 
     const transcript = await fetch(job.outputs?.results[1]?.url ?? '', { headers: auth });
     assert.match(await transcript.text(), /^WEBVTT/);
-    assert.equal((await fixture.calls.get(`/v1/jobs/${id}/outputs/scratch.tmp`)).status, 404, 'a file the pipeline did not list was served');
+    assert.equal(
+      (await fixture.calls.get(`/v1/jobs/${id}/outputs/scratch.tmp`)).status,
+      404,
+      'a file the pipeline did not list was served',
+    );
     assert.equal((await fixture.calls.get(`/v1/jobs/${id}/outputs/..%2Fjob.json`)).status, 404);
   });
 

@@ -32,7 +32,10 @@ describe('engine: per-token limits', () => {
       submitRatePerMinute: 0,
       storageBytes: 10 * 1024 * 1024,
       minFreeDiskBytes: 0,
-      storageOf: (owner) => (owner === 'heavy' ? { bytes: 11 * 1024 * 1024, firstExpiryMs: 90_500 } : { bytes: 1024, firstExpiryMs: undefined }),
+      storageOf: (owner) =>
+        owner === 'heavy'
+          ? { bytes: 11 * 1024 * 1024, firstExpiryMs: 90_500 }
+          : { bytes: 1024, firstExpiryMs: undefined },
     });
     const refused = await refusal(limits, 'heavy');
     assert.equal(refused?.status, 429);

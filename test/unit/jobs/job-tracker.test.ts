@@ -11,7 +11,14 @@ import type { JobServiceClient } from '../../../src/api';
 import { AudioCache } from '../../../src/jobs/audio-cache';
 import { JobTracker } from '../../../src/jobs/job-tracker';
 import type { JobRecord } from '../../../src/jobs/types';
-import { type FaultServer, jobBody, openSse, sendEnvelope, sendErrors, startFaultServer } from '../../support/fault-server';
+import {
+  type FaultServer,
+  jobBody,
+  openSse,
+  sendEnvelope,
+  sendErrors,
+  startFaultServer,
+} from '../../support/fault-server';
 import { MemoryStore, PlainEmitter, nextEvent } from '../../support/plain-node';
 import { TEXT, clientFor } from '../api/support';
 
@@ -35,7 +42,9 @@ function trackerFor(client: JobServiceClient, dir: string, store = new MemorySto
 }
 
 function acceptsJob(server: FaultServer, id: string): void {
-  server.on('POST', '/v1/article-to-audio', (_req, res) => sendEnvelope(res, 202, { job_id: id, links: { self: `/v1/jobs/${id}`, stream: `/v1/jobs/${id}/stream` } }));
+  server.on('POST', '/v1/article-to-audio', (_req, res) =>
+    sendEnvelope(res, 202, { job_id: id, links: { self: `/v1/jobs/${id}`, stream: `/v1/jobs/${id}/stream` } }),
+  );
 }
 
 function streamsToEnd(server: FaultServer, id: string): void {
@@ -55,7 +64,9 @@ function succeeds(server: FaultServer, id: string, title: string): void {
       { url: `/v1/jobs/${id}/outputs/transcript.vtt`, content_type: 'text/vtt' },
     ],
   };
-  server.on('GET', `/v1/jobs/${id}`, (_req, res) => sendEnvelope(res, 200, jobBody(id, 'succeeded', { title, outputs })));
+  server.on('GET', `/v1/jobs/${id}`, (_req, res) =>
+    sendEnvelope(res, 200, jobBody(id, 'succeeded', { title, outputs })),
+  );
   server.on('GET', `/v1/jobs/${id}/outputs/audio.mp3`, (_req, res) => {
     res.writeHead(200, { 'content-type': 'audio/mpeg', 'content-length': '4' });
     res.end(Buffer.from([0xff, 0xfb, 0x90, 0x00]));
@@ -82,24 +93,38 @@ describe('JobTracker in plain Node, against the fault server', () => {
     acceptsJob(server, 't1');
     streamsToEnd(server, 't1');
     succeeds(server, 't1', 'The Title the Engine Found');
-    server.on('GET', '/v1/jobs/t1/outputs/transcript.vtt', (_req, res) => sendErrors(res, 403, [{ code: 'forbidden', message: 'no' }]));
+    server.on('GET', '/v1/jobs/t1/outputs/transcript.vtt', (_req, res) =>
+      sendErrors(res, 403, [{ code: 'forbidden', message: 'no' }]),
+    );
     const { tracker, logs } = trackerFor(clientFor(server).client, dir);
     trackers.push(tracker);
     const finished = nextEvent(tracker.onDidFinish);
-    await tracker.submit({ title: 'Selection in notes.md', modelId: 'article-audio-1-mini', source: { kind: 'selection' }, text: TEXT });
+    await tracker.submit({
+      title: 'Selection in notes.md',
+      modelId: 'article-audio-1-mini',
+      source: { kind: 'selection' },
+      text: TEXT,
+    });
     const { job, startedHere } = await finished;
     assert.equal(startedHere, true);
     assert.equal(job.status, 'succeeded');
     assert.equal(job.title, 'The Title the Engine Found');
     assert.ok(job.files?.audio && existsSync(job.files.audio));
     assert.equal(job.files.transcript, undefined);
-    assert.ok(logs.some((line) => /could not download its transcript/.test(line)), logs.join('\n'));
+    assert.ok(
+      logs.some((line) => /could not download its transcript/.test(line)),
+      logs.join('\n'),
+    );
   });
 
   it('fails a job the service no longer knows with not_found', async () => {
     acceptsJob(server, 't2');
-    server.on('GET', '/v1/jobs/t2/stream', (_req, res) => sendErrors(res, 404, [{ code: 'not_found', message: 'No such job.' }]));
-    server.on('GET', '/v1/jobs/t2', (_req, res) => sendErrors(res, 404, [{ code: 'not_found', message: 'No such job.' }]));
+    server.on('GET', '/v1/jobs/t2/stream', (_req, res) =>
+      sendErrors(res, 404, [{ code: 'not_found', message: 'No such job.' }]),
+    );
+    server.on('GET', '/v1/jobs/t2', (_req, res) =>
+      sendErrors(res, 404, [{ code: 'not_found', message: 'No such job.' }]),
+    );
     const { tracker } = trackerFor(clientFor(server).client, dir);
     trackers.push(tracker);
     const finished = nextEvent(tracker.onDidFinish);
@@ -121,7 +146,12 @@ describe('JobTracker in plain Node, against the fault server', () => {
     const { tracker } = trackerFor(client, dir);
     trackers.push(tracker);
     const processing = nextEvent(tracker.onDidChange, (job) => job?.status === 'processing');
-    const record = await tracker.submit({ title: 'Long one', modelId: 'article-audio-1-pro', source: { kind: 'url', url: 'https://example.com/a' }, url: 'https://example.com/a' });
+    const record = await tracker.submit({
+      title: 'Long one',
+      modelId: 'article-audio-1-pro',
+      source: { kind: 'url', url: 'https://example.com/a' },
+      url: 'https://example.com/a',
+    });
     await processing;
     const contacts: string[] = [];
     tracker.onDidLoseContact(({ message }) => contacts.push(message));
@@ -140,11 +170,18 @@ describe('JobTracker in plain Node, against the fault server', () => {
 
   it('stops following on an error that does not pass by itself (a rejected key), and says so', async () => {
     acceptsJob(server, 't4');
-    server.on('GET', '/v1/jobs/t4/stream', (_req, res) => sendErrors(res, 401, [{ code: 'unauthorized', message: 'Wrong key.' }]));
+    server.on('GET', '/v1/jobs/t4/stream', (_req, res) =>
+      sendErrors(res, 401, [{ code: 'unauthorized', message: 'Wrong key.' }]),
+    );
     const { tracker } = trackerFor(clientFor(server).client, dir);
     trackers.push(tracker);
     const lost = nextEvent(tracker.onDidLoseTrack);
-    const record = await tracker.submit({ title: 'Key', modelId: 'article-audio-1-mini', source: { kind: 'selection' }, text: TEXT });
+    const record = await tracker.submit({
+      title: 'Key',
+      modelId: 'article-audio-1-mini',
+      source: { kind: 'selection' },
+      text: TEXT,
+    });
     const { job, error } = await lost;
     assert.equal(job.id, record.id);
     assert.equal((error as Error).name, 'AuthenticationError');
@@ -156,13 +193,24 @@ describe('JobTracker in plain Node, against the fault server', () => {
     const records: JobRecord[] = [];
     for (let i = 0; i < 200; i++) {
       const at = new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
-      records.push({ id: `old-${i}`, title: `Old ${i}`, modelId: 'article-audio-1-mini', service: 'elsewhere', source: { kind: 'selection' }, status: i === 0 ? 'processing' : 'failed', createdAt: at, updatedAt: at });
+      records.push({
+        id: `old-${i}`,
+        title: `Old ${i}`,
+        modelId: 'article-audio-1-mini',
+        service: 'elsewhere',
+        source: { kind: 'selection' },
+        status: i === 0 ? 'processing' : 'failed',
+        createdAt: at,
+        updatedAt: at,
+      });
     }
     await store.update(STORAGE_KEY, records);
     acceptsJob(server, 't5');
     streamsToEnd(server, 't5');
     succeeds(server, 't5', 'New');
-    server.on('GET', '/v1/jobs/t5/outputs/transcript.vtt', (_req, res) => sendErrors(res, 404, [{ code: 'not_found', message: 'none' }]));
+    server.on('GET', '/v1/jobs/t5/outputs/transcript.vtt', (_req, res) =>
+      sendErrors(res, 404, [{ code: 'not_found', message: 'none' }]),
+    );
     const { tracker } = trackerFor(clientFor(server).client, dir, store);
     trackers.push(tracker);
     const finished = nextEvent(tracker.onDidFinish);

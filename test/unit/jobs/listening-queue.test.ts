@@ -37,14 +37,27 @@ describe('ListeningQueue', () => {
     const queue = new ListeningQueue(new MemoryStore());
     queue.add('gone', 'part1', 'part2', 'part3');
     const states: Record<string, QueuedState> = { gone: 'gone', part1: 'ready', part2: 'pending', part3: 'ready' };
-    assert.equal(queue.takeNext((id) => states[id] ?? 'gone'), 'part1');
+    assert.equal(
+      queue.takeNext((id) => states[id] ?? 'gone'),
+      'part1',
+    );
     assert.deepEqual(queue.items(), ['part2', 'part3']);
-    assert.equal(queue.takeNext((id) => states[id] ?? 'gone'), undefined, 'part 2 is still converting: part 3 must wait');
+    assert.equal(
+      queue.takeNext((id) => states[id] ?? 'gone'),
+      undefined,
+      'part 2 is still converting: part 3 must wait',
+    );
     assert.deepEqual(queue.items(), ['part2', 'part3']);
     states.part2 = 'ready';
-    assert.equal(queue.takeNext((id) => states[id] ?? 'gone'), 'part2');
+    assert.equal(
+      queue.takeNext((id) => states[id] ?? 'gone'),
+      'part2',
+    );
     states.part3 = 'gone';
-    assert.equal(queue.takeNext((id) => states[id] ?? 'gone'), undefined);
+    assert.equal(
+      queue.takeNext((id) => states[id] ?? 'gone'),
+      undefined,
+    );
     assert.deepEqual(queue.items(), []);
   });
 

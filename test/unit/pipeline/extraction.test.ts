@@ -10,7 +10,13 @@ import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 import { after, before, describe, it } from 'node:test';
 import { readArticleInput } from '../../../src/cli/article-input';
-import { type Article, type Block, articleMarkdown, articleSource, articleText } from '../../../src/engine/pipeline/article';
+import {
+  type Article,
+  type Block,
+  articleMarkdown,
+  articleSource,
+  articleText,
+} from '../../../src/engine/pipeline/article';
 import { extractHtmlArticle } from '../../../src/engine/pipeline/html-article';
 import { createSpeechPipeline } from '../../../src/engine/pipeline';
 import { parseMarkdown } from '../../../src/engine/pipeline/markdown';
@@ -35,41 +41,138 @@ const CASES: PageCase[] = [
     title: 'Harbour town votes to restore its tidal mill after 80 years',
     headings: ['A building that outlived its trade', 'Worries about cost and traffic'],
     byline: 'Maria Lindqvist',
-    noise: ['cookies', 'accept all', 'advertisement', 'subscribe', 'sign in', 'breaking', 'crossword', 'photograph', 'share on',
-      'related stories', 'most read', 'seagull', 'holiday cottages', 'you might also like', 'morning briefing', 'newsletter',
-      'all rights reserved', 'privacy policy', 'topics', 'puzzles', 'skip to main content'],
+    noise: [
+      'cookies',
+      'accept all',
+      'advertisement',
+      'subscribe',
+      'sign in',
+      'breaking',
+      'crossword',
+      'photograph',
+      'share on',
+      'related stories',
+      'most read',
+      'seagull',
+      'holiday cottages',
+      'you might also like',
+      'morning briefing',
+      'newsletter',
+      'all rights reserved',
+      'privacy policy',
+      'topics',
+      'puzzles',
+      'skip to main content',
+    ],
   },
   {
     name: 'blog',
     title: 'What I learned from a year of sourdough',
-    headings: ['The starter is a pet, not a recipe', 'Three changes that made the biggest difference', 'What still goes wrong'],
+    headings: [
+      'The starter is a pet, not a recipe',
+      'Three changes that made the biggest difference',
+      'What still goes wrong',
+    ],
     byline: 'Jonas Berg',
-    noise: ['share this', 'pinterest', 'posted in', 'tagged', 'previous post', 'about jonas', 'software tester', 'thoughts on',
-      'priya', 'retarding', 'sluggish', 'leave a reply', 'email address', 'recent posts', 'archives', 'gothenburg',
-      'powered by wordpress', 'min read', 'notes from a home bakery'],
+    noise: [
+      'share this',
+      'pinterest',
+      'posted in',
+      'tagged',
+      'previous post',
+      'about jonas',
+      'software tester',
+      'thoughts on',
+      'priya',
+      'retarding',
+      'sluggish',
+      'leave a reply',
+      'email address',
+      'recent posts',
+      'archives',
+      'gothenburg',
+      'powered by wordpress',
+      'min read',
+      'notes from a home bakery',
+    ],
   },
   {
     name: 'docs',
     title: 'Configuring the cache',
     headings: ['How entries expire', 'Bypassing the cache', 'Clearing the cache'],
-    noise: ['¶', '4.0 beta', 'search the docs', 'github', 'installation', 'quickstart', 'api reference', 'changelog', 'on this page',
-      'previous', 'edit this page', 'copyright', 'sphinx', 'ttl_seconds', 'max_entries', 'select balance', 'account_id'],
+    noise: [
+      '¶',
+      '4.0 beta',
+      'search the docs',
+      'github',
+      'installation',
+      'quickstart',
+      'api reference',
+      'changelog',
+      'on this page',
+      'previous',
+      'edit this page',
+      'copyright',
+      'sphinx',
+      'ttl_seconds',
+      'max_entries',
+      'select balance',
+      'account_id',
+    ],
   },
   {
     name: 'forum',
     title: 'Replacing the chain on a 1980s touring bike',
     headings: [],
     byline: 'gravelgran',
-    noise: ['board index', 'register', 'frame fettler', 'posts:', 'joined', 'shropshire', 'moderator', 'raleigh', 'contours',
-      'forum rules', 'post reply', 'page 1 of 1', 'who is online', 'guests', 'phpbb', 're:', '»'],
+    noise: [
+      'board index',
+      'register',
+      'frame fettler',
+      'posts:',
+      'joined',
+      'shropshire',
+      'moderator',
+      'raleigh',
+      'contours',
+      'forum rules',
+      'post reply',
+      'page 1 of 1',
+      'who is online',
+      'guests',
+      'phpbb',
+      're:',
+      '»',
+    ],
   },
   {
     name: 'essay-comments',
     title: 'Why we stopped estimating in hours',
     headings: ['The problem with hours', 'What we do now', 'What we lost'],
-    noise: ['become a member', 'categories', 'mastodon', 'rss', '42 comments', 'leads a platform team', 'linkedin', 'copy link',
-      'on-call', 'design documents', 'join the discussion', 'story points', 'fixed-price', 'throughput', 'load 39 more',
-      'popular this week', 'sunday letter', 'unsubscribe', 'sponsored', 'flowboard', 'imprint', 'workbench media'],
+    noise: [
+      'become a member',
+      'categories',
+      'mastodon',
+      'rss',
+      '42 comments',
+      'leads a platform team',
+      'linkedin',
+      'copy link',
+      'on-call',
+      'design documents',
+      'join the discussion',
+      'story points',
+      'fixed-price',
+      'throughput',
+      'load 39 more',
+      'popular this week',
+      'sunday letter',
+      'unsubscribe',
+      'sponsored',
+      'flowboard',
+      'imprint',
+      'workbench media',
+    ],
   },
 ];
 
@@ -87,8 +190,13 @@ describe('pipeline: article extraction from saved pages', () => {
       const text = articleText(article);
       const expected = readFileSync(path.join(PAGES, `${page.name}.expected.txt`), 'utf8');
       const score = wordOverlap(expected, text);
-      t.diagnostic(`${page.name}: F1 ${score.f1.toFixed(3)} (precision ${score.precision.toFixed(3)}, recall ${score.recall.toFixed(3)})`);
-      assert.ok(score.f1 >= MIN_F1, `${page.name}: F1 ${score.f1.toFixed(3)} < ${MIN_F1} (precision ${score.precision.toFixed(3)}, recall ${score.recall.toFixed(3)})\n${text}`);
+      t.diagnostic(
+        `${page.name}: F1 ${score.f1.toFixed(3)} (precision ${score.precision.toFixed(3)}, recall ${score.recall.toFixed(3)})`,
+      );
+      assert.ok(
+        score.f1 >= MIN_F1,
+        `${page.name}: F1 ${score.f1.toFixed(3)} < ${MIN_F1} (precision ${score.precision.toFixed(3)}, recall ${score.recall.toFixed(3)})\n${text}`,
+      );
 
       const lower = text.toLowerCase();
       const found = page.noise.filter((phrase) => lower.includes(phrase));
@@ -104,12 +212,17 @@ describe('pipeline: article extraction from saved pages', () => {
   it('news: the quote stays a quote, and the standfirst is the only article text lost', () => {
     const article = extract('news');
     const quotes = article.blocks.filter((b) => b.kind === 'quote');
-    assert.deepEqual(quotes.map((q) => (q.kind === 'quote' ? q.text : '')), ['My grandfather worked the last shift here, and he always said the building would turn again one day.']);
+    assert.deepEqual(
+      quotes.map((q) => (q.kind === 'quote' ? q.text : '')),
+      ['My grandfather worked the last shift here, and he always said the building would turn again one day.'],
+    );
     const expected = readFileSync(path.join(PAGES, 'news.expected.txt'), 'utf8').split('\n').filter(Boolean);
     const text = articleText(article);
     const missing = expected.filter((line) => !text.includes(line));
     // Readability drops the standfirst that sits in the story's header; everything else of the story is read.
-    assert.deepEqual(missing, ['Councillors backed a plan to bring the old mill back into use as a working museum and a small power station.']);
+    assert.deepEqual(missing, [
+      'Councillors backed a plan to bring the old mill back into use as a working museum and a small power station.',
+    ]);
   });
 
   it('blog: the numbered list stays an ordered list of three items', () => {
@@ -122,10 +235,19 @@ describe('pipeline: article extraction from saved pages', () => {
 
   it('docs: code blocks and the table are summarized with their language and size, admonitions kept', () => {
     const article = extract('docs');
-    const summaries = article.blocks.flatMap((b): object[] => (b.kind === 'code' ? [{ kind: b.kind, language: b.language, lineCount: b.lineCount }] : b.kind === 'table' ? [{ kind: b.kind, rows: b.rows, columns: b.columns }] : []));
+    const summaries = article.blocks.flatMap((b): object[] =>
+      b.kind === 'code'
+        ? [{ kind: b.kind, language: b.language, lineCount: b.lineCount }]
+        : b.kind === 'table'
+          ? [{ kind: b.kind, rows: b.rows, columns: b.columns }]
+          : [],
+    );
     // The small table keeps its cells, to be read aloud row by row.
     const table = article.blocks.find((b) => b.kind === 'table');
-    assert.deepEqual(table?.kind === 'table' ? [table.cells?.[0], table.cells?.[2]] : [], [['Setting', 'Default', 'Meaning'], ['ttl_seconds', '300', 'How long an entry stays valid.']]);
+    assert.deepEqual(table?.kind === 'table' ? [table.cells?.[0], table.cells?.[2]] : [], [
+      ['Setting', 'Default', 'Meaning'],
+      ['ttl_seconds', '300', 'How long an entry stays valid.'],
+    ]);
     assert.deepEqual(summaries, [
       { kind: 'code', language: 'toml', lineCount: 4 },
       { kind: 'table', rows: 4, columns: 3 },
@@ -153,7 +275,8 @@ describe('pipeline: article extraction from saved pages', () => {
       'Posted letters took a week in 1920, by all accounts.',
       'Read more slowly than you think you need to, and the text will open up.',
     ];
-    const filler = 'The harbour has been rebuilt many times, and each time the town argued about the cost before agreeing to pay it.';
+    const filler =
+      'The harbour has been rebuilt many times, and each time the town argued about the cost before agreeing to pay it.';
     const html = `<html><head><title>Harbour notes</title></head><body><article><h1>Harbour notes</h1>
       <p>${filler} ${filler}</p>${kept.map((p) => `<p>${p}</p>`).join('')}<p>${filler} ${filler}</p>
       <p class="post-meta">Posted by Ann » 3 May 2024</p></article></body></html>`;
@@ -189,13 +312,31 @@ const FAILURES: FailureCase[] = [
     name: 'share-wrapper',
     what: 'an article whose wrapper has "share" and "tags" classes',
     title: 'The quiet return of the night train',
-    noise: ['share on', 'share this', 'tags:', 'most read', 'freight', 'subscribe', 'station road', 'all rights reserved', 'by henrik'],
+    noise: [
+      'share on',
+      'share this',
+      'tags:',
+      'most read',
+      'freight',
+      'subscribe',
+      'station road',
+      'all rights reserved',
+      'by henrik',
+    ],
   },
   {
     name: 'form-wrapped',
     what: 'a page wrapped in a form',
     title: 'County opens three new cycle paths',
-    noise: ['search', 'bins and recycling', 'council tax', 'was this page helpful', 'send feedback', 'county hall', 'accessibility'],
+    noise: [
+      'search',
+      'bins and recycling',
+      'council tax',
+      'was this page helpful',
+      'send feedback',
+      'county hall',
+      'accessibility',
+    ],
   },
   {
     name: 'cookie-notice',
@@ -208,7 +349,15 @@ const FAILURES: FailureCase[] = [
     name: 'footer-address',
     what: 'a footer with an address and a copyright line',
     title: 'Why our library now lends tools',
-    noise: ['market street', 'telephone', 'opening hours', '©', 'all rights reserved', 'registered charity', 'catalogue'],
+    noise: [
+      'market street',
+      'telephone',
+      'opening hours',
+      '©',
+      'all rights reserved',
+      'registered charity',
+      'catalogue',
+    ],
     plainReads: 'Greenfield Library, 21 Market Street',
   },
   {
@@ -229,23 +378,36 @@ describe('pipeline: extraction failure classes of real pages', () => {
       const text = articleText(result.article);
       const expected = readFileSync(path.join(PAGES, `${page.name}.expected.txt`), 'utf8');
       const score = wordOverlap(`${page.title}\n${expected}`, text);
-      t.diagnostic(`${page.name}: F1 ${score.f1.toFixed(3)} (precision ${score.precision.toFixed(3)}, recall ${score.recall.toFixed(3)})`);
+      t.diagnostic(
+        `${page.name}: F1 ${score.f1.toFixed(3)} (precision ${score.precision.toFixed(3)}, recall ${score.recall.toFixed(3)})`,
+      );
       assert.ok(score.f1 >= 0.95, `${page.name}: F1 ${score.f1.toFixed(3)}\n${text}`);
       const lower = text.toLowerCase();
-      assert.deepEqual(page.noise.filter((phrase) => lower.includes(phrase)), [], `${page.name}: furniture read\n${text}`);
+      assert.deepEqual(
+        page.noise.filter((phrase) => lower.includes(phrase)),
+        [],
+        `${page.name}: furniture read\n${text}`,
+      );
       assert.equal(result.article.title, page.title);
       if (page.plainReads) {
         // Plain Readability over the same untouched page reads the furniture: the engine's work is what keeps it out.
         const { document } = parseHTML(html) as unknown as { document: never };
         const plain = new Readability(document).parse();
-        assert.ok(plain?.textContent?.includes(page.plainReads), `${page.name}: plain Readability no longer reads "${page.plainReads}"`);
+        assert.ok(
+          plain?.textContent?.includes(page.plainReads),
+          `${page.name}: plain Readability no longer reads "${page.plainReads}"`,
+        );
       }
     });
   }
 
   it('prose with a few joined words ("iPhone", "McDonald", "YouTube") is not taken for a glued ticker', () => {
-    const kept = ['She filmed it on an iPhone and posted it to YouTube, where McDonald saw it.', 'PayPal and eBay split in 2015.'];
-    const filler = 'The harbour has been rebuilt many times, and each time the town argued about the cost before agreeing to pay it.';
+    const kept = [
+      'She filmed it on an iPhone and posted it to YouTube, where McDonald saw it.',
+      'PayPal and eBay split in 2015.',
+    ];
+    const filler =
+      'The harbour has been rebuilt many times, and each time the town argued about the cost before agreeing to pay it.';
     const html = `<html><head><title>Harbour notes</title></head><body><article><h1>Harbour notes</h1>
       <p>${filler} ${filler}</p>${kept.map((p) => `<p>${p}</p>`).join('')}<p>${filler} ${filler}</p></article></body></html>`;
     const text = articleText(extractHtmlArticle(html)!.article);
@@ -253,8 +415,10 @@ describe('pipeline: extraction failure classes of real pages', () => {
   });
 
   it('drops rows of links, date lines, bare addresses and a closing copyright line; keeps a sentence made of links', () => {
-    const filler = 'The harbour has been rebuilt many times, and each time the town argued about the cost before agreeing to pay it.';
-    const linked = 'Read the <a href="/a">council minutes</a>, the <a href="/b">engineers report</a> and the <a href="/c">budget</a>.';
+    const filler =
+      'The harbour has been rebuilt many times, and each time the town argued about the cost before agreeing to pay it.';
+    const linked =
+      'Read the <a href="/a">council minutes</a>, the <a href="/b">engineers report</a> and the <a href="/c">budget</a>.';
     const html = `<html><head><title>Harbour notes</title></head><body><article><h1>Harbour notes</h1>
       <p>PUBLISHED: 10:48, Tue, Nov 19, 2019</p>
       <p><a href="/w">Whatsapp</a> <a href="/f">Facebook</a> <a href="/p">Pinterest</a> <a href="/d">Download</a></p>
@@ -281,14 +445,24 @@ describe('pipeline: extraction failure classes of real pages', () => {
         assert.equal(input.text, articleSource(byUrl).trim(), name);
         const fromFile = parseMarkdown(input.text);
         // Code and tables travel with their text, which is summarized, never read: compare what is read.
-        const read = (blocks: Block[]) => blocks.map((b) => (b.kind === 'code' ? { kind: b.kind, language: b.language, lineCount: b.lineCount } : b.kind === 'table' ? { kind: b.kind, rows: b.rows, columns: b.columns } : b));
+        const read = (blocks: Block[]) =>
+          blocks.map((b) =>
+            b.kind === 'code'
+              ? { kind: b.kind, language: b.language, lineCount: b.lineCount }
+              : b.kind === 'table'
+                ? { kind: b.kind, rows: b.rows, columns: b.columns }
+                : b,
+          );
         assert.equal(fromFile.title, byUrl.title, name);
         assert.deepEqual(read(fromFile.blocks), read(byUrl.blocks), name);
       }
       // A page with no article fails the same way as a file, saying so.
       const links = path.join(dir, 'links.html');
       writeFileSync(links, readFileSync(path.join(PAGES, 'link-list.html')));
-      await assert.rejects(readArticleInput(links), (error: unknown) => error instanceof UsageError && /has no readable article/.test(error.message));
+      await assert.rejects(
+        readArticleInput(links),
+        (error: unknown) => error instanceof UsageError && /has no readable article/.test(error.message),
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -321,21 +495,32 @@ describe('pipeline: pages fetched by URL', () => {
       assert.match(vtt, /A table of 3 rows: Setting, Default and Meaning\./);
       assert.match(vtt, /ttl_seconds: Default, 300; Meaning, How long an entry stays valid\./);
       assert.doesNotMatch(vtt, /SELECT|¶|Edit this page/);
-      const chapters = JSON.parse(readFileSync(path.join(run.dir, 'chapters.json'), 'utf8')) as { chapters: { title: string }[] };
-      assert.deepEqual(chapters.chapters.map((c) => c.title), ['Configuring the cache', 'How entries expire', 'Bypassing the cache', 'Clearing the cache']);
+      const chapters = JSON.parse(readFileSync(path.join(run.dir, 'chapters.json'), 'utf8')) as {
+        chapters: { title: string }[];
+      };
+      assert.deepEqual(
+        chapters.chapters.map((c) => c.title),
+        ['Configuring the cache', 'How entries expire', 'Bypassing the cache', 'Clearing the cache'],
+      );
     } finally {
       run.dispose();
     }
   });
 
-  for (const [route, what] of [['/links', 'a list of links'], ['/app', 'an app shell']] as const) {
+  for (const [route, what] of [
+    ['/links', 'a list of links'],
+    ['/app', 'an app shell'],
+  ] as const) {
     it(`${what} fails the job with not_an_article, before any speech is made`, async () => {
       const run = await runJob(pipeline, { modelId: 'article-audio-1-mini', url: server.url(route) });
       run.dispose();
       assert.equal(run.error?.name, 'PipelineError', String(run.error));
       assert.equal(run.error?.code, 'not_an_article');
       assert.match(run.error.message, /no readable article/);
-      assert.ok(run.logs.some((line) => /^Fetched \d/.test(line)), run.logs.join('\n'));
+      assert.ok(
+        run.logs.some((line) => /^Fetched \d/.test(line)),
+        run.logs.join('\n'),
+      );
       assert.ok(!run.logs.some((line) => /Synthesizing/.test(line)));
     });
   }

@@ -10,7 +10,8 @@ import { FETCH_LIMITS, type PageServer, type Route, startPageServer } from './sp
 const PAGE = `<!doctype html><title>Compressed</title><article><h1>Compressed</h1>${'<p>A paragraph of the article, sent compressed.</p>'.repeat(50)}</article>`;
 
 function encoded(body: Buffer, encoding: string): Route {
-  return (_req, res) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-encoding': encoding }).end(body);
+  return (_req, res) =>
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-encoding': encoding }).end(body);
 }
 
 describe('pipeline: compressed answers', () => {
@@ -45,11 +46,22 @@ describe('pipeline: compressed answers', () => {
   });
 
   it('refuses a body that decompresses beyond the size limit', async () => {
-    await assert.rejects(fetchPath('/bomb', 1024 * 1024), (error: Error) => error instanceof FetchError && /larger than the limit of 1024 KB once uncompressed/.test(error.message));
+    await assert.rejects(
+      fetchPath('/bomb', 1024 * 1024),
+      (error: Error) =>
+        error instanceof FetchError && /larger than the limit of 1024 KB once uncompressed/.test(error.message),
+    );
   });
 
   it('refuses encodings it cannot read, and bodies that do not decode, saying why', async () => {
-    await assert.rejects(fetchPath('/zstd'), (error: Error) => error instanceof FetchError && /Content-Encoding "zstd", which this engine cannot decode/.test(error.message));
-    await assert.rejects(fetchPath('/broken'), (error: Error) => error instanceof FetchError && /is sent as gzip but does not decompress/.test(error.message));
+    await assert.rejects(
+      fetchPath('/zstd'),
+      (error: Error) =>
+        error instanceof FetchError && /Content-Encoding "zstd", which this engine cannot decode/.test(error.message),
+    );
+    await assert.rejects(
+      fetchPath('/broken'),
+      (error: Error) => error instanceof FetchError && /is sent as gzip but does not decompress/.test(error.message),
+    );
   });
 });

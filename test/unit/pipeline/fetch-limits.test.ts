@@ -23,7 +23,8 @@ describe('pipeline: fetching within limits', () => {
   before(async () => {
     server = await startPageServer({
       '/page': serve(page, 'text/html; charset=utf-8'),
-      '/big-declared': (_req, res) => res.writeHead(200, { 'content-type': 'text/html', 'content-length': String(64 * KB) }).end('x'.repeat(64 * KB)),
+      '/big-declared': (_req, res) =>
+        res.writeHead(200, { 'content-type': 'text/html', 'content-length': String(64 * KB) }).end('x'.repeat(64 * KB)),
       // No length announced: the limit must hold while the body streams.
       '/big-streamed': (_req, res) => {
         res.writeHead(200, { 'content-type': 'text/html' });
@@ -46,7 +47,11 @@ describe('pipeline: fetching within limits', () => {
         res.write('<p>first bytes');
         held.push(res);
       },
-      '/r1': redirectTo('/r2'), '/r2': redirectTo('/r3'), '/r3': redirectTo('/r4'), '/r4': redirectTo('/r5'), '/r5': redirectTo('/page'),
+      '/r1': redirectTo('/r2'),
+      '/r2': redirectTo('/r3'),
+      '/r3': redirectTo('/r4'),
+      '/r4': redirectTo('/r5'),
+      '/r5': redirectTo('/page'),
       '/r0': redirectTo('/r1'),
       '/to-ftp': redirectTo('ftp://127.0.0.1/file'),
       '/loop': redirectTo('/loop'),
@@ -70,8 +75,14 @@ describe('pipeline: fetching within limits', () => {
   });
 
   it('refuses a body larger than the size limit, whether announced or streamed', async () => {
-    await assert.rejects(fetchPage('/big-declared', { maxBytes: 16 * KB }), (error: Error) => error instanceof FetchError && /64 KB; the limit is 16 KB/.test(error.message));
-    await assert.rejects(fetchPage('/big-streamed', { maxBytes: 16 * KB }), (error: Error) => error instanceof FetchError && /larger than the limit of 16 KB/.test(error.message));
+    await assert.rejects(
+      fetchPage('/big-declared', { maxBytes: 16 * KB }),
+      (error: Error) => error instanceof FetchError && /64 KB; the limit is 16 KB/.test(error.message),
+    );
+    await assert.rejects(
+      fetchPage('/big-streamed', { maxBytes: 16 * KB }),
+      (error: Error) => error instanceof FetchError && /larger than the limit of 16 KB/.test(error.message),
+    );
     // The same pages within a larger limit arrive whole.
     assert.equal((await fetchPage('/big-streamed', { maxBytes: 1024 * KB })).body.length, 64 * 8 * KB);
   });
@@ -79,7 +90,10 @@ describe('pipeline: fetching within limits', () => {
   it('gives up at the time limit when the server sends no answer, or stalls in the body', async () => {
     for (const route of ['/never', '/slow-body']) {
       const started = Date.now();
-      await assert.rejects(fetchPage(route, { timeoutMs: 400 }), (error: Error) => error instanceof FetchError && /did not send .* within/.test(error.message));
+      await assert.rejects(
+        fetchPage(route, { timeoutMs: 400 }),
+        (error: Error) => error instanceof FetchError && /did not send .* within/.test(error.message),
+      );
       const took = Date.now() - started;
       assert.ok(took >= 350, `${route}: gave up after ${took} ms, before its time limit`);
     }
@@ -94,11 +108,18 @@ describe('pipeline: fetching within limits', () => {
   });
 
   it('reports error statuses and refused connections with the host and what to do', async () => {
-    await assert.rejects(fetchPage('/gone'), (error: Error) => error instanceof FetchError && error.message.includes(`${new URL(server.base).host} answered 410`));
+    await assert.rejects(
+      fetchPage('/gone'),
+      (error: Error) =>
+        error instanceof FetchError && error.message.includes(`${new URL(server.base).host} answered 410`),
+    );
     const closed = await startPageServer({});
     const url = closed.url('/x');
     await closed.close();
-    await assert.rejects(fetchWithLimits(url, FETCH_LIMITS, new AbortController().signal, ACCEPT), /connection was refused/);
+    await assert.rejects(
+      fetchWithLimits(url, FETCH_LIMITS, new AbortController().signal, ACCEPT),
+      /connection was refused/,
+    );
   });
 
   it('stops at once when the job is cancelled, with the cancellation as the reason (not a fetch failure)', async () => {
@@ -113,15 +134,22 @@ describe('pipeline: what a URL may hold', () => {
   let server: PageServer;
   const pipeline = createSpeechPipeline({ workers: 1 });
   const markdown = `# Notes on tides\n\nThe tide comes in twice a day, and the harbour fills in about six hours.\n\n## Spring tides\n\nAt new and full moon the range is largest.\n`;
-  const latin1 = Buffer.from('Le café était fermé, alors nous avons marché jusqu’au port pour voir les bateaux rentrer.', 'latin1');
+  const latin1 = Buffer.from(
+    'Le café était fermé, alors nous avons marché jusqu’au port pour voir les bateaux rentrer.',
+    'latin1',
+  );
   before(async () => {
     // A 1×1 PNG.
-    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+    const png = Buffer.from(
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+      'base64',
+    );
     server = await startPageServer({
       '/image': serve(png, 'image/png'),
       '/notes.md': serve(markdown, 'text/markdown; charset=utf-8'),
       '/plain': serve(latin1, 'text/plain; charset=iso-8859-1'),
-      '/slow': (_req, res) => void setTimeout(() => res.writeHead(200, { 'content-type': 'text/plain' }).end('late'), 2000),
+      '/slow': (_req, res) =>
+        void setTimeout(() => res.writeHead(200, { 'content-type': 'text/plain' }).end('late'), 2000),
     });
   });
   after(async () => {
@@ -137,7 +165,11 @@ describe('pipeline: what a URL may hold', () => {
   });
 
   it('fails with fetch_failed when the page is slower than the time limit', async () => {
-    const run = await runJob(pipeline, { modelId: 'article-audio-1-mini', url: server.url('/slow') }, { fetchLimits: { timeoutMs: 300 } });
+    const run = await runJob(
+      pipeline,
+      { modelId: 'article-audio-1-mini', url: server.url('/slow') },
+      { fetchLimits: { timeoutMs: 300 } },
+    );
     run.dispose();
     assert.equal(run.error?.code, 'fetch_failed', String(run.error));
     assert.match(run.error.message, /did not send/);
@@ -149,10 +181,21 @@ describe('pipeline: what a URL may hold', () => {
       assert.equal(run.error, undefined, String(run.error));
       assert.equal(run.output?.title, 'Notes on tides');
       const read = readFileSync(path.join(run.dir, 'article.md'), 'utf8');
-      assert.equal(read, '# Notes on tides\n\nThe tide comes in twice a day, and the harbour fills in about six hours.\n\n## Spring tides\n\nAt new and full moon the range is largest.\n');
-      const chapters = JSON.parse(readFileSync(path.join(run.dir, 'chapters.json'), 'utf8')) as { chapters: { title: string }[] };
-      assert.deepEqual(chapters.chapters.map((c) => c.title), ['Notes on tides', 'Spring tides']);
-      assert.ok(run.logs.some((line) => /^Fetched \d+ bytes from 127\.0\.0\.1\.$/.test(line)), run.logs.join('\n'));
+      assert.equal(
+        read,
+        '# Notes on tides\n\nThe tide comes in twice a day, and the harbour fills in about six hours.\n\n## Spring tides\n\nAt new and full moon the range is largest.\n',
+      );
+      const chapters = JSON.parse(readFileSync(path.join(run.dir, 'chapters.json'), 'utf8')) as {
+        chapters: { title: string }[];
+      };
+      assert.deepEqual(
+        chapters.chapters.map((c) => c.title),
+        ['Notes on tides', 'Spring tides'],
+      );
+      assert.ok(
+        run.logs.some((line) => /^Fetched \d+ bytes from 127\.0\.0\.1\.$/.test(line)),
+        run.logs.join('\n'),
+      );
     } finally {
       run.dispose();
     }

@@ -36,7 +36,8 @@ describe('pipeline: the fetch policy for private networks', () => {
 
   const port = () => new URL(server.base).port;
   const blocked = { ...FETCH_LIMITS, allowPrivateNetwork: false };
-  const fetchUrl = (url: string, limits: FetchLimits = blocked) => fetchWithLimits(url, limits, new AbortController().signal, 'text/html');
+  const fetchUrl = (url: string, limits: FetchLimits = blocked) =>
+    fetchWithLimits(url, limits, new AbortController().signal, 'text/html');
 
   /** Every way of writing this machine's loopback address (and a few private ones) in a URL, for a port. */
   function spellings(p: string): string[] {
@@ -63,24 +64,56 @@ describe('pipeline: the fetch policy for private networks', () => {
   it('fetches no spelling of a loopback address, and says the same for each', async () => {
     const before = server.hits.get('/page') ?? 0;
     for (const url of spellings(port())) {
-      await assert.rejects(fetchUrl(url), (error: Error) => error instanceof FetchError && BLOCKED.test(error.message) && !error.message.includes('secret'), url);
+      await assert.rejects(
+        fetchUrl(url),
+        (error: Error) =>
+          error instanceof FetchError && BLOCKED.test(error.message) && !error.message.includes('secret'),
+        url,
+      );
     }
     assert.equal(server.hits.get('/page') ?? 0, before, 'no request reached the loopback server');
   });
 
   it('classifies private, link-local, metadata, CGNAT, unique-local, multicast and unspecified addresses as not public', async () => {
     const notPublic = [
-      '127.0.0.1', '127.255.255.254', '10.0.0.1', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '100.100.100.200',
-      '0.0.0.0', '224.0.0.1', '255.255.255.255', '::', '::1', '::ffff:10.0.0.1', '::ffff:169.254.169.254', 'fe80::1', 'fd00:ec2::254',
-      'fc00::1', 'ff02::1', '64:ff9b::a00:1', '2002:7f00:1::1', '[::1]',
+      '127.0.0.1',
+      '127.255.255.254',
+      '10.0.0.1',
+      '172.16.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '100.100.100.200',
+      '0.0.0.0',
+      '224.0.0.1',
+      '255.255.255.255',
+      '::',
+      '::1',
+      '::ffff:10.0.0.1',
+      '::ffff:169.254.169.254',
+      'fe80::1',
+      'fd00:ec2::254',
+      'fc00::1',
+      'ff02::1',
+      '64:ff9b::a00:1',
+      '2002:7f00:1::1',
+      '[::1]',
     ];
     for (const address of notPublic) {
       assert.equal(isPublicAddress(address), false, address);
       // Refused before any connection is tried (these would otherwise hang or reach something).
-      await assert.rejects(resolveAllowed(address, { allowPrivateNetwork: false }), (error: Error) => error instanceof UnreachableAddressError, address);
+      await assert.rejects(
+        resolveAllowed(address, { allowPrivateNetwork: false }),
+        (error: Error) => error instanceof UnreachableAddressError,
+        address,
+      );
     }
-    for (const address of ['93.184.215.14', '8.8.8.8', '2606:4700::1111', '::ffff:8.8.8.8']) assert.equal(isPublicAddress(address), true, address);
-    assert.deepEqual(await resolveAllowed('10.0.0.1', { allowPrivateNetwork: true }), { address: '10.0.0.1', family: 4 });
+    for (const address of ['93.184.215.14', '8.8.8.8', '2606:4700::1111', '::ffff:8.8.8.8'])
+      assert.equal(isPublicAddress(address), true, address);
+    assert.deepEqual(await resolveAllowed('10.0.0.1', { allowPrivateNetwork: true }), {
+      address: '10.0.0.1',
+      family: 4,
+    });
   });
 
   it('checks every redirect hop: an allowed host cannot redirect to a private address', async () => {

@@ -60,7 +60,10 @@ describe('nesting scans before parsing', () => {
     assert.equal(htmlNestingDepth('<ul><li>a<li>b<li>c</ul><ul><li>d</ul>'), 1);
     assert.equal(htmlNestingDepth('<div><span></div>'.repeat(1000)), 2, 'an end tag closes what it encloses');
     assert.equal(htmlNestingDepth('<div></span></b></div>'.repeat(1000)), 1, 'stray end tags change nothing');
-    assert.equal(htmlNestingDepth(`<script>${'<div>'.repeat(1000)}</script><style>${'<div>'.repeat(1000)}</style><div></div>`), 1);
+    assert.equal(
+      htmlNestingDepth(`<script>${'<div>'.repeat(1000)}</script><style>${'<div>'.repeat(1000)}</style><div></div>`),
+      1,
+    );
     assert.equal(htmlNestingDepth(`<!-- ${'<div>'.repeat(1000)} --><br><img src=x><hr>`), 0);
     assert.equal(htmlNestingDepth('<DIV><Section>x</section></div>'), 2);
     assert.equal(htmlNestingDepth('just text < 3 and > 2'), 0);
@@ -70,7 +73,9 @@ describe('nesting scans before parsing', () => {
     assert.equal(markdownNestingDepth('# Title\n\nA paragraph.\n\n> a quote\n> > nested\n\n- a\n  - b\n    - c'), 3);
     assert.equal(markdownNestingDepth('> - > 1. item'), 4);
     assert.ok(markdownNestingDepth(`${'>'.repeat(5000)} deep`, 100) > 100);
-    assert.ok(markdownNestingDepth(Array.from({ length: 300 }, (_, i) => `${'  '.repeat(i)}- item`).join('\n'), 100) > 100);
+    assert.ok(
+      markdownNestingDepth(Array.from({ length: 300 }, (_, i) => `${'  '.repeat(i)}- item`).join('\n'), 100) > 100,
+    );
     const code = `\`\`\`lisp\n${Array.from({ length: 50 }, (_, i) => `${' '.repeat(i * 8)}(- x)`).join('\n')}\n\`\`\`\nAfter.`;
     assert.equal(markdownNestingDepth(code), 0, 'indented code inside a fence');
     assert.equal(markdownNestingDepth('-'.repeat(1000)), 0, 'a run of dashes is no list');
@@ -97,9 +102,15 @@ describe('intro and outro: bounded before decoding', () => {
 
   it('refuses low and absurd sample rates and clips past the length limit, naming the figure', () => {
     for (const rate of [1000, 150, 1_000_000]) {
-      assert.throws(() => checkClip(probeClip(wav(rate, 0.5)), { maxSeconds: 180 }), (e: Error) => e instanceof ClipProblem && e.message.includes(`${rate.toLocaleString('en-US')} Hz`));
+      assert.throws(
+        () => checkClip(probeClip(wav(rate, 0.5)), { maxSeconds: 180 }),
+        (e: Error) => e instanceof ClipProblem && e.message.includes(`${rate.toLocaleString('en-US')} Hz`),
+      );
     }
-    assert.throws(() => checkClip({ format: 'wav', sampleRate: 8000, channels: 1, seconds: 200 }, { maxSeconds: 180 }), /3 min 20 s long; an intro or outro may be at most 3 min/);
+    assert.throws(
+      () => checkClip({ format: 'wav', sampleRate: 8000, channels: 1, seconds: 200 }, { maxSeconds: 180 }),
+      /3 min 20 s long; an intro or outro may be at most 3 min/,
+    );
     // A data chunk that claims 4 GB counts only the bytes that are there.
     const liar = Buffer.from(wav(48_000, 1));
     liar.writeUInt32LE(0xfffffff0, 40);
@@ -137,21 +148,38 @@ describe('the parse worker', () => {
 
   it('fails a parse that runs past its time limit with too_complex, and an oversized one past its memory limit', async () => {
     const slow = new ParseRunner({ ...DEFAULT_PARSE_LIMITS, timeoutMs: 300 });
-    await assert.rejects(slow.parseMarkdown('!'.repeat(99_999), 'The text', signal), (e: PipelineError) => e.code === 'too_complex' && /took longer than 0\.3 s/.test(e.message));
+    await assert.rejects(
+      slow.parseMarkdown('!'.repeat(99_999), 'The text', signal),
+      (e: PipelineError) => e.code === 'too_complex' && /took longer than 0\.3 s/.test(e.message),
+    );
     const small = new ParseRunner({ ...DEFAULT_PARSE_LIMITS, memoryMb: 16, timeoutMs: 120_000 });
     await assert.rejects(
-      small.extractHtml(`<html><body><div>${'<p>word word word</p>'.repeat(400_000)}</div></body></html>`, 'http://127.0.0.1/big', signal),
+      small.extractHtml(
+        `<html><body><div>${'<p>word word word</p>'.repeat(400_000)}</div></body></html>`,
+        'http://127.0.0.1/big',
+        signal,
+      ),
       (e: PipelineError) => e.code === 'too_complex' && /more than 16 MB/.test(e.message),
     );
   });
 
   it('builds the script for speech off the main thread, and stops pathological text at the time limit', async () => {
     const runner = new ParseRunner({ ...DEFAULT_PARSE_LIMITS, timeoutMs: 500 });
-    const article = await new ParseRunner().parseMarkdown('# Title\n\nThe river town woke early. Boats left before the sun rose.', 'The text', signal);
+    const article = await new ParseRunner().parseMarkdown(
+      '# Title\n\nThe river town woke early. Boats left before the sun rose.',
+      'The text',
+      signal,
+    );
     const script = await new ParseRunner().buildScript(article, 'article-audio-1-mini', signal);
-    assert.ok(script.lines.some((line) => /river town/.test(line.written)), JSON.stringify(script.lines));
+    assert.ok(
+      script.lines.some((line) => /river town/.test(line.written)),
+      JSON.stringify(script.lines),
+    );
     const hostile = { blocks: [{ kind: 'paragraph' as const, text: '1,'.repeat(49_990) }] };
-    await assert.rejects(runner.buildScript(hostile, 'article-podcast-1-pro', signal), (e: PipelineError) => e.code === 'too_complex' && /Preparing the text for speech/.test(e.message));
+    await assert.rejects(
+      runner.buildScript(hostile, 'article-podcast-1-pro', signal),
+      (e: PipelineError) => e.code === 'too_complex' && /Preparing the text for speech/.test(e.message),
+    );
   });
 
   it('is ended when the job is cancelled', async () => {
@@ -164,15 +192,25 @@ describe('the parse worker', () => {
 
   it('answers empty and element-less pages with fetch_failed and not_an_article, never a TypeError', async () => {
     const runner = new ParseRunner();
-    await assert.rejects(runner.extractHtml('  \n', 'http://127.0.0.1/empty', signal), (e: PipelineError) => e.code === 'fetch_failed' && /empty page/.test(e.message));
+    await assert.rejects(
+      runner.extractHtml('  \n', 'http://127.0.0.1/empty', signal),
+      (e: PipelineError) => e.code === 'fetch_failed' && /empty page/.test(e.message),
+    );
     for (const html of ['plain words only', '<!-- a comment -->', '<!doctype html>']) {
-      await assert.rejects(runner.extractHtml(html, 'http://127.0.0.1/none', signal), (e: PipelineError) => e.code === 'not_an_article', html);
+      await assert.rejects(
+        runner.extractHtml(html, 'http://127.0.0.1/none', signal),
+        (e: PipelineError) => e.code === 'not_an_article',
+        html,
+      );
     }
   });
 
   it('fails a bad intro with intro_unusable and the reason', async () => {
     const runner = new ParseRunner();
-    await assert.rejects(runner.prepareClip(wav(1000, 2), 'intro', 'http://127.0.0.1/i.wav', 16_000, signal), (e: PipelineError) => e.code === 'intro_unusable' && /1,000 Hz/.test(e.message));
+    await assert.rejects(
+      runner.prepareClip(wav(1000, 2), 'intro', 'http://127.0.0.1/i.wav', 16_000, signal),
+      (e: PipelineError) => e.code === 'intro_unusable' && /1,000 Hz/.test(e.message),
+    );
     const samples = await runner.prepareClip(wav(44_100, 1), 'outro', 'http://127.0.0.1/o.wav', 16_000, signal);
     assert.ok(Math.abs(samples.length - 16_000) < 64);
   });
@@ -181,7 +219,9 @@ describe('the parse worker', () => {
 describe('smaller hostile cases', () => {
   it('a full, over-quota or read-only disk is storage_failed, found through error causes', () => {
     for (const code of ['ENOSPC', 'EDQUOT', 'EROFS']) {
-      const failure = storageFailure(new Error('encoder', { cause: Object.assign(new Error(`write ${code}`), { code }) }));
+      const failure = storageFailure(
+        new Error('encoder', { cause: Object.assign(new Error(`write ${code}`), { code }) }),
+      );
       assert.equal(failure?.code, 'storage_failed');
       assert.match(failure?.message ?? '', /Free some disk space/);
     }
@@ -211,8 +251,18 @@ describe('smaller hostile cases', () => {
       let failure: (Error & { code?: string }) | undefined;
       try {
         await pipeline.run(
-          { jobId: 'full-disk', modelId: 'article-audio-1-mini', text: 'The river town woke early. Boats left before the sun rose. Markets filled with fish and bread.' },
-          { workDir, signal: new AbortController().signal, progress: () => {}, log: () => {}, fetchLimits: FETCH_LIMITS },
+          {
+            jobId: 'full-disk',
+            modelId: 'article-audio-1-mini',
+            text: 'The river town woke early. Boats left before the sun rose. Markets filled with fish and bread.',
+          },
+          {
+            workDir,
+            signal: new AbortController().signal,
+            progress: () => {},
+            log: () => {},
+            fetchLimits: FETCH_LIMITS,
+          },
         );
       } catch (error) {
         failure = error as Error & { code?: string };
@@ -231,7 +281,10 @@ describe('smaller hostile cases', () => {
     const refused = checkSubmission({ model_id: 'article-audio-1-mini', text: '\u0000'.repeat(100) });
     assert.equal(refused.ok, false);
     assert.deepEqual(!refused.ok && refused.issues.map((p) => p.field), ['text']);
-    const fine = checkSubmission({ model_id: 'article-audio-1-mini', text: `Zero\u200bwidth joiners\u200d in a text of ordinary words that is long enough to be read.` });
+    const fine = checkSubmission({
+      model_id: 'article-audio-1-mini',
+      text: `Zero\u200bwidth joiners\u200d in a text of ordinary words that is long enough to be read.`,
+    });
     assert.equal(fine.ok, true);
   });
 });

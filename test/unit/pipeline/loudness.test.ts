@@ -6,13 +6,19 @@ import { integratedLoudness, levelToLoudness, TARGET_LUFS } from '../../../src/e
 import { SynthesisPool } from '../../../src/engine/pipeline/synth-pool';
 
 function sine(frequency: number, amplitude: number, seconds: number, sampleRate: number): Float32Array {
-  return Float32Array.from({ length: Math.round(seconds * sampleRate) }, (_, i) => amplitude * Math.sin((2 * Math.PI * frequency * i) / sampleRate));
+  return Float32Array.from(
+    { length: Math.round(seconds * sampleRate) },
+    (_, i) => amplitude * Math.sin((2 * Math.PI * frequency * i) / sampleRate),
+  );
 }
 
 describe('pipeline: loudness (BS.1770)', () => {
   for (const rate of [16_000, 44_100, 48_000]) {
     it(`a full-scale 997 Hz sine at ${rate} Hz reads -3.01 LUFS, and -23 dBFS reads -23 LUFS`, () => {
-      assert.ok(Math.abs(integratedLoudness(sine(997, 1, 3, rate), rate) + 3.01) < 0.1, String(integratedLoudness(sine(997, 1, 3, rate), rate)));
+      assert.ok(
+        Math.abs(integratedLoudness(sine(997, 1, 3, rate), rate) + 3.01) < 0.1,
+        String(integratedLoudness(sine(997, 1, 3, rate), rate)),
+      );
       const quiet = integratedLoudness(sine(997, 10 ** (-20 / 20), 3, rate), rate);
       assert.ok(Math.abs(quiet + 23.01) < 0.1, String(quiet));
     });
@@ -33,7 +39,10 @@ describe('pipeline: loudness (BS.1770)', () => {
 
   for (const voice of ['kal16', 'rms', 'slt'] as const) {
     it(`${voice}: speech is levelled to ${TARGET_LUFS} LUFS with its peak under -1 dBFS`, async () => {
-      const utterance = await pool.synthesize('The mill stood empty at the edge of the harbour for most of the last century.', voice);
+      const utterance = await pool.synthesize(
+        'The mill stood empty at the edge of the harbour for most of the last century.',
+        voice,
+      );
       const samples = Float32Array.from(utterance.samples, (s) => s / 32768);
       levelToLoudness(samples, utterance.sampleRate);
       const lufs = integratedLoudness(samples, utterance.sampleRate);

@@ -37,7 +37,10 @@ const CASES: Record<string, [string, string][]> = {
     ['This is IMPORTANT.', 'This is important.'],
   ],
   packages: [
-    ['Run npm i @types/node@20.11.5 now.', 'Run N P M i at types slash node, version twenty point eleven point five now.'],
+    [
+      'Run npm i @types/node@20.11.5 now.',
+      'Run N P M i at types slash node, version twenty point eleven point five now.',
+    ],
     ['Pin lodash@4.17.21 today.', 'Pin lodash, version four point seventeen point twenty-one today.'],
     ['Import @scope/pkg first.', 'Import at scope slash pkg first.'],
   ],
@@ -109,7 +112,8 @@ describe('pipeline: technical and numeric text for speech', () => {
   for (const [group, cases] of Object.entries(CASES)) {
     describe(group, () => {
       for (const [written, spoken] of cases) {
-        it(`says ${JSON.stringify(written)} as ${JSON.stringify(spoken)}`, () => assert.equal(toSpoken(written), spoken));
+        it(`says ${JSON.stringify(written)} as ${JSON.stringify(spoken)}`, () =>
+          assert.equal(toSpoken(written), spoken));
       }
     });
   }
@@ -140,7 +144,11 @@ It ends here.
         assert.doesNotMatch(ask.spoken, /\bone\b/);
       } else {
         assert.equal(heading?.spoken, 'Section one: Introduction.', model);
-        assert.equal(lines.find((l) => l.written === '2.3 Results')?.spoken, 'Section two point three: Results.', model);
+        assert.equal(
+          lines.find((l) => l.written === '2.3 Results')?.spoken,
+          'Section two point three: Results.',
+          model,
+        );
       }
     }
   });

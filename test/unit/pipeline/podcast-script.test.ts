@@ -23,17 +23,25 @@ function turns(lines: ScriptLine[]): ScriptLine[][] {
   return out;
 }
 
-const turnSeconds = (turn: ScriptLine[]) => turn.reduce((n, line) => n + words(line.spoken).length, 0) / WORDS_PER_SECOND;
+const turnSeconds = (turn: ScriptLine[]) =>
+  turn.reduce((n, line) => n + words(line.spoken).length, 0) / WORDS_PER_SECOND;
 
-const ESSAY = Array.from({ length: 5 }, (_, s) => `## Part ${['one', 'two', 'three', 'four', 'five'][s]} of the harbour story
+const ESSAY = Array.from(
+  { length: 5 },
+  (_, s) => `## Part ${['one', 'two', 'three', 'four', 'five'][s]} of the harbour story
 
-${Array.from({ length: 4 }, (_, p) => `In ${1900 + s * 10 + p} the Harbour Trust counted ${120 + s * 7 + p} boats along the quay, and the mill kept grinding through the winter. The keepers wrote down every tide, every storm and every cargo, so that the town would remember what the water gave and what it took. Their notebooks fill a whole shelf of the museum today.`).join('\n\n')}`).join('\n\n');
+${Array.from({ length: 4 }, (_, p) => `In ${1900 + s * 10 + p} the Harbour Trust counted ${120 + s * 7 + p} boats along the quay, and the mill kept grinding through the winter. The keepers wrote down every tide, every storm and every cargo, so that the town would remember what the water gave and what it took. Their notebooks fill a whole shelf of the museum today.`).join('\n\n')}`,
+).join('\n\n');
 
 const DOCS: Record<string, string> = {
   'the README': readFileSync(path.join(__dirname, '../../../README.md'), 'utf8'),
   'ARCHITECTURE.md': readFileSync(path.join(__dirname, '../../../ARCHITECTURE.md'), 'utf8'),
   'an essay in five parts': `# The harbour\n\n${ESSAY}`,
-  'untitled text without headings': Array.from({ length: 8 }, (_, i) => `Paragraph ${i + 1} tells of the Harbour Trust and its ${30 + i} keepers, who counted boats and tides for a century and wrote it all down in notebooks that now fill a museum shelf.`).join('\n\n'),
+  'untitled text without headings': Array.from(
+    { length: 8 },
+    (_, i) =>
+      `Paragraph ${i + 1} tells of the Harbour Trust and its ${30 + i} keepers, who counted boats and tides for a century and wrote it all down in notebooks that now fill a museum shelf.`,
+  ).join('\n\n'),
 };
 
 const TEMPLATES = new Set(Object.values(HANDOVERS).flat() as string[]);
@@ -63,11 +71,17 @@ describe('pipeline: the podcast is a conversation', () => {
         const handovers = lines.filter((l) => l.template && TEMPLATES.has(l.template));
         assert.ok(handovers.length >= Math.min(3, turns(lines).length / 3), `${handovers.length} hand-overs`);
         for (const line of handovers) {
-          const fixed = line.template!.split(/\{\w\}/).map((part) => part.trim()).filter(Boolean);
+          const fixed = line
+            .template!.split(/\{\w\}/)
+            .map((part) => part.trim())
+            .filter(Boolean);
           let filled = line.written;
           for (const part of fixed) filled = filled.replace(part, ' ');
           const content = words(filled).filter((w) => w !== 'the');
-          assert.ok(content.length > 0 && content.every((w) => source.includes(w)), `"${line.written}" carries nothing from the article`);
+          assert.ok(
+            content.length > 0 && content.every((w) => source.includes(w)),
+            `"${line.written}" carries nothing from the article`,
+          );
         }
         // Varied: several different lines, not one template over and over.
         assert.ok(new Set(handovers.map((l) => l.template)).size >= Math.min(3, handovers.length), 'varied hand-overs');
@@ -77,7 +91,10 @@ describe('pipeline: the podcast is a conversation', () => {
         lines.forEach((line, i) => {
           if (!line.template || !line.written.endsWith('?')) return;
           const next = lines[i + 1];
-          assert.ok(next && next.voice !== line.voice && !next.template, `"${line.written}" is not answered: ${next?.written}`);
+          assert.ok(
+            next && next.voice !== line.voice && !next.template,
+            `"${line.written}" is not answered: ${next?.written}`,
+          );
         });
       });
 
@@ -87,8 +104,16 @@ describe('pipeline: the podcast is a conversation', () => {
         assert.ok(title.split(' ').length <= 10, title);
         assert.match(lines[1]!.written, new RegExp(`Today: “${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}”`));
         const recap = lines.find((l) => l.template === 'recap')!;
-        const headings = article.blocks.filter((b) => b.kind === 'heading' && b.level === Math.min(...article.blocks.flatMap((h) => (h.kind === 'heading' ? [h.level] : []))));
-        for (const heading of headings.slice(0, 5)) assert.ok(heading.kind === 'heading' && recap.written.includes(heading.text.replace(/^\d+\.\s*/, '')), `${recap.written} lacks ${JSON.stringify(heading)}`);
+        const headings = article.blocks.filter(
+          (b) =>
+            b.kind === 'heading' &&
+            b.level === Math.min(...article.blocks.flatMap((h) => (h.kind === 'heading' ? [h.level] : []))),
+        );
+        for (const heading of headings.slice(0, 5))
+          assert.ok(
+            heading.kind === 'heading' && recap.written.includes(heading.text.replace(/^\d+\.\s*/, '')),
+            `${recap.written} lacks ${JSON.stringify(heading)}`,
+          );
         assert.equal(lines[lines.length - 1]!.template, 'goodbye');
         assert.equal(lines.indexOf(recap), lines.length - 2);
       });
@@ -96,7 +121,17 @@ describe('pipeline: the podcast is a conversation', () => {
   }
 
   it('an untitled text takes its first heading as title, else its first sentence, shortened', () => {
-    assert.equal(titleOf(parseMarkdown('Some words first.\n\n## Getting started with tides\n\nText here.')), 'Getting started with tides');
-    assert.equal(titleOf(parseMarkdown('The harbour trust counted every boat along the quay for a hundred years and more. Then it stopped.')), 'The harbour trust counted every boat along');
+    assert.equal(
+      titleOf(parseMarkdown('Some words first.\n\n## Getting started with tides\n\nText here.')),
+      'Getting started with tides',
+    );
+    assert.equal(
+      titleOf(
+        parseMarkdown(
+          'The harbour trust counted every boat along the quay for a hundred years and more. Then it stopped.',
+        ),
+      ),
+      'The harbour trust counted every boat along',
+    );
   });
 });

@@ -9,7 +9,12 @@ import path from 'node:path';
 import type { ArticlePipeline, FetchLimits, PipelineInput, PipelineOutput } from '../../../src/engine/pipeline/types';
 
 // The page servers of these tests are on loopback.
-export const FETCH_LIMITS: FetchLimits = { maxBytes: 10 * 1024 * 1024, timeoutMs: 20_000, maxRedirects: 5, allowPrivateNetwork: true };
+export const FETCH_LIMITS: FetchLimits = {
+  maxBytes: 10 * 1024 * 1024,
+  timeoutMs: 20_000,
+  maxRedirects: 5,
+  allowPrivateNetwork: true,
+};
 
 export interface PipelineRun {
   dir: string;
@@ -24,26 +29,34 @@ export interface PipelineRun {
 export async function runJob(
   pipeline: ArticlePipeline,
   input: Omit<PipelineInput, 'jobId'> & { jobId?: string },
-  options: { signal?: AbortSignal; fetchLimits?: Partial<FetchLimits>; onLog?: (message: string) => void; onProgress?: (fraction: number) => void } = {},
+  options: {
+    signal?: AbortSignal;
+    fetchLimits?: Partial<FetchLimits>;
+    onLog?: (message: string) => void;
+    onProgress?: (fraction: number) => void;
+  } = {},
 ): Promise<PipelineRun> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'aa-speech-'));
   const logs: string[] = [];
   const progress: number[] = [];
   const run: PipelineRun = { dir, logs, progress, dispose: () => rmSync(dir, { recursive: true, force: true }) };
   try {
-    run.output = await pipeline.run({ jobId: 'test-job', ...input }, {
-      workDir: dir,
-      signal: options.signal ?? new AbortController().signal,
-      progress: (fraction) => {
-        progress.push(fraction);
-        options.onProgress?.(fraction);
+    run.output = await pipeline.run(
+      { jobId: 'test-job', ...input },
+      {
+        workDir: dir,
+        signal: options.signal ?? new AbortController().signal,
+        progress: (fraction) => {
+          progress.push(fraction);
+          options.onProgress?.(fraction);
+        },
+        log: (_level, message) => {
+          logs.push(message);
+          options.onLog?.(message);
+        },
+        fetchLimits: { ...FETCH_LIMITS, ...options.fetchLimits },
       },
-      log: (_level, message) => {
-        logs.push(message);
-        options.onLog?.(message);
-      },
-      fetchLimits: { ...FETCH_LIMITS, ...options.fetchLimits },
-    });
+    );
   } catch (error) {
     run.error = error as Error & { code?: string };
   }
@@ -134,17 +147,22 @@ function seconds(stamp: string): number {
 }
 
 export function parseVtt(vtt: string): { header: string; cues: VttCue[] } {
-  const blocks = vtt.replace(/\r\n/g, '\n').trim().split(/\n{2,}/);
+  const blocks = vtt
+    .replace(/\r\n/g, '\n')
+    .trim()
+    .split(/\n{2,}/);
   const header = blocks.shift() ?? '';
-  const cues = blocks.filter((block) => !block.startsWith('NOTE')).map((block) => {
-    const lines = block.split('\n');
-    const timing = lines.findIndex((line) => line.includes('-->'));
-    const match = /^([\d:.]+)\s+-->\s+([\d:.]+)/.exec(lines[timing] ?? '');
-    if (!match) throw new Error(`Not a cue: ${block}`);
-    const body = lines.slice(timing + 1).join('\n');
-    const voice = /^<v ([^>]+)>/.exec(body)?.[1];
-    return { start: seconds(match[1]!), end: seconds(match[2]!), voice, text: body.replace(/^<v [^>]+>/, '') };
-  });
+  const cues = blocks
+    .filter((block) => !block.startsWith('NOTE'))
+    .map((block) => {
+      const lines = block.split('\n');
+      const timing = lines.findIndex((line) => line.includes('-->'));
+      const match = /^([\d:.]+)\s+-->\s+([\d:.]+)/.exec(lines[timing] ?? '');
+      if (!match) throw new Error(`Not a cue: ${block}`);
+      const body = lines.slice(timing + 1).join('\n');
+      const voice = /^<v ([^>]+)>/.exec(body)?.[1];
+      return { start: seconds(match[1]!), end: seconds(match[2]!), voice, text: body.replace(/^<v [^>]+>/, '') };
+    });
   return { header, cues };
 }
 
@@ -158,7 +176,9 @@ export interface DecodedAudio {
 
 /** Decodes an MP3 with the decoder the pipeline itself uses for intro and outro files. */
 export async function decodeMp3(bytes: Uint8Array): Promise<DecodedAudio> {
-  const decode = (await import('@audio/decode-mp3')).default as (data: Uint8Array) => Promise<{ channelData: Float32Array[]; sampleRate: number }>;
+  const decode = (await import('@audio/decode-mp3')).default as (
+    data: Uint8Array,
+  ) => Promise<{ channelData: Float32Array[]; sampleRate: number }>;
   const decoded = await decode(bytes);
   const samples = decoded.channelData[0] ?? new Float32Array(0);
   return { samples, sampleRate: decoded.sampleRate, durationS: samples.length / decoded.sampleRate };
@@ -182,7 +202,7 @@ export function rms(audio: DecodedAudio, from: number, to: number): number {
 export function zeroCrossingRate(audio: DecodedAudio, from: number, to: number): number {
   const part = span(audio, from, to);
   let crossings = 0;
-  for (let i = 1; i < part.length; i++) if ((part[i - 1]! >= 0) !== (part[i]! >= 0)) crossings++;
+  for (let i = 1; i < part.length; i++) if (part[i - 1]! >= 0 !== part[i]! >= 0) crossings++;
   return part.length === 0 ? 0 : (crossings * audio.sampleRate) / part.length;
 }
 
@@ -259,6 +279,7 @@ export function toneWav(frequency: number, seconds: number, sampleRate = 44_100,
   wav.writeUInt16LE(16, 34);
   wav.write('data', 36, 'ascii');
   wav.writeUInt32LE(count * 2, 40);
-  for (let i = 0; i < count; i++) wav.writeInt16LE(Math.round(Math.sin((2 * Math.PI * frequency * i) / sampleRate) * amplitude * 32767), 44 + i * 2);
+  for (let i = 0; i < count; i++)
+    wav.writeInt16LE(Math.round(Math.sin((2 * Math.PI * frequency * i) / sampleRate) * amplitude * 32767), 44 + i * 2);
   return wav;
 }

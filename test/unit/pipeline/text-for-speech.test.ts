@@ -14,14 +14,20 @@ describe('pipeline: sentences', () => {
   const cases: [string, string[]][] = [
     ['Dr. Smith met Mr. Jones. They talked.', ['Dr. Smith met Mr. Jones.', 'They talked.']],
     ['The value is 3.14 and rising. Next comes 2.5.', ['The value is 3.14 and rising.', 'Next comes 2.5.']],
-    ['Visit https://example.com/a.b.c?x=1.5 today. Then leave.', ['Visit https://example.com/a.b.c?x=1.5 today.', 'Then leave.']],
+    [
+      'Visit https://example.com/a.b.c?x=1.5 today. Then leave.',
+      ['Visit https://example.com/a.b.c?x=1.5 today.', 'Then leave.'],
+    ],
     ['Mail me at jane.doe@example.org. Thanks.', ['Mail me at jane.doe@example.org.', 'Thanks.']],
     ['J. R. R. Tolkien wrote it. It sold well.', ['J. R. R. Tolkien wrote it.', 'It sold well.']],
     ['We bought apples, pears, etc. Then we left.', ['We bought apples, pears, etc.', 'Then we left.']],
     ['See e.g. the docs, i.e. the manual. They help.', ['See e.g. the docs, i.e. the manual.', 'They help.']],
     ['It arrived at 5 p.m. He was late.', ['It arrived at 5 p.m.', 'He was late.']],
     ['Version 2.0.1 is out! Is it good? Yes.', ['Version 2.0.1 is out!', 'Is it good?', 'Yes.']],
-    ['Approx. 5 people came. Fig. 3 shows it. No. 7 won.', ['Approx. 5 people came.', 'Fig. 3 shows it.', 'No. 7 won.']],
+    [
+      'Approx. 5 people came. Fig. 3 shows it. No. 7 won.',
+      ['Approx. 5 people came.', 'Fig. 3 shows it.', 'No. 7 won.'],
+    ],
     ['The U.S. economy grew. Prices rose.', ['The U.S. economy grew.', 'Prices rose.']],
     ['“Stop,” she said. “Now.”', ['“Stop,” she said.', '“Now.”']],
   ];
@@ -44,7 +50,10 @@ describe('pipeline: normalization for speech', () => {
     assert.equal(numberToWords(0), 'zero');
     assert.equal(numberToWords(42), 'forty-two');
     assert.equal(numberToWords(1_000_001), 'one million one');
-    assert.equal(numberToWords('987654321012'), 'nine hundred eighty-seven billion six hundred fifty-four million three hundred twenty-one thousand twelve');
+    assert.equal(
+      numberToWords('987654321012'),
+      'nine hundred eighty-seven billion six hundred fifty-four million three hundred twenty-one thousand twelve',
+    );
     assert.equal(ordinalWords(1), 'first');
     assert.equal(ordinalWords(22), 'twenty-second');
     assert.equal(ordinalWords(40), 'fortieth');
@@ -69,7 +78,7 @@ describe('pipeline: normalization for speech', () => {
     ['She came 2nd and he 3rd.', 'She came second and he third.'],
     ['In 1990 the square was rebuilt.', 'In nineteen ninety the square was rebuilt.'],
     ['Since 2005 we have.', 'Since two thousand five we have.'],
-    ['The 1990s were loud, and so were the \'80s.', 'The nineteen nineties were loud, and so were the eighties.'],
+    ["The 1990s were loud, and so were the '80s.", 'The nineteen nineties were loud, and so were the eighties.'],
     // dates and times
     ['On March 5, 2019 it rained.', 'On March fifth, twenty nineteen it rained.'],
     ['On 3 June we meet.', 'On the third of June we meet.'],
@@ -106,7 +115,9 @@ describe('pipeline: normalization for speech', () => {
   }
 
   it('leaves no digit, URL or markup symbol in the spoken form of a busy sentence', () => {
-    const spoken = toSpoken('On 2024-03-05 at 14:00, Dr. Lee paid $1,250.75 (12% more) for 3 x 2.5GB at https://shop.example.com/p?id=7 — see #42 or `npm i` *now*.');
+    const spoken = toSpoken(
+      'On 2024-03-05 at 14:00, Dr. Lee paid $1,250.75 (12% more) for 3 x 2.5GB at https://shop.example.com/p?id=7 — see #42 or `npm i` *now*.',
+    );
     assert.doesNotMatch(spoken, /\d|https?:|[*`#<>{}[\]\\^]/, spoken);
   });
 });
@@ -158,8 +169,14 @@ describe('pipeline: the script of each model', () => {
     assert.ok(heading.pauseBefore > 0 && heading.pauseAfter > 0, JSON.stringify(heading));
     assert.deepEqual(heading.chapter, { title: 'Setup steps', level: 2 });
     const body = lines.find((l) => l.written.startsWith('An opening paragraph'))!;
-    assert.ok(heading.pauseBefore > body.pauseAfter - 0.2 && heading.pauseAfter > lines.find((l) => l.written === 'It was 5% better in 2023.')!.pauseBefore);
-    assert.deepEqual(lines.filter((l) => l.chapter).map((l) => l.chapter!.title), ['Field notes', 'Setup steps', 'Results']);
+    assert.ok(
+      heading.pauseBefore > body.pauseAfter - 0.2 &&
+        heading.pauseAfter > lines.find((l) => l.written === 'It was 5% better in 2023.')!.pauseBefore,
+    );
+    assert.deepEqual(
+      lines.filter((l) => l.chapter).map((l) => l.chapter!.title),
+      ['Field notes', 'Setup steps', 'Results'],
+    );
   });
 
   it('pro: sections are numbered when announced, with longer pauses than mini', () => {
@@ -182,8 +199,14 @@ describe('pipeline: the script of each model', () => {
     const lines = script(ARTICLE);
     const at = lines.findIndex((l) => l.written === 'A list of 3 items.');
     assert.ok(at > 0);
-    assert.deepEqual(lines.slice(at + 1, at + 4).map((l) => l.spoken), ['First, Install the tool.', 'Second, Run it.', 'Third, Check the output.']);
-    assert.deepEqual(lines.slice(at + 4, at + 6).map((l) => l.spoken), ['apples', 'pears']);
+    assert.deepEqual(
+      lines.slice(at + 1, at + 4).map((l) => l.spoken),
+      ['First, Install the tool.', 'Second, Run it.', 'Third, Check the output.'],
+    );
+    assert.deepEqual(
+      lines.slice(at + 4, at + 6).map((l) => l.spoken),
+      ['apples', 'pears'],
+    );
     assert.ok(lines.slice(at + 1, at + 5).every((l) => l.pauseAfter >= 0.2));
     // Two items are not worth announcing.
     assert.ok(!lines.some((l) => l.written === 'A list of 2 items.'));
@@ -192,11 +215,17 @@ describe('pipeline: the script of each model', () => {
   it('code blocks are summarized, not spelled out; a small table is read row by row', () => {
     const lines = script(ARTICLE);
     const spoken = lines.map((l) => l.spoken).join(' ');
-    assert.match(spoken, /Here the article shows a code example in java ?script, two lines long, which is not read aloud\./i);
+    assert.match(
+      spoken,
+      /Here the article shows a code example in java ?script, two lines long, which is not read aloud\./i,
+    );
     assert.doesNotMatch(spoken, /answer|console|forty-two/);
     const at = lines.findIndex((l) => l.written === 'A table of 3 rows: name and size.');
     assert.ok(at > 0, lines.map((l) => l.written).join('\n'));
-    assert.deepEqual(lines.slice(at + 1, at + 4).map((l) => l.written), ['a: size, 1.', 'b: size, 2.', 'c: size, 3.']);
+    assert.deepEqual(
+      lines.slice(at + 1, at + 4).map((l) => l.written),
+      ['a: size, 1.', 'b: size, 2.', 'c: size, 3.'],
+    );
   });
 
   it('quotes are marked as quotes', () => {
@@ -212,7 +241,10 @@ describe('pipeline: the script of each model', () => {
 
   it('podcast: two hosts greet with the title, share the sections with hand-overs, and sign off', () => {
     const { lines, profile } = buildScript(parseMarkdown(ARTICLE), 'article-podcast-1-pro');
-    assert.deepEqual(profile.voices.map((v) => v.name), ['Alex', 'Sam']);
+    assert.deepEqual(
+      profile.voices.map((v) => v.name),
+      ['Alex', 'Sam'],
+    );
     assert.match(lines[0]!.written, /^Hello, and welcome to Article Audio\. I'm Alex\.$/);
     assert.equal(lines[0]!.voice, 0);
     assert.match(lines[1]!.written, /^And I'm Sam\. Today: “Field notes”\.$/);
@@ -231,7 +263,11 @@ describe('pipeline: the script of each model', () => {
   });
 
   it('podcast without headings: hosts still take turns every paragraph or two', () => {
-    const text = Array.from({ length: 9 }, (_, i) => `Paragraph ${i + 1} says something worth hearing about the topic, and then it says a little more so that it is a real paragraph of some length.`).join('\n\n');
+    const text = Array.from(
+      { length: 9 },
+      (_, i) =>
+        `Paragraph ${i + 1} says something worth hearing about the topic, and then it says a little more so that it is a real paragraph of some length.`,
+    ).join('\n\n');
     const lines = buildScript(parseMarkdown(text), 'article-podcast-1-pro').lines;
     const body = lines.filter((l) => l.written.startsWith('Paragraph'));
     assert.deepEqual([...new Set(body.map((l) => l.voice))].sort(), [0, 1]);
@@ -247,11 +283,18 @@ describe('pipeline: text too short or too long to read', () => {
 
   it('fails with too_short when fewer than 50 characters remain once the markup is gone', async () => {
     // 60 characters of input, but most of it is markup and a code block that is not read.
-    const run = await runJob(pipeline, { modelId: 'article-audio-1-mini', text: '# Hi\n\n```\nconst x = 1; const y = 2; const z = 3;\n```\n\n**Ok.**' });
+    const run = await runJob(pipeline, {
+      modelId: 'article-audio-1-mini',
+      text: '# Hi\n\n```\nconst x = 1; const y = 2; const z = 3;\n```\n\n**Ok.**',
+    });
     run.dispose();
     assert.equal(run.error?.code, 'too_short', String(run.error));
     assert.match(run.error.message, /only \d+ characters/);
-    assert.deepEqual(run.progress.filter((p) => p > 0.01), [], 'no work was reported');
+    assert.deepEqual(
+      run.progress.filter((p) => p > 0.01),
+      [],
+      'no work was reported',
+    );
   });
 
   it('fails with too_long above 100,000 characters of readable text, before any speech is made', async () => {

@@ -4,7 +4,13 @@
 import * as assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { marked } from 'marked';
-import { commandLink, escapeMarkdown, MAX_MESSAGE_LENGTH, plainLabel, plainMessage } from '../../../src/views/safe-text';
+import {
+  commandLink,
+  escapeMarkdown,
+  MAX_MESSAGE_LENGTH,
+  plainLabel,
+  plainMessage,
+} from '../../../src/views/safe-text';
 
 // VS Code 1.100's parseLinkedText (src/vs/base/common/linkedText.ts), which notifications use to find links.
 const VSCODE_NOTIFICATION_LINK = /\[([^\]]+)\]\(((?:https?:\/\/|command:|file:)[^)\s]+)(?: (["'])(.+?)(\3))?\)/gi;
@@ -93,12 +99,16 @@ describe('plainLabel and commandLink', () => {
   });
 
   it('an argument from outside cannot close a command link', () => {
-    const link = commandLink('Cancel', 'articleAudio.cancelJob', ['x)[Play](command:articleAudio.removeJob?%5B%22y%22%5D']);
+    const link = commandLink('Cancel', 'articleAudio.cancelJob', [
+      'x)[Play](command:articleAudio.removeJob?%5B%22y%22%5D',
+    ]);
     const html = marked.parse(link, { async: false });
     assert.equal((html.match(/<a /g) ?? []).length, 1, html);
     assert.match(html, /href="command:articleAudio\.cancelJob\?/);
     assert.ok(!html.includes('removeJob'.replace('J', '"J')));
     const href = /href="([^"]+)"/.exec(html)?.[1] ?? '';
-    assert.deepEqual(JSON.parse(decodeURIComponent(href.slice(href.indexOf('?') + 1))), ['x)[Play](command:articleAudio.removeJob?%5B%22y%22%5D']);
+    assert.deepEqual(JSON.parse(decodeURIComponent(href.slice(href.indexOf('?') + 1))), [
+      'x)[Play](command:articleAudio.removeJob?%5B%22y%22%5D',
+    ]);
   });
 });

@@ -2,9 +2,20 @@
 // (a Map here; in VS Code it is globalState, exercised by the UI test's close-and-reopen and window reload).
 import * as assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ListeningMemory, MAX_REMEMBERED, PLAYBACK_KEY, POSITIONS_KEY, type KeyValueStore } from '../../../src/webview/listening-memory';
+import {
+  ListeningMemory,
+  MAX_REMEMBERED,
+  PLAYBACK_KEY,
+  POSITIONS_KEY,
+  type KeyValueStore,
+} from '../../../src/webview/listening-memory';
 
-function mapStore(): KeyValueStore & { data: Map<string, unknown>; writes: string[]; active: number; overlapped: boolean } {
+function mapStore(): KeyValueStore & {
+  data: Map<string, unknown>;
+  writes: string[];
+  active: number;
+  overlapped: boolean;
+} {
   const data = new Map<string, unknown>();
   const store = {
     data,
@@ -51,7 +62,8 @@ describe('player: listening memory', () => {
     memory.savePosition('a', 4);
     memory.savePosition('a', 5);
     // The timer writes by itself (no flush): wait for it however slow the machine, then count the writes.
-    for (let waited = 0; store.writes.length < 2 && waited < 30_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let waited = 0; store.writes.length < 2 && waited < 30_000; waited += 10)
+      await new Promise((resolve) => setTimeout(resolve, 10));
     await new Promise((resolve) => setTimeout(resolve, 50));
     assert.deepEqual(store.writes.sort(), [PLAYBACK_KEY, POSITIONS_KEY]);
     assert.deepEqual(store.data.get(PLAYBACK_KEY), { rate: 1.5, volume: 1, muted: false });

@@ -40,7 +40,8 @@ describe('player: page HTML', () => {
 
   it('has the stable document title tests look for, and labelled controls', () => {
     assert.match(html, new RegExp(`<title>${PLAYER_DOCUMENT_TITLE}</title>`));
-    for (const id of ['play', 'back', 'forward', 'mute']) assert.match(html, new RegExp(`id="${id}"[^>]*aria-label="[^"]+"`));
+    for (const id of ['play', 'back', 'forward', 'mute'])
+      assert.match(html, new RegExp(`id="${id}"[^>]*aria-label="[^"]+"`));
     for (const id of ['seek', 'volume']) assert.match(html, new RegExp(`id="${id}"[^>]*aria-label="[^"]+"`));
     assert.match(html, /<label class="speed" for="rate">/);
   });

@@ -2,13 +2,26 @@
 // reject anything else (a webview message is untyped JSON).
 import * as assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type LoadMessage, MAX_RATE, MIN_RATE, PLAYBACK_RATES, clampRate, isHostMessage, isPageMessage, isPlayerPageState, stepRate } from '../../../src/webview/protocol';
+import {
+  type LoadMessage,
+  MAX_RATE,
+  MIN_RATE,
+  PLAYBACK_RATES,
+  clampRate,
+  isHostMessage,
+  isPageMessage,
+  isPlayerPageState,
+  stepRate,
+} from '../../../src/webview/protocol';
 
 const load: LoadMessage = {
   type: 'load',
   job: { id: 'job_1', title: 'Bees', model: 'article-audio-1-mini', sourceLabel: 'bees.md', hasSourceDocument: true },
   audioUrl: 'https://file+.vscode-resource.vscode-cdn.net/x/audio.mp3',
-  cues: [{ start: 0, end: 1.5, text: 'Hi.', speaker: 'Alex' }, { start: 1.5, end: 3, text: 'Bye.' }],
+  cues: [
+    { start: 0, end: 1.5, text: 'Hi.', speaker: 'Alex' },
+    { start: 1.5, end: 3, text: 'Bye.' },
+  ],
   chapters: [{ title: 'Bees', level: 1, start: 0, end: 3 }],
   durationS: 3,
   position: 1.2,
@@ -21,13 +34,26 @@ describe('player: protocol guards', () => {
   it('accepts the messages the extension sends', () => {
     assert.ok(isHostMessage(load));
     assert.ok(isHostMessage(JSON.parse(JSON.stringify(load))));
-    assert.ok(isHostMessage({ ...load, cues: [], chapters: [], durationS: undefined, transcriptNote: 'No transcript.' }));
-    assert.ok(isHostMessage({ type: 'unavailable', job: { id: 'j', title: 'T' }, reason: 'gone', actions: ['retryJob', 'pickJob'] }));
+    assert.ok(
+      isHostMessage({ ...load, cues: [], chapters: [], durationS: undefined, transcriptNote: 'No transcript.' }),
+    );
+    assert.ok(
+      isHostMessage({
+        type: 'unavailable',
+        job: { id: 'j', title: 'T' },
+        reason: 'gone',
+        actions: ['retryJob', 'pickJob'],
+      }),
+    );
   });
 
   it('rejects malformed extension messages', () => {
     const bad: unknown[] = [
-      null, 'load', [], {}, { type: 'nope' },
+      null,
+      'load',
+      [],
+      {},
+      { type: 'nope' },
       { ...load, job: { ...load.job, id: '' } },
       { ...load, audioUrl: 42 },
       { ...load, cues: [{ start: '0', end: 1, text: 'x' }] },
@@ -57,7 +83,8 @@ describe('player: protocol guards', () => {
     ];
     for (const message of good) assert.ok(isPageMessage(message), JSON.stringify(message));
     const bad: unknown[] = [
-      undefined, { type: 'progress', jobId: 'j', time: -3, cue: 0, playing: true, ended: false },
+      undefined,
+      { type: 'progress', jobId: 'j', time: -3, cue: 0, playing: true, ended: false },
       { type: 'progress', jobId: 'j', time: 1, cue: 1.5, playing: true, ended: false },
       { type: 'progress', jobId: 'j', time: 1, cue: -2, playing: true, ended: false },
       { type: 'progress', jobId: '', time: 1, cue: 0, playing: true, ended: false },

@@ -39,7 +39,11 @@ describe('player: read-along matching', () => {
   });
 
   it('searches forward from the last match, so a repeated sentence is found in its second place', () => {
-    const spans = matchCues(doc, ['Bees carry pollen from flower to flower.', 'Researchers counted colonies.', 'Bees carry pollen from flower to flower.']);
+    const spans = matchCues(doc, [
+      'Bees carry pollen from flower to flower.',
+      'Researchers counted colonies.',
+      'Bees carry pollen from flower to flower.',
+    ]);
     assert.ok(spans[0] && spans[2]);
     assert.ok(spans[2].start > spans[0].start, 'the second occurrence comes later in the document');
     assert.equal(at(spans[2]), 'Bees carry pollen from flower to flower');
@@ -62,7 +66,7 @@ describe('player: read-along matching', () => {
 
   it('matches regardless of case, curly quotes and Unicode normalisation', () => {
     const text = 'She said “It’s ﬁne” — CAFÉ time.';
-    const [span] = matchCues(text, ["she said \"it's fine\" - café time."]);
+    const [span] = matchCues(text, ['she said "it\'s fine" - café time.']);
     assert.ok(span);
     assert.equal(text.slice(span.start, span.end), 'She said “It’s ﬁne” — CAFÉ time');
   });

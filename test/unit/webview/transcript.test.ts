@@ -3,7 +3,15 @@
 import * as assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { toChaptersJson, toWebVtt } from '../../../src/engine/pipeline/transcript';
-import { cueText, formatTime, indexAt, parseChapters, parseTimestamp, parseWebVtt, spokenTime } from '../../../src/webview/transcript';
+import {
+  cueText,
+  formatTime,
+  indexAt,
+  parseChapters,
+  parseTimestamp,
+  parseWebVtt,
+  spokenTime,
+} from '../../../src/webview/transcript';
 
 describe('player: WebVTT transcript', () => {
   it('reads back what the engine writes, speakers and escaped characters included', () => {
@@ -31,9 +39,15 @@ describe('player: WebVTT transcript', () => {
     ];
     const vtt = toWebVtt(written);
     assert.equal(vtt.match(/^NOTE paragraph$/gm)?.length, 2);
-    assert.deepEqual(parseWebVtt(vtt).map((cue) => cue.paragraph === true), [true, false, true, false]);
+    assert.deepEqual(
+      parseWebVtt(vtt).map((cue) => cue.paragraph === true),
+      [true, false, true, false],
+    );
     // A NOTE that says something else marks nothing.
-    assert.deepEqual(parseWebVtt('WEBVTT\n\nNOTE paragraphs are nice\n\n00:00.000 --> 00:01.000\nHi.\n').map((cue) => cue.paragraph), [undefined]);
+    assert.deepEqual(
+      parseWebVtt('WEBVTT\n\nNOTE paragraphs are nice\n\n00:00.000 --> 00:01.000\nHi.\n').map((cue) => cue.paragraph),
+      [undefined],
+    );
   });
 
   it('accepts CRLF, a BOM, cue settings, NOTE blocks, short timestamps and inline tags; skips broken blocks', () => {
@@ -91,10 +105,13 @@ describe('player: WebVTT transcript', () => {
 
 describe('player: chapters', () => {
   it('reads back what the engine writes', () => {
-    const json = toChaptersJson([
-      { title: 'Why Gardens Need Bees', level: 1, start: 0 },
-      { title: 'The quiet decline', level: 2, start: 12.118 },
-    ], 32.5);
+    const json = toChaptersJson(
+      [
+        { title: 'Why Gardens Need Bees', level: 1, start: 0 },
+        { title: 'The quiet decline', level: 2, start: 12.118 },
+      ],
+      32.5,
+    );
     assert.deepEqual(parseChapters(json), {
       durationS: 32.5,
       chapters: [
@@ -108,17 +125,24 @@ describe('player: chapters', () => {
     assert.deepEqual(parseChapters('not json'), { chapters: [] });
     assert.deepEqual(parseChapters('[1,2]'), { chapters: [] });
     assert.deepEqual(
-      parseChapters(JSON.stringify({
-        extra: true,
+      parseChapters(
+        JSON.stringify({
+          extra: true,
+          chapters: [
+            { title: 'B', start_s: 10, colour: 'red' },
+            { title: '  A  ', level: 0, start_s: 0, end_s: 'x' },
+            { title: '', start_s: 5 },
+            { title: 'No start' },
+            'junk',
+          ],
+        }),
+      ),
+      {
         chapters: [
-          { title: 'B', start_s: 10, colour: 'red' },
-          { title: '  A  ', level: 0, start_s: 0, end_s: 'x' },
-          { title: '', start_s: 5 },
-          { title: 'No start' },
-          'junk',
+          { title: 'A', level: 1, start: 0, end: 10 },
+          { title: 'B', level: 1, start: 10, end: 10 },
         ],
-      })),
-      { chapters: [{ title: 'A', level: 1, start: 0, end: 10 }, { title: 'B', level: 1, start: 10, end: 10 }] },
+      },
     );
   });
 });

@@ -4,12 +4,25 @@
 // `normalizeLate` last (acronyms, pauses at dashes and ellipses).
 import { numberToWords, ordinalWords, spellDigits, yearWords } from './numbers';
 import {
-  CAPITALIZED_WORDS, CURRENCY_PREFIXES, DENOMINATORS, IDENTIFIER_PARTS, NAMES, ROMAN_CARDINAL_BEFORE, SAID_AS_WORDS,
+  CAPITALIZED_WORDS,
+  CURRENCY_PREFIXES,
+  DENOMINATORS,
+  IDENTIFIER_PARTS,
+  NAMES,
+  ROMAN_CARDINAL_BEFORE,
+  SAID_AS_WORDS,
   VERSION_BEFORE,
 } from './tables';
 
 const MAGNITUDE = '(?:\\s?(thousand|million|billion|trillion|bn|mn|k|m|b|t)\\b)?';
-const MAGNITUDE_WORDS: Record<string, string> = { k: 'thousand', m: 'million', mn: 'million', b: 'billion', bn: 'billion', t: 'trillion' };
+const MAGNITUDE_WORDS: Record<string, string> = {
+  k: 'thousand',
+  m: 'million',
+  mn: 'million',
+  b: 'billion',
+  bn: 'billion',
+  t: 'trillion',
+};
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
@@ -28,7 +41,10 @@ function magnitudeWord(magnitude: string | undefined): string {
 
 /** "20.11.5" -> "twenty point eleven point five": each part a number, as people read versions. */
 export function versionWords(version: string): string {
-  return version.split('.').map((part) => (/^\d+$/.test(part) ? numberToWords(part) : part)).join(' point ');
+  return version
+    .split('.')
+    .map((part) => (/^\d+$/.test(part) ? numberToWords(part) : part))
+    .join(' point ');
 }
 
 const PRERELEASE = '(?:-(alpha|beta|rc|pre|preview|canary|next|dev)(?:\\.?(\\d+))?)?';
@@ -40,7 +56,10 @@ function prereleaseWords(label: string | undefined, number: string | undefined):
 }
 
 const NAME_PATTERN = new RegExp(
-  `(^|[\\s(“"'\`])(${Object.keys(NAMES).sort((a, b) => b.length - a.length).map(escapeRegExp).join('|')})(?=$|[\\s,.;:!?)”"'\`])`,
+  `(^|[\\s(“"'\`])(${Object.keys(NAMES)
+    .sort((a, b) => b.length - a.length)
+    .map(escapeRegExp)
+    .join('|')})(?=$|[\\s,.;:!?)”"'\`])`,
   'g',
 );
 
@@ -104,7 +123,10 @@ function isIdentifier(token: string): boolean {
 
 function phoneWords(phone: string): string {
   const plus = phone.trim().startsWith('+') ? 'plus ' : '';
-  const groups = phone.replace(/^\s*\+/, '').split(/[\s().-]+/).filter(Boolean);
+  const groups = phone
+    .replace(/^\s*\+/, '')
+    .split(/[\s().-]+/)
+    .filter(Boolean);
   return `${plus}${groups.map((g) => spellDigits(g)).join(', ')}`;
 }
 
@@ -140,48 +162,90 @@ export function normalizeTechnical(text: string): string {
   s = s.replace(NAME_PATTERN, (_m, before: string, name: string) => `${before}${NAMES[name]}`);
 
   // Package names with versions: @types/node@20.11.5, lodash@^4.17.21.
-  s = s.replace(/(^|[\s(“"'`])(@[\w.-]+\/)?([a-z][\w.-]*)@[\^~]?(\d+(?:\.\d+)*)(?=$|[\s,;:!?)”"'`]|\.(?:\s|$))/gi,
+  s = s.replace(
+    /(^|[\s(“"'`])(@[\w.-]+\/)?([a-z][\w.-]*)@[\^~]?(\d+(?:\.\d+)*)(?=$|[\s,;:!?)”"'`]|\.(?:\s|$))/gi,
     (_m, before: string, scope: string | undefined, name: string, version: string) =>
-      `${before}${scope ? `at ${scope.slice(1, -1)} slash ` : ''}${name}, version ${versionWords(version)}`);
-  s = s.replace(/(^|[\s(“"'`])@([\w.-]+)\/([\w.-]+)/g, (_m, before: string, scope: string, name: string) => `${before}at ${scope} slash ${name}`);
+      `${before}${scope ? `at ${scope.slice(1, -1)} slash ` : ''}${name}, version ${versionWords(version)}`,
+  );
+  s = s.replace(
+    /(^|[\s(“"'`])@([\w.-]+)\/([\w.-]+)/g,
+    (_m, before: string, scope: string, name: string) => `${before}at ${scope} slash ${name}`,
+  );
 
   // Versions: v1.2.3, 3.12.1, 1.0.0-beta.2, "Python 3.12".
-  s = s.replace(new RegExp(`\\b[vV](\\d+(?:\\.\\d+)*)${PRERELEASE}(?![\\w.]|\\.\\d)`, 'g'),
-    (_m, version: string, label?: string, n?: string) => `version ${versionWords(version)}${prereleaseWords(label, n)}`);
-  s = s.replace(/\b(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\b(?!\.\d)/g, (_m, ...parts: string[]) => parts.slice(0, 4).map((p) => numberToWords(p)).join(' dot '));
-  s = s.replace(new RegExp(`\\b(\\d+\\.\\d+\\.\\d+(?:\\.\\d+)?)${PRERELEASE}\\b(?!\\.\\d)`, 'g'),
-    (_m, version: string, label?: string, n?: string) => `${versionWords(version)}${prereleaseWords(label, n)}`);
+  s = s.replace(
+    new RegExp(`\\b[vV](\\d+(?:\\.\\d+)*)${PRERELEASE}(?![\\w.]|\\.\\d)`, 'g'),
+    (_m, version: string, label?: string, n?: string) => `version ${versionWords(version)}${prereleaseWords(label, n)}`,
+  );
+  s = s.replace(/\b(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\b(?!\.\d)/g, (_m, ...parts: string[]) =>
+    parts
+      .slice(0, 4)
+      .map((p) => numberToWords(p))
+      .join(' dot '),
+  );
+  s = s.replace(
+    new RegExp(`\\b(\\d+\\.\\d+\\.\\d+(?:\\.\\d+)?)${PRERELEASE}\\b(?!\\.\\d)`, 'g'),
+    (_m, version: string, label?: string, n?: string) => `${versionWords(version)}${prereleaseWords(label, n)}`,
+  );
   s = s.replace(/\b([A-Za-z][\w.]*)\s+(\d+)\.(\d+)\b(?!\.\d)/g, (match, word: string, major: string, minor: string) =>
-    VERSION_BEFORE.has(word.toLowerCase()) ? `${word} ${numberToWords(major)} point ${numberToWords(minor)}` : match);
+    VERSION_BEFORE.has(word.toLowerCase()) ? `${word} ${numberToWords(major)} point ${numberToWords(minor)}` : match,
+  );
 
   // Phone numbers, before their dashes are read as ranges: +1 (555) 123-4567, 555-123-4567, +44 20 7946 0958.
-  s = s.replace(/(^|[\s(:])(\+\d{1,3}(?:[\s.-]?\(\d{1,4}\))?(?:[\s.-]\d{2,5}){2,4})(?=$|[\s,.;)])/g, (_m, before: string, phone: string) => `${before}${phoneWords(phone)}`);
-  s = s.replace(/(^|[\s:])((?:\(\d{3}\)\s?|\b\d{3}[-.])\d{3}[-.]\d{4})\b/g, (_m, before: string, phone: string) => `${before}${phoneWords(phone)}`);
+  s = s.replace(
+    /(^|[\s(:])(\+\d{1,3}(?:[\s.-]?\(\d{1,4}\))?(?:[\s.-]\d{2,5}){2,4})(?=$|[\s,.;)])/g,
+    (_m, before: string, phone: string) => `${before}${phoneWords(phone)}`,
+  );
+  s = s.replace(
+    /(^|[\s:])((?:\(\d{3}\)\s?|\b\d{3}[-.])\d{3}[-.]\d{4})\b/g,
+    (_m, before: string, phone: string) => `${before}${phoneWords(phone)}`,
+  );
 
   // Identifiers: remoteTimeoutMs, MAX_RETRIES, snake_case, XMLHttpRequest, arm64 (after names and versions).
-  s = s.replace(/(?<![\w@./-])[A-Za-z_][A-Za-z0-9_]*[A-Za-z0-9](?![\w@]|\.\w)/g, (token) => (isIdentifier(token) ? identifierWords(token) : token));
+  s = s.replace(/(?<![\w@./-])[A-Za-z_][A-Za-z0-9_]*[A-Za-z0-9](?![\w@]|\.\w)/g, (token) =>
+    isIdentifier(token) ? identifierWords(token) : token,
+  );
 
   // Money by currency code or prefix: US$1.9 billion, USD 5, 5 EUR.
   const codes = Object.keys(CURRENCY_PREFIXES).map(escapeRegExp).join('|');
-  s = s.replace(new RegExp(`(?<![\\w$])(${codes})\\s?(\\d[\\d,]*(?:\\.\\d+)?)${MAGNITUDE}`, 'g'), (_m, code: string, amount: string, magnitude?: string) => {
-    const [one, many] = CURRENCY_PREFIXES[code]!;
-    return `${amountWords(amount)}${magnitudeWord(magnitude)} ${amount === '1' && !magnitude ? one : many}`;
-  });
-  s = s.replace(new RegExp(`\\b(\\d[\\d,]*(?:\\.\\d+)?)${MAGNITUDE}\\s(${Object.keys(CURRENCY_PREFIXES).filter((c) => /^[A-Z]{3}$/.test(c)).join('|')})\\b`, 'g'),
+  s = s.replace(
+    new RegExp(`(?<![\\w$])(${codes})\\s?(\\d[\\d,]*(?:\\.\\d+)?)${MAGNITUDE}`, 'g'),
+    (_m, code: string, amount: string, magnitude?: string) => {
+      const [one, many] = CURRENCY_PREFIXES[code]!;
+      return `${amountWords(amount)}${magnitudeWord(magnitude)} ${amount === '1' && !magnitude ? one : many}`;
+    },
+  );
+  s = s.replace(
+    new RegExp(
+      `\\b(\\d[\\d,]*(?:\\.\\d+)?)${MAGNITUDE}\\s(${Object.keys(CURRENCY_PREFIXES)
+        .filter((c) => /^[A-Z]{3}$/.test(c))
+        .join('|')})\\b`,
+      'g',
+    ),
     (_m, amount: string, magnitude: string | undefined, code: string) => {
       const [one, many] = CURRENCY_PREFIXES[code]!;
       return `${amountWords(amount)}${magnitudeWord(magnitude)} ${amount === '1' && !magnitude ? one : many}`;
-    });
+    },
+  );
 
   // Ranges whose dash would otherwise be lost or misread: $5-10, $5–$10, 5-10%, 2010-2015, 2010–15.
   const CURRENCY_NAMES: Record<string, string> = { $: 'dollars', '€': 'euros', '£': 'pounds', '¥': 'yen' };
-  s = s.replace(new RegExp(`([$€£¥])(\\d[\\d,]*(?:\\.\\d+)?)\\s?(?:[-–]|to)\\s?\\1?(\\d[\\d,]*(?:\\.\\d+)?)${MAGNITUDE}`, 'g'),
-    (_m, symbol: string, low: string, high: string, magnitude?: string) => `${amountWords(low)} to ${amountWords(high)}${magnitudeWord(magnitude)} ${CURRENCY_NAMES[symbol]}`);
-  s = s.replace(/\b(\d+(?:\.\d+)?)\s?[-–]\s?(\d+(?:\.\d+)?)\s?%/g, (_m, low: string, high: string) => `${amountWords(low)} to ${amountWords(high)} percent`);
-  s = s.replace(/\b(1[1-9]\d\d|20\d\d)\s?[-–]\s?(\d\d|1[1-9]\d\d|20\d\d)\b(?![-–]\d)/g, (match, first: string, second: string) => {
-    const end = Number(fullYear(first, second));
-    return end > Number(first) ? `${yearWords(Number(first))} to ${yearWords(end)}` : match;
-  });
+  s = s.replace(
+    new RegExp(`([$€£¥])(\\d[\\d,]*(?:\\.\\d+)?)\\s?(?:[-–]|to)\\s?\\1?(\\d[\\d,]*(?:\\.\\d+)?)${MAGNITUDE}`, 'g'),
+    (_m, symbol: string, low: string, high: string, magnitude?: string) =>
+      `${amountWords(low)} to ${amountWords(high)}${magnitudeWord(magnitude)} ${CURRENCY_NAMES[symbol]}`,
+  );
+  s = s.replace(
+    /\b(\d+(?:\.\d+)?)\s?[-–]\s?(\d+(?:\.\d+)?)\s?%/g,
+    (_m, low: string, high: string) => `${amountWords(low)} to ${amountWords(high)} percent`,
+  );
+  s = s.replace(
+    /\b(1[1-9]\d\d|20\d\d)\s?[-–]\s?(\d\d|1[1-9]\d\d|20\d\d)\b(?![-–]\d)/g,
+    (match, first: string, second: string) => {
+      const end = Number(fullYear(first, second));
+      return end > Number(first) ? `${yearWords(Number(first))} to ${yearWords(end)}` : match;
+    },
+  );
 
   // Signs: -5°C, −3, +2%, 50 ± 2.
   s = s.replace(/\s?±\s?/g, ' plus or minus ');
@@ -189,18 +253,27 @@ export function normalizeTechnical(text: string): string {
   s = s.replace(/(^|[\s([{=:,;])\+(?=\d)/g, '$1plus ');
 
   // Operators between numbers or symbols: 5 * 3, 4 × 2, x^2, 2**10, 10 / 2, a != b, x ≤ y.
-  s = s.replace(/\b([A-Za-z]|\d+(?:\.\d+)?)\s?(?:\^|\*\*)\s?(\d+|[a-z])\b/g, (_m, base: string, exponent: string) => `${base} ${powerWords(exponent)}`);
+  s = s.replace(
+    /\b([A-Za-z]|\d+(?:\.\d+)?)\s?(?:\^|\*\*)\s?(\d+|[a-z])\b/g,
+    (_m, base: string, exponent: string) => `${base} ${powerWords(exponent)}`,
+  );
   s = s.replace(/(\d|\b[a-z])\s?[*×]\s?(?=\d|[a-z]\b)/g, '$1 times ');
   s = s.replace(/(\d)\s[/÷]\s(?=\d)/g, '$1 divided by ');
   s = s.replace(/\s(?:!=|≠)\s/g, ' is not equal to ').replace(/\s==\s/g, ' equals ');
   s = s.replace(/\s(?:<=|≤)\s/g, ' is at most ').replace(/\s(?:>=|≥)\s/g, ' is at least ');
-  s = s.replace(/\s<\s/g, ' is less than ').replace(/\s>\s/g, ' is greater than ').replace(/\s?≈\s?/g, ' approximately ');
+  s = s
+    .replace(/\s<\s/g, ' is less than ')
+    .replace(/\s>\s/g, ' is greater than ')
+    .replace(/\s?≈\s?/g, ' approximately ');
 
   // Fractions: 1/3, 3/4, 2/3 (dates like 3/4/2024 and paths are left alone).
-  s = s.replace(/(^|[^\w/.])(\d{1,3})\/(\d{1,4})(?![\w/.]|\.\d)/g, (match, before: string, top: string, bottom: string) => {
-    const words = fractionWords(top, bottom);
-    return words ? `${before}${words}` : match;
-  });
+  s = s.replace(
+    /(^|[^\w/.])(\d{1,3})\/(\d{1,4})(?![\w/.]|\.\d)/g,
+    (match, before: string, top: string, bottom: string) => {
+      const words = fractionWords(top, bottom);
+      return words ? `${before}${words}` : match;
+    },
+  );
 
   // Roman numerals after names: World War II, Henry VIII, Part I (the pronoun "I" stays a pronoun).
   s = s.replace(/\b([A-Z][a-z]+)\s+([IVXL]+)(?=$|[\s,.;:!?)'’])/g, (match, word: string, numeral: string) => {

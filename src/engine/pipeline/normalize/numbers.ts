@@ -1,7 +1,27 @@
 // Numbers in words: cardinals, ordinals, years, digit by digit.
 
-export const ONES = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve',
-  'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen'];
+export const ONES = [
+  'zero',
+  'one',
+  'two',
+  'three',
+  'four',
+  'five',
+  'six',
+  'seven',
+  'eight',
+  'nine',
+  'ten',
+  'eleven',
+  'twelve',
+  'thirteen',
+  'fourteen',
+  'fifteen',
+  'sixteen',
+  'seventeen',
+  'eighteen',
+  'nineteen',
+];
 export const TENS = ['', '', 'twenty', 'thirty', 'forty', 'fifty', 'sixty', 'seventy', 'eighty', 'ninety'];
 const SCALES = ['', 'thousand', 'million', 'billion', 'trillion', 'quadrillion'];
 
@@ -12,7 +32,8 @@ function belowThousand(n: number): string {
   if (hundreds > 0) parts.push(`${ONES[hundreds]} hundred`);
   if (rest > 0) {
     if (rest < 20) parts.push(ONES[rest]!);
-    else parts.push(rest % 10 === 0 ? TENS[Math.floor(rest / 10)]! : `${TENS[Math.floor(rest / 10)]}-${ONES[rest % 10]}`);
+    else
+      parts.push(rest % 10 === 0 ? TENS[Math.floor(rest / 10)]! : `${TENS[Math.floor(rest / 10)]}-${ONES[rest % 10]}`);
   }
   return parts.join(' ');
 }
@@ -36,11 +57,20 @@ export function numberToWords(value: number | bigint | string): string {
 }
 
 export function spellDigits(digits: string): string {
-  return digits.split('').map((d) => (/\d/.test(d) ? ONES[Number(d)]! : d)).join(' ');
+  return digits
+    .split('')
+    .map((d) => (/\d/.test(d) ? ONES[Number(d)]! : d))
+    .join(' ');
 }
 
 const ORDINAL_WORDS: Record<string, string> = {
-  one: 'first', two: 'second', three: 'third', five: 'fifth', eight: 'eighth', nine: 'ninth', twelve: 'twelfth',
+  one: 'first',
+  two: 'second',
+  three: 'third',
+  five: 'fifth',
+  eight: 'eighth',
+  nine: 'ninth',
+  twelve: 'twelfth',
 };
 
 export function ordinalWords(n: number | string): string {
@@ -65,4 +95,3 @@ export function yearWords(year: number): string {
   if (low < 10) return `${belowThousand(high)} oh ${ONES[low]}`;
   return `${belowThousand(high)} ${belowThousand(low)}`;
 }
-
