@@ -51,6 +51,10 @@ describe('Packaging', () => {
     ]) {
       assert.ok(entries.includes(needed), `${needed} is missing from the .vsix`);
     }
+    const bundles = readdirSync(path.join(work, 'dist')).filter((name) => name.endsWith('.js') && name !== 'cli.js');
+    assert.ok(bundles.length >= 5, `only ${bundles.join(', ')} built`);
+    for (const bundle of bundles)
+      assert.ok(entries.includes(`extension/dist/${bundle}`), `dist/${bundle} is missing from the .vsix`);
     assert.ok(
       !entries.includes('extension/dist/cli.js'),
       'the command line is not packaged: the extension never loads it',
