@@ -33,7 +33,8 @@ export async function startTeamEngineProcess(
   const cluster = await startCluster({
     serverUrl: postgres.url,
     realWorker: true,
-    workerArgs: ['--lease-s', '5', ...workerArgs],
+    // The tests' pages are served from loopback, which a team worker refuses to fetch unless told otherwise.
+    workerArgs: ['--lease-s', '5', '--allow-private-network', ...workerArgs],
   });
   const teamArgs = ['--database', cluster.databaseUrl, '--storage', cluster.storage];
   const api = await embedded({ ...options, args: [...teamArgs, ...args] });
