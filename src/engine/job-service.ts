@@ -19,7 +19,7 @@ import {
   storageFailure,
 } from './pipeline/types';
 import { ProgressThrottle } from './progress-throttle';
-import { closingEvents, logEvent, partResultEvent, statusEvent } from './stream-events';
+import { acceptedEvents, closingEvents, logEvent, partResultEvent, runLog, statusEvent } from './stream-events';
 import { type ArticleSubmission, submissionDigest } from './submission';
 import type { EventListener, Following, JobHandle, JobServiceApi, ServiceHealth } from './service-api';
 import {
@@ -60,10 +60,6 @@ export interface JobServiceOptions {
   stopTimeoutMs: number;
   log: Logger;
 }
-
-const MAX_LOG_MESSAGE = 2000;
-const MAX_LOG_EVENTS_PER_RUN = 1000;
-const LOG_LEVELS: readonly string[] = ['debug', 'info', 'warn', 'error'];
 
 export class QueueFullError extends Error {
   constructor(
@@ -251,28 +247,8 @@ export class JobService implements JobServiceApi {
     request: ArticleSubmission,
     idempotency: StoredJob['idempotency'],
   ): Promise<LiveJob> {
-    const now = new Date().toISOString();
-    const record: StoredJob = {
-      id: newJobId(),
-      owner,
-      request,
-      ...(idempotency ? { idempotency } : {}),
-      status: 'queued',
-      progress: 0,
-      createdAt: now,
-      updatedAt: now,
-      attempts: 0,
-      crashes: 0,
-      error: null,
-      outputs: null,
-      result: null,
-    };
-    const source =
-      request.url !== undefined ? `the page ${request.url}` : `${request.text?.length ?? 0} characters of text`;
-    const first: StoredEvent[] = [
-      statusEvent('queued', 0, null),
-      logEvent('info', `Accepted: ${source}, model ${request.model_id}.`),
-    ].map((e, index) => ({ id: index + 1, ...e }));
+    const record = newJobRecord(owner, request, idempotency);
+    const first: StoredEvent[] = acceptedEvents(request).map((e, index) => ({ id: index + 1, ...e }));
     try {
       await this.options.store.create(record, first);
     } catch (error) {
@@ -381,16 +357,9 @@ export class JobService implements JobServiceApi {
       job.progress = progress;
       void job.emit([statusEvent('processing', progress, null)]);
     });
-    let logs = 0;
+    const logLine = runLog((event) => void job.emit([event]));
     const log = (level: PipelineLogLevel, message: string) => {
-      if (!current()) return;
-      logs++;
-      if (logs > MAX_LOG_EVENTS_PER_RUN + 1) return;
-      const text =
-        logs > MAX_LOG_EVENTS_PER_RUN
-          ? 'Further log lines of this run are left out.'
-          : String(message).slice(0, MAX_LOG_MESSAGE);
-      void job.emit([logEvent(LOG_LEVELS.includes(level) ? level : 'info', text)]);
+      if (current()) logLine(level, message);
     };
     const { request } = job.record;
     let output: PipelineOutput | undefined;
@@ -654,6 +623,30 @@ export class JobService implements JobServiceApi {
     }
     await this.options.store.close();
   }
+}
+
+/** The record of a job just accepted: queued, nothing run yet. */
+export function newJobRecord(
+  owner: string,
+  request: ArticleSubmission,
+  idempotency: StoredJob['idempotency'],
+): StoredJob {
+  const now = new Date().toISOString();
+  return {
+    id: newJobId(),
+    owner,
+    request,
+    ...(idempotency ? { idempotency } : {}),
+    status: 'queued',
+    progress: 0,
+    createdAt: now,
+    updatedAt: now,
+    attempts: 0,
+    crashes: 0,
+    error: null,
+    outputs: null,
+    result: null,
+  };
 }
 
 /**

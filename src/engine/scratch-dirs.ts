@@ -7,6 +7,7 @@
 import { readdir, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { isAlive } from './process-alive';
 
 export const SCRATCH_PREFIX = 'article-audio-flite-';
 const UNOWNED_MAX_AGE_MS = 3600_000;
@@ -36,15 +37,6 @@ export async function removeStaleScratchDirs(tempDir = os.tmpdir()): Promise<num
     }
   }
   return removed;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 async function untouchedFor(dir: string, ms: number): Promise<boolean> {

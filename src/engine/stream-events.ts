@@ -4,6 +4,7 @@
 import type { PipelineLogLevel } from './pipeline/types';
 import type { NewEvent } from './live-job';
 import type { JobFailure, JobState, StoredJob, StoredOutput } from './store/types';
+import type { ArticleSubmission } from './submission';
 
 export interface OutputLink {
   url: string;
@@ -125,4 +126,32 @@ export function withAbsoluteUrls(data: unknown, baseUrl: string): unknown {
         : withAbsoluteUrls(value, baseUrl),
     ]),
   );
+}
+
+/** The first events of every accepted job: queued, and what was accepted. */
+export function acceptedEvents(request: ArticleSubmission): NewEvent[] {
+  const source =
+    request.url !== undefined ? `the page ${request.url}` : `${request.text?.length ?? 0} characters of text`;
+  return [statusEvent('queued', 0, null), logEvent('info', `Accepted: ${source}, model ${request.model_id}.`)];
+}
+
+const MAX_LOG_MESSAGE = 2000;
+const MAX_LOG_EVENTS_PER_RUN = 1000;
+const LOG_LEVELS: readonly string[] = ['debug', 'info', 'warn', 'error'];
+
+/**
+ * The log events of one run of a pipeline: each message cut to a sane length, an unknown level read as info, and at
+ * most MAX_LOG_EVENTS_PER_RUN of them (then one line saying the rest are left out, then nothing).
+ */
+export function runLog(emit: (event: NewEvent) => void): (level: PipelineLogLevel, message: string) => void {
+  let logs = 0;
+  return (level, message) => {
+    logs++;
+    if (logs > MAX_LOG_EVENTS_PER_RUN + 1) return;
+    const text =
+      logs > MAX_LOG_EVENTS_PER_RUN
+        ? 'Further log lines of this run are left out.'
+        : String(message).slice(0, MAX_LOG_MESSAGE);
+    emit(logEvent(LOG_LEVELS.includes(level) ? level : 'info', text));
+  };
 }

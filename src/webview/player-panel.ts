@@ -17,6 +17,7 @@ import {
   type LoadMessage,
   type PageAction,
   type PageMessage,
+  type PlayerJobInfo,
   type UnavailableMessage,
   isPageMessage,
   isPlayerPageState,
@@ -342,13 +343,7 @@ class Player implements PlayerController {
     const preferences = this.memory.preferences();
     const message: LoadMessage = {
       type: 'load',
-      job: {
-        id: job.id,
-        title: job.title,
-        model: job.modelId,
-        sourceLabel: sourceLabel(job),
-        hasSourceDocument: job.source.documentUri !== undefined,
-      },
+      job: jobInfo(job),
       audioUrl: webview
         ? webview.asWebviewUri(vscode.Uri.file(files.audio)).toString()
         : vscode.Uri.file(files.audio).toString(),
@@ -378,13 +373,7 @@ class Player implements PlayerController {
     }
     return {
       type: 'load',
-      job: {
-        id: job.id,
-        title: job.title,
-        model: job.modelId,
-        sourceLabel: sourceLabel(job),
-        hasSourceDocument: job.source.documentUri !== undefined,
-      },
+      job: jobInfo(job),
       audioUrl: '',
       live: { parts: live },
       cues: live.flatMap((part) => part.cues),
@@ -612,6 +601,17 @@ class Player implements PlayerController {
     );
     return picked?.id;
   }
+}
+
+/** What the page shows of a job in its header. */
+function jobInfo(job: JobRecord): PlayerJobInfo {
+  return {
+    id: job.id,
+    title: job.title,
+    model: job.modelId,
+    sourceLabel: sourceLabel(job),
+    hasSourceDocument: job.source.documentUri !== undefined,
+  };
 }
 
 async function livePart(part: CachedPart): Promise<LivePart> {

@@ -16,6 +16,7 @@ import { open, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { isAlive } from '../process-alive';
 
 export interface DataDirLock {
   release(): Promise<void>;
@@ -174,15 +175,6 @@ async function inspect(file: string, staleMs: number): Promise<{ stale: boolean;
   if (sameNamespace && owner.pid !== undefined && (owner.pid === process.pid || !isAlive(owner.pid)))
     return { stale: true, owner };
   return { stale: age > staleMs, owner };
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 // The heartbeat runs in a worker so that nothing on the main thread (a long parse, a synchronous loop, a GC pause of

@@ -4,8 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Pool } from 'pg';
-import { newJobId } from '../job-id';
-import { IdempotencyConflictError, type Logger, QueueFullError, StoppingError } from '../job-service';
+import { IdempotencyConflictError, type Logger, newJobRecord, QueueFullError, StoppingError } from '../job-service';
 import type { EventListener, Following, JobHandle, JobServiceApi, ServiceHealth } from '../service-api';
 import {
   type ByteRange,
@@ -15,7 +14,7 @@ import {
   type StoredOutput,
   isTerminal,
 } from '../store/types';
-import { closingEvents, logEvent, statusEvent } from '../stream-events';
+import { acceptedEvents, closingEvents } from '../stream-events';
 import { type ArticleSubmission, submissionDigest } from '../submission';
 import { transaction } from './db';
 import { type JobRow, appendEvents, lockJob, readEvents, recordOf, saveJob } from './jobs';
@@ -83,35 +82,15 @@ export class PgApiService implements JobServiceApi {
     }
     const waiting = await pool.query<{ n: string }>("SELECT count(*) AS n FROM aa_jobs WHERE status = 'queued'");
     if (Number(waiting.rows[0]?.n ?? 0) >= this.options.queueDepth) throw new QueueFullError(5);
-    const now = new Date().toISOString();
-    const record: StoredJob = {
-      id: newJobId(),
-      owner,
-      request,
-      ...(key !== undefined ? { idempotency: { key, request: digest } } : {}),
-      status: 'queued',
-      progress: 0,
-      createdAt: now,
-      updatedAt: now,
-      attempts: 0,
-      crashes: 0,
-      error: null,
-      outputs: null,
-      result: null,
-    };
-    const source =
-      request.url !== undefined ? `the page ${request.url}` : `${request.text?.length ?? 0} characters of text`;
+    const record = newJobRecord(owner, request, key !== undefined ? { key, request: digest } : undefined);
     const created = await transaction(pool, async (client) => {
       const inserted = await client.query(
         `INSERT INTO aa_jobs (id, owner, record, status, progress, idem_key, created_at) VALUES ($1, $2, $3, 'queued', 0, $4, $5)
          ON CONFLICT (owner, idem_key) WHERE idem_key IS NOT NULL DO NOTHING RETURNING id`,
-        [record.id, owner, JSON.stringify(record), key ?? null, now],
+        [record.id, owner, JSON.stringify(record), key ?? null, record.createdAt],
       );
       if (inserted.rowCount === 0) return false;
-      await appendEvents(client, { id: record.id, last_event_id: 0 }, [
-        statusEvent('queued', 0, null),
-        logEvent('info', `Accepted: ${source}, model ${request.model_id}.`),
-      ]);
+      await appendEvents(client, { id: record.id, last_event_id: 0 }, acceptedEvents(request));
       await client.query('SELECT pg_notify($1, $2)', [QUEUE_CHANNEL, record.id]);
       return true;
     });

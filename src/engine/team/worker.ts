@@ -14,14 +14,13 @@ import type { NewEvent } from '../live-job';
 import {
   type ArticlePipeline,
   type FetchLimits,
-  type PipelineLogLevel,
   type PipelineOutput,
   type PipelinePart,
   PipelineError,
 } from '../pipeline/types';
 import { ProgressThrottle } from '../progress-throttle';
 import type { Claim, JobFailure, OutputStorage, StoredJob, StoredOutput, WorkQueue } from '../store/types';
-import { closingEvents, logEvent, partResultEvent, statusEvent } from '../stream-events';
+import { closingEvents, logEvent, partResultEvent, runLog, statusEvent } from '../stream-events';
 import { newClient, transaction } from './db';
 import { type JobRow, appendEvents, lockJob, recordOf, saveJob } from './jobs';
 import { QUEUE_CHANNEL } from './schema';
@@ -44,10 +43,6 @@ export interface WorkerOptions {
   stopTimeoutMs: number;
   log: Logger;
 }
-
-const MAX_LOG_MESSAGE = 2000;
-const MAX_LOG_EVENTS_PER_RUN = 1000;
-const LOG_LEVELS: readonly string[] = ['debug', 'info', 'warn', 'error'];
 
 export interface JobClaim extends Claim {
   record: StoredJob;
@@ -286,16 +281,7 @@ export class Worker {
     const throttle = new ProgressThrottle(claim.record.progress, options.progressIntervalMs, (progress) =>
       emit([statusEvent('processing', progress, null)], progress),
     );
-    let logs = 0;
-    const log = (level: PipelineLogLevel, message: string) => {
-      logs++;
-      if (logs > MAX_LOG_EVENTS_PER_RUN + 1) return;
-      const text =
-        logs > MAX_LOG_EVENTS_PER_RUN
-          ? 'Further log lines of this run are left out.'
-          : String(message).slice(0, MAX_LOG_MESSAGE);
-      emit([logEvent(LOG_LEVELS.includes(level) ? level : 'info', text)]);
-    };
+    const log = runLog((event) => emit([event]));
     const request = claim.record.request;
     const workDir = await mkdtemp(path.join(options.workDir, `aa-run-${claim.jobId}-`));
     let output: PipelineOutput | undefined;
