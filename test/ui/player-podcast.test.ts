@@ -73,6 +73,13 @@ describe('Player with a podcast made from a selection (UI)', () => {
 
     const frame = await vscode.webviewFrame('Article Audio Player', 180_000);
     await frame.locator('#player').waitFor({ state: 'visible', timeout: 20_000 });
+    // The player opens on the first part while the rest is converted; this test reads the whole transcript, so it
+    // waits for the finished file (the "still converting" note goes away).
+    const deadline = Date.now() + 180_000;
+    while ((await frame.locator('#transcript-note', { hasText: 'Still converting' }).count()) > 0) {
+      if (Date.now() > deadline) throw new Error('The job never finished in the player');
+      await page.waitForTimeout(250);
+    }
     assert.match(await frame.locator('#job-meta').innerText(), /article-podcast-1-pro .* selection in notes\.md/);
     const speakers = new Set(await frame.locator('.speaker').allInnerTexts());
     assert.deepEqual([...speakers].sort(), ['Alex', 'Sam'], 'both hosts are named');

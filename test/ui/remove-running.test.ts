@@ -74,11 +74,18 @@ describe('Removing a running job (UI)', () => {
     await row.waitFor({ timeout: 20_000 });
 
     await row.click({ button: 'right' });
-    await page
-      .locator('.context-view .action-label', { hasText: 'Remove Job from List' })
-      .first()
-      .click({ timeout: 10_000 });
+    const menuItem = page.locator('.context-view .action-label', { hasText: 'Remove Job from List' }).first();
     const question = page.locator('.notification-toast', { hasText: 'is still running' }).first();
+    // A click that lands while the menu is still being laid out is lost (the menu stays open): click again then.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (await menuItem.isVisible()) await menuItem.click({ timeout: 10_000 }).catch(() => undefined);
+      else if (attempt > 0) await row.click({ button: 'right' });
+      const asked = await question.waitFor({ timeout: 8_000 }).then(
+        () => true,
+        () => false,
+      );
+      if (asked) break;
+    }
     await question.waitFor({ timeout: 20_000 }).catch(async (error: unknown) => {
       const found = await page.getByText('still running', { exact: false }).count();
       const palette = await page.locator('.quick-input-widget').isVisible();
