@@ -10,7 +10,7 @@
 // is busy parsing answers none until the parse ends. The latency figures (the issue's 100 ms) are printed here and
 // measured by `npm run bench -- hostile`.
 import * as assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -306,8 +306,12 @@ describe('fault: the hostile corpus against the real engine', () => {
   });
 
   it('random bytes as a page and as an intro end with a clear code', async () => {
-    // Not a fixed corpus entry: random, but seeded by nothing the test depends on; any outcome but internal is fine.
-    const noise = randomBytes(64 * 1024);
+    // Not a fixed corpus entry: noise (the same bytes every run, from a seed). Noise served as a page can hold
+    // enough letters to read, so a page may succeed; what must never happen is an `internal` failure or a hang.
+    const seed = Number(process.env.FAULT_SEED ?? 20261123);
+    const noise = Buffer.concat(
+      Array.from({ length: 2048 }, (_, i) => createHash('sha256').update(`${seed}:${i}`).digest()),
+    );
     const server = http.createServer((req, res) =>
       res.writeHead(200, { 'content-type': req.url === '/page' ? 'text/html' : 'audio/wav' }).end(noise),
     );
@@ -316,11 +320,13 @@ describe('fault: the hostile corpus against the real engine', () => {
     try {
       for (const body of [{ url: `${base}/page` }, { text: articleText(60), intro_audio_url: `${base}/intro` }]) {
         const watched = await watch(calls, (await calls.submit({ model_id: mini, ...body })).jobId);
-        assert.equal(watched.job.status, 'failed');
-        assert.ok(
-          ['not_an_article', 'too_short', 'too_complex', 'intro_unusable'].includes(watched.job.error?.code ?? ''),
-          JSON.stringify(watched.job.error),
-        );
+        if ('intro_audio_url' in body || watched.job.status !== 'succeeded') {
+          assert.equal(watched.job.status, 'failed');
+          assert.ok(
+            ['not_an_article', 'too_short', 'too_complex', 'intro_unusable'].includes(watched.job.error?.code ?? ''),
+            JSON.stringify(watched.job.error),
+          );
+        }
       }
     } finally {
       server.closeAllConnections();
