@@ -107,6 +107,13 @@ describe('Player (UI)', () => {
   async function playerFrame(timeoutMs = 30_000): Promise<Frame> {
     const frame = await vscode.webviewFrame(TITLE, timeoutMs);
     await frame.locator('#player').waitFor({ state: 'visible', timeout: 20_000 });
+    // The player opens on the first part while the rest is converted; these tests read the whole transcript, so
+    // they wait for the finished file (the "still converting" note goes away).
+    await waitFor(
+      'the finished file in the player',
+      async () => (await frame.locator('#transcript-note', { hasText: 'Still converting' }).count()) === 0,
+      180_000,
+    );
     return frame;
   }
 
