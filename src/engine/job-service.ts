@@ -681,11 +681,12 @@ function internalFailure(error: unknown): JobFailure {
   return { code: 'internal', message: `The engine failed while processing this job: ${describe(error)}` };
 }
 
-function describe(error: unknown): string {
+export function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-function formatSeconds(seconds: number): string {
+/** m:ss, for log lines. */
+export function formatSeconds(seconds: number): string {
   const total = Math.round(seconds);
   return `${Math.floor(total / 60)}:${String(total % 60).padStart(2, '0')}`;
 }

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Client, Pool, PoolClient } from 'pg';
 import { modelById } from '../../protocol';
-import type { Logger } from '../job-service';
+import { describe, formatSeconds, type Logger } from '../job-service';
 import type { NewEvent } from '../live-job';
 import {
   type ArticlePipeline,
@@ -457,13 +457,4 @@ export function defaultWorkDir(): string {
 function describeFailure(error: unknown): JobFailure {
   if (error instanceof PipelineError) return { code: error.code, message: error.message };
   return { code: 'internal', message: `The worker failed while processing this job: ${describe(error)}` };
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-function formatSeconds(seconds: number): string {
-  const total = Math.round(seconds);
-  return `${Math.floor(total / 60)}:${String(total % 60).padStart(2, '0')}`;
 }
