@@ -43,6 +43,7 @@ export async function startEngine(options: EngineOptions): Promise<RunningEngine
     concurrency: settings.concurrency,
     queueDepth: settings.queueDepth,
     tokenQueueDepth: settings.tokenQueueDepth,
+    tokenMaxJobs: settings.tokenMaxJobs,
     tokenFairShare: Math.max(1, Math.floor(settings.queueDepth / tokens.size)),
     retentionMs: settings.retentionMs,
     idempotencyWindowMs: settings.idempotencyWindowMs,

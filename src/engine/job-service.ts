@@ -50,6 +50,8 @@ export interface JobServiceOptions {
    * owners together), so that one token's jobs never make the queue refuse another token.
    */
   tokenFairShare: number;
+  /** Unfinished jobs (queued or processing) one owner may have at once; 0 or absent: no limit. */
+  tokenMaxJobs?: number;
   retentionMs: number;
   idempotencyWindowMs: number;
   progressIntervalMs: number;
@@ -69,6 +71,29 @@ export class QueueFullError extends Error {
   ) {
     super('The queue is full.');
   }
+}
+
+/**
+ * One token used up its own allowance: too many unfinished jobs at once, or too many submissions in the last
+ * minute (team API nodes count both in Postgres, so the limit holds across nodes). Answered as a 429.
+ */
+export class TokenLimitError extends Error {
+  constructor(
+    readonly code: 'too_many_jobs' | 'rate_limited',
+    message: string,
+    readonly retryAfterS: number,
+  ) {
+    super(message);
+  }
+}
+
+/** The 429 message for a token at its limit of unfinished jobs. */
+export function tooManyJobs(open: number, limit: number, retryAfterS: number): TokenLimitError {
+  return new TokenLimitError(
+    'too_many_jobs',
+    `This token has ${open} unfinished jobs, its limit is ${limit} at once; try again in ${retryAfterS} s, when one has finished (or cancel one).`,
+    retryAfterS,
+  );
 }
 
 export class IdempotencyConflictError extends Error {
@@ -208,7 +233,14 @@ export class JobService implements JobServiceApi {
         return { job, replayed: true };
       }
     }
-    const mine = this.queue.countWaiting((job) => job.record.owner === owner) + (this.creatingFor.get(owner) ?? 0);
+    const creating = this.creatingFor.get(owner) ?? 0;
+    const maxJobs = this.options.tokenMaxJobs ?? 0;
+    if (maxJobs > 0) {
+      let open = creating;
+      for (const job of this.jobs.values()) if (!job.finished && job.record.owner === owner) open++;
+      if (open >= maxJobs) throw tooManyJobs(open, maxJobs, this.queue.retryAfterSeconds());
+    }
+    const mine = this.queue.countWaiting((job) => job.record.owner === owner) + creating;
     if (mine >= this.options.tokenQueueDepth) throw new QueueFullError(this.queue.retryAfterSeconds(), mine);
     if (!this.queue.reserve() && !(mine < this.options.tokenFairShare && this.queue.reserve(true))) {
       throw new QueueFullError(this.queue.retryAfterSeconds(), mine >= this.options.tokenFairShare ? mine : undefined);

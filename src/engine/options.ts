@@ -71,6 +71,11 @@ export interface EngineOptions {
    * its fair share (queueDepth / number of tokens) is admitted even when other tokens filled the queue.
    */
   tokenQueueDepth?: number;
+  /**
+   * Unfinished jobs (queued or processing) one token may have at once; beyond it 429 `too_many_jobs` until one
+   * finishes. 0: no limit. Default 0 here (one person's engine); `article-audio serve` and team API nodes 20.
+   */
+  tokenMaxJobs?: number;
   /** Bytes of finished outputs one token may keep in the data dir; beyond it 429 until some expire. 0: no limit. Default 0 here; serve 2 GiB. */
   tokenStorageBytes?: number;
   /** Free space the data dir's disk must keep; below it submissions get 507. Default 0 here; serve 256 MiB. */
@@ -109,6 +114,7 @@ export function resolveOptions(options: EngineOptions): ResolvedOptions {
     idleSocketTimeoutMs: options.idleSocketTimeoutMs ?? 10_000,
     tokenSubmitRate: options.tokenSubmitRate ?? 0,
     tokenQueueDepth: options.tokenQueueDepth ?? Math.max(1, queueDepth),
+    tokenMaxJobs: options.tokenMaxJobs ?? 0,
     tokenStorageBytes: options.tokenStorageBytes ?? 0,
     minFreeDiskBytes: options.minFreeDiskBytes ?? 0,
     log: options.log ?? (() => undefined),
@@ -136,6 +142,7 @@ export function resolveOptions(options: EngineOptions): ResolvedOptions {
     ['maxConnections', resolved.maxConnections, 1],
     ['tokenSubmitRate', resolved.tokenSubmitRate, 0],
     ['tokenQueueDepth', resolved.tokenQueueDepth, 1],
+    ['tokenMaxJobs', resolved.tokenMaxJobs, 0],
     ['tokenStorageBytes', resolved.tokenStorageBytes, 0],
     ['minFreeDiskBytes', resolved.minFreeDiskBytes, 0],
   ] as const) {

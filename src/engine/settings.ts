@@ -182,6 +182,13 @@ export const ENGINE_SETTINGS: readonly Setting[] = [
     help: 'jobs one token may have waiting (default: --queue-depth; a token below its fair share, the depth divided by the tokens, is admitted even when others filled the queue)',
   },
   {
+    flag: 'token-max-jobs',
+    env: 'ARTICLE_AUDIO_TOKEN_MAX_JOBS',
+    kind: 'count',
+    value: 'N',
+    help: "unfinished jobs (queued or processing) one token may have at once, then 429 with Retry-After until one finishes (default 20 for serve, none for the extension's engine; 0: no limit)",
+  },
+  {
     flag: 'token-storage-mb',
     env: 'ARTICLE_AUDIO_TOKEN_STORAGE_MB',
     kind: 'count',
@@ -222,6 +229,7 @@ const LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
 export interface ServiceDefaults {
   allowPrivateNetwork: boolean;
   tokenSubmitRate: number;
+  tokenMaxJobs: number;
   tokenStorageMb: number;
   minFreeDiskMb: number;
 }
@@ -230,6 +238,7 @@ export interface ServiceDefaults {
 export const SHARED_SERVICE_DEFAULTS: ServiceDefaults = {
   allowPrivateNetwork: false,
   tokenSubmitRate: 60,
+  tokenMaxJobs: 20,
   tokenStorageMb: 2048,
   minFreeDiskMb: 256,
 };
@@ -237,6 +246,7 @@ export const SHARED_SERVICE_DEFAULTS: ServiceDefaults = {
 export const PERSONAL_ENGINE_DEFAULTS: ServiceDefaults = {
   allowPrivateNetwork: true,
   tokenSubmitRate: 0,
+  tokenMaxJobs: 0,
   tokenStorageMb: 0,
   minFreeDiskMb: 0,
 };
@@ -336,6 +346,7 @@ export function readEngineSettings(
     ...optional('idleSocketTimeoutMs', seconds('idle-socket-timeout-s')),
     tokenSubmitRate: number('token-submit-rate') ?? service.tokenSubmitRate,
     ...optional('tokenQueueDepth', number('token-queue-depth')),
+    tokenMaxJobs: number('token-max-jobs') ?? service.tokenMaxJobs,
     tokenStorageBytes: (number('token-storage-mb') ?? service.tokenStorageMb) * 1024 * 1024,
     minFreeDiskBytes: (number('min-free-disk-mb') ?? service.minFreeDiskMb) * 1024 * 1024,
     ...(Object.keys(fetchLimits).length > 0 ? { fetchLimits } : {}),

@@ -293,3 +293,35 @@ describe('engine process: jobs over HTTP', () => {
     assert.equal(head.headers.get('etag'), etag);
   });
 });
+
+describe('engine process: per-token limit of unfinished jobs (--token-max-jobs)', () => {
+  it('answers 429 too_many_jobs with Retry-After at the limit, to that token only, and admits again once a job ends', async () => {
+    const pages = await startArticleServer();
+    const engine = await startEngineProcess({ args: ['--concurrency', '1', '--token-max-jobs', '2'] });
+    try {
+      const calls = serviceCalls(engine.url, engine.tokens[0] as string);
+      const other = serviceCalls(engine.url, engine.tokens[1] as string);
+      const page = pages.hold('quota');
+      const held = (await calls.submit({ model_id: mini, url: page.url })).jobId;
+      await page.requested;
+      const queued = await calls.submit({ model_id: mini, text: ARTICLE_TEXT });
+      assert.equal(queued.status, 202);
+      const refused = await calls.submit({ model_id: mini, text: ARTICLE_TEXT });
+      assert.equal(refused.status, 429);
+      assert.deepEqual(refused.body, {
+        data: null,
+        errors: [{ code: 'too_many_jobs', message: refused.errors[0]?.message }],
+      });
+      assert.match(refused.errors[0]?.message ?? '', /2 unfinished jobs, its limit is 2/);
+      assert.match(refused.headers.get('retry-after') ?? '', /^[1-9]\d*$/);
+      // Another token has its own allowance.
+      assert.equal((await other.submit({ model_id: mini, text: ARTICLE_TEXT })).status, 202);
+      assert.equal((await calls.post(`/v1/jobs/${held}/cancel`)).status, 200);
+      assert.equal((await calls.submit({ model_id: mini, text: ARTICLE_TEXT })).status, 202);
+      page.release();
+    } finally {
+      await engine.dispose();
+      await pages.close();
+    }
+  });
+});

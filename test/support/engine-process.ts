@@ -82,12 +82,13 @@ export async function startEngineProcess(options: EngineProcessOptions = {}): Pr
     Object.entries(process.env).filter(([key]) => !key.startsWith('ARTICLE_AUDIO_')),
   );
   // The suites serve their pages from loopback, which `serve` refuses to fetch by default, and some submit hundreds of
-  // jobs a minute with one token, beyond serve's default rate (test/engine/hostile-network.test.ts tests both, passing
+  // jobs a minute with one token, beyond serve's default rate and number of unfinished jobs (test/engine/hostile-network.test.ts tests both, passing
   // '' or a flag to get serve's own defaults back).
   Object.assign(env, {
     ARTICLE_AUDIO_TOKENS: tokens.join(','),
     ARTICLE_AUDIO_ALLOW_PRIVATE_NETWORK: '1',
     ARTICLE_AUDIO_TOKEN_SUBMIT_RATE: '0',
+    ARTICLE_AUDIO_TOKEN_MAX_JOBS: '0',
     ...options.env,
   });
 

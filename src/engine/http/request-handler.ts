@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TokenRing } from '../auth';
 import { isJobId } from '../job-id';
-import { IdempotencyConflictError, type Logger, QueueFullError, StoppingError } from '../job-service';
+import { IdempotencyConflictError, type Logger, QueueFullError, StoppingError, TokenLimitError } from '../job-service';
 import type { JobHandle, JobServiceApi } from '../service-api';
 import { checkSubmission } from '../submission';
 import { ApiError, headerValue } from './api-error';
@@ -127,6 +127,8 @@ export function createRequestHandler(
                 : `The queue is full; try again in ${error.retryAfterS} s.`;
             throw ApiError.of(429, 'too_many_jobs', message, { 'Retry-After': String(error.retryAfterS) });
           }
+          if (error instanceof TokenLimitError)
+            throw ApiError.of(429, error.code, error.message, { 'Retry-After': String(error.retryAfterS) });
           if (error instanceof IdempotencyConflictError)
             throw ApiError.validation([{ field: 'Idempotency-Key', message: error.message }]);
           if (error instanceof StoppingError) throw ApiError.unavailable();

@@ -3,8 +3,16 @@
 // number of API nodes serve the same jobs; a client can reconnect to any of them with Last-Event-ID.
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import type { Pool } from 'pg';
-import { IdempotencyConflictError, type Logger, newJobRecord, QueueFullError, StoppingError } from '../job-service';
+import type { Pool, PoolClient } from 'pg';
+import {
+  IdempotencyConflictError,
+  type Logger,
+  newJobRecord,
+  QueueFullError,
+  StoppingError,
+  TokenLimitError,
+  tooManyJobs,
+} from '../job-service';
 import type { EventListener, Following, JobHandle, JobServiceApi, ServiceHealth } from '../service-api';
 import {
   type ByteRange,
@@ -28,8 +36,17 @@ export interface ApiServiceOptions {
   queueDepth: number;
   retentionMs: number;
   idempotencyWindowMs: number;
+  /** Unfinished jobs one token may have at once, over all nodes; 0: no limit. */
+  tokenMaxJobs: number;
+  /** Submissions one token may make in any minute, over all nodes; 0: no limit. */
+  tokenSubmitRate: number;
   log: Logger;
 }
+
+/** First key of the per-owner advisory lock that makes the token limits hold across API nodes. */
+const OWNER_LOCK = 7_411_230;
+/** Retry-After of a token at its limit of unfinished jobs: a job of the test pipeline, or a short article, takes this. */
+const OPEN_JOBS_RETRY_S = 5;
 
 export class PgApiService implements JobServiceApi {
   private stopping = false;
@@ -84,6 +101,7 @@ export class PgApiService implements JobServiceApi {
     if (Number(waiting.rows[0]?.n ?? 0) >= this.options.queueDepth) throw new QueueFullError(5);
     const record = newJobRecord(owner, request, key !== undefined ? { key, request: digest } : undefined);
     const created = await transaction(pool, async (client) => {
+      await this.checkTokenLimits(client, owner);
       const inserted = await client.query(
         `INSERT INTO aa_jobs (id, owner, record, status, progress, idem_key, created_at) VALUES ($1, $2, $3, 'queued', 0, $4, $5)
          ON CONFLICT (owner, idem_key) WHERE idem_key IS NOT NULL DO NOTHING RETURNING id`,
@@ -101,6 +119,36 @@ export class PgApiService implements JobServiceApi {
       throw new Error('The idempotency key is taken by a job that could not be read.');
     }
     return { job: { id: record.id, record, progress: 0 }, replayed: false };
+  }
+
+  /**
+   * Counts the owner's unfinished jobs and its submissions of the last minute in the database, under a lock per owner
+   * held until the job's row is committed: two nodes taking the last place at the same moment cannot both get it.
+   */
+  private async checkTokenLimits(client: PoolClient, owner: string): Promise<void> {
+    const { tokenMaxJobs, tokenSubmitRate } = this.options;
+    if (tokenMaxJobs <= 0 && tokenSubmitRate <= 0) return;
+    await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [OWNER_LOCK, owner]);
+    const counted = await client.query<{ open: string; recent: string; frees_in_s: number | null }>(
+      `SELECT
+         (SELECT count(*) FROM aa_jobs WHERE owner = $1 AND status IN ('queued', 'processing')) AS open,
+         (SELECT count(*) FROM aa_jobs WHERE owner = $1 AND created_at > now() - interval '1 minute') AS recent,
+         (SELECT extract(epoch FROM min(created_at) + interval '1 minute' - now())::float8
+            FROM aa_jobs WHERE owner = $1 AND created_at > now() - interval '1 minute') AS frees_in_s`,
+      [owner],
+    );
+    const row = counted.rows[0];
+    const open = Number(row?.open ?? 0);
+    const recent = Number(row?.recent ?? 0);
+    if (tokenMaxJobs > 0 && open >= tokenMaxJobs) throw tooManyJobs(open, tokenMaxJobs, OPEN_JOBS_RETRY_S);
+    if (tokenSubmitRate > 0 && recent >= tokenSubmitRate) {
+      const retryAfterS = Math.min(60, Math.max(1, Math.ceil(row?.frees_in_s ?? 60)));
+      throw new TokenLimitError(
+        'rate_limited',
+        `Too many submissions with this token: at most ${tokenSubmitRate} a minute. Try again in ${retryAfterS} s.`,
+        retryAfterS,
+      );
+    }
   }
 
   /** The job an idempotency key refers to, if within the window; a key from an older job is freed for reuse. */

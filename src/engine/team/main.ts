@@ -113,6 +113,8 @@ export async function startApiNode(args: readonly string[], env: NodeJS.ProcessE
     queueDepth: engine.queueDepth ?? 100,
     retentionMs: engine.retentionMs ?? 24 * 3600_000,
     idempotencyWindowMs: engine.idempotencyWindowMs ?? 24 * 3600_000,
+    tokenMaxJobs: engine.tokenMaxJobs ?? 20,
+    tokenSubmitRate: engine.tokenSubmitRate ?? 60,
     log: logger,
   });
   service.start();
@@ -128,8 +130,9 @@ export async function startApiNode(args: readonly string[], env: NodeJS.ProcessE
       publicUrl: engine.publicUrl?.replace(/\/+$/, ''),
       ...(engine.maxConnections !== undefined ? { maxConnections: engine.maxConnections } : {}),
       ...(engine.idleSocketTimeoutMs !== undefined ? { idleSocketTimeoutMs: engine.idleSocketTimeoutMs } : {}),
-      // The submission rate per token; storage and disk limits need the embedded store and are not applied here.
-      limits: { submitRatePerMinute: engine.tokenSubmitRate ?? 60, storageBytes: 0, minFreeDiskBytes: 0 },
+      // The token limits are counted in Postgres by the service (over all nodes), not per node here; storage and
+      // disk limits need the embedded store and are not applied.
+      limits: { submitRatePerMinute: 0, storageBytes: 0, minFreeDiskBytes: 0 },
       log: logger,
     },
     `team API node on ${redactUrl(databaseUrl)}, files in ${storageSpec}`,

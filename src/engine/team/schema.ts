@@ -27,6 +27,7 @@ CREATE TABLE IF NOT EXISTS aa_jobs (
 CREATE UNIQUE INDEX IF NOT EXISTS aa_jobs_idempotency ON aa_jobs (owner, idem_key) WHERE idem_key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS aa_jobs_waiting ON aa_jobs (created_at) WHERE status IN ('queued', 'processing');
 CREATE INDEX IF NOT EXISTS aa_jobs_owner_open ON aa_jobs (owner) WHERE status IN ('queued', 'processing');
+CREATE INDEX IF NOT EXISTS aa_jobs_owner_created ON aa_jobs (owner, created_at);
 CREATE INDEX IF NOT EXISTS aa_jobs_finished ON aa_jobs (finished_at) WHERE finished_at IS NOT NULL;
 CREATE TABLE IF NOT EXISTS aa_events (
   job_id text NOT NULL REFERENCES aa_jobs (id) ON DELETE CASCADE,
