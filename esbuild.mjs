@@ -60,8 +60,8 @@ const node = {
   legalComments: 'linked',
 };
 
-/** @type {esbuild.BuildOptions[]} */
-const builds = [
+/** @type {esbuild.BuildOptions[]} Exported for scripts/check-launch.mjs (F5 must build package.json's main). */
+export const builds = [
   // The extension host bundle: small, `vscode` provided by the host.
   {
     ...node,
@@ -105,20 +105,23 @@ const builds = [
   },
 ];
 
-if (production) {
-  // A release build starts from empty output folders, so no stale bundle or source map is packaged.
-  rmSync(path.join(root, 'dist'), { recursive: true, force: true });
-  rmSync(path.join(root, 'media', 'build'), { recursive: true, force: true });
-}
-copyRuntimeAssets();
-if (watch) {
-  const contexts = await Promise.all(builds.map((options) => esbuild.context(options)));
-  await Promise.all(contexts.map((context) => context.watch()));
-  console.log('[esbuild] watching for changes');
-} else {
-  const started = Date.now();
-  await Promise.all(builds.map((options) => esbuild.build(options)));
-  console.log(
-    `[esbuild] built ${builds.length} bundle groups in ${Date.now() - started} ms${production ? ' (production)' : ''}`,
-  );
+// Importing this file (scripts/check-launch.mjs) only reads `builds`; running it builds.
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  if (production) {
+    // A release build starts from empty output folders, so no stale bundle or source map is packaged.
+    rmSync(path.join(root, 'dist'), { recursive: true, force: true });
+    rmSync(path.join(root, 'media', 'build'), { recursive: true, force: true });
+  }
+  copyRuntimeAssets();
+  if (watch) {
+    const contexts = await Promise.all(builds.map((options) => esbuild.context(options)));
+    await Promise.all(contexts.map((context) => context.watch()));
+    console.log('[esbuild] watching for changes');
+  } else {
+    const started = Date.now();
+    await Promise.all(builds.map((options) => esbuild.build(options)));
+    console.log(
+      `[esbuild] built ${builds.length} bundle groups in ${Date.now() - started} ms${production ? ' (production)' : ''}`,
+    );
+  }
 }

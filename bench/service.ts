@@ -2,7 +2,7 @@
 // streams on one engine see what happens to a job while it is really being synthesized, and how many status
 // requests per second one engine answers. All against the real engine process (`node dist/cli.js serve`).
 import { Pool } from 'undici';
-import { type ArticleServer, startArticleServer } from '../test/engine/article-server';
+import { type ArticleServer, startArticleServer } from '../test/support/article-server';
 import { type EngineProcess, startEngineProcess } from '../test/support/engine-process';
 import { serviceCalls } from '../test/support/http-calls';
 import { type SseReader, openStream } from '../test/support/sse-reader';

@@ -99,7 +99,7 @@ async function timed(suite, body) {
 }
 
 async function checks() {
-  heading('static checks: lint, layers, format, types, command table');
+  heading('static checks: lint, layers, format, types, command table, F5');
   for (const [name, command, commandArgs] of [
     ['lint (eslint)', process.execPath, [path.join(root, 'node_modules/eslint/bin/eslint.js'), '.']],
     ['layers: a wrong-layer import fails lint', process.execPath, ['scripts/check-layers.mjs']],
@@ -115,6 +115,11 @@ async function checks() {
     ],
     ['types (tsc, player page)', process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'media']],
     ['commands: contributed = table = registered', process.execPath, ['scripts/check-commands.mjs']],
+    [
+      'F5: launch.json -> tasks.json -> build -> package.json main',
+      process.execPath,
+      ['--disable-warning=ExperimentalWarning', 'scripts/check-launch.mjs'],
+    ],
   ]) {
     await timed(`check: ${name}`, async () => {
       const code = await run(command, commandArgs);

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { repoRoot, startEngineProcess } from '../support/engine-process';
-import { type ArticleServer, startArticleServer } from './article-server';
+import { type ArticleServer, startArticleServer } from '../support/article-server';
 
 const FIXTURE = path.join(__dirname, 'fixtures', 'article.md');
 

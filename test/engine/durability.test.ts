@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { type EngineProcess, repoRoot, startEngineProcess } from '../support/engine-process';
 import { type ServiceCalls, serviceCalls, waitForJob } from '../support/http-calls';
 import { openStream } from '../support/sse-reader';
-import { type ArticleServer, startArticleServer } from './article-server';
+import { type ArticleServer, startArticleServer } from '../support/article-server';
 
 const ARTICLE_TEXT = readFileSync(path.join(__dirname, 'fixtures', 'article.md'), 'utf8');
 const mini = 'article-audio-1-mini';

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type EngineProcess, startEngineProcess } from '../support/engine-process';
 import { type ServiceCalls, serviceCalls, waitForJob } from '../support/http-calls';
-import { type ArticleServer, startArticleServer } from './article-server';
+import { type ArticleServer, startArticleServer } from '../support/article-server';
 
 const mini = 'article-audio-1-mini';
 const TEXT = 'A short article for the engine to read aloud. It has a few sentences, so that the job is quick to run.';

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { type EngineProcess, startEngineProcess } from '../support/engine-process';
 import { type ServiceCalls, type WireJob, call, serviceCalls, waitForJob } from '../support/http-calls';
 import { openStream } from '../support/sse-reader';
-import { type ArticleServer, startArticleServer } from './article-server';
+import { type ArticleServer, startArticleServer } from '../support/article-server';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 

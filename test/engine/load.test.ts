@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { type EngineProcess, startEngineProcess } from '../support/engine-process';
 import { type ServiceCalls, serviceCalls, waitForJob } from '../support/http-calls';
 import { type SseReader, openStream } from '../support/sse-reader';
-import { type ArticleServer, startArticleServer } from './article-server';
+import { type ArticleServer, startArticleServer } from '../support/article-server';
 
 const ARTICLE_TEXT = readFileSync(path.join(__dirname, 'fixtures', 'article.md'), 'utf8');
 const STREAMS = 300;

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { frameAt } from '../../src/engine/pipeline/mp3-frames';
-import { checkMp3 } from '../fault/mp3-check';
+import { checkMp3 } from '../support/mp3-check';
 import { type EngineProcess, repoRoot, startEngineProcess } from '../support/engine-process';
 import { type ServiceCalls, serviceCalls, waitForJob } from '../support/http-calls';
 import { openStream } from '../support/sse-reader';

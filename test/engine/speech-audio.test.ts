@@ -25,8 +25,8 @@ import {
   startPageServer,
   toneShare,
   toneWav,
-} from '../unit/pipeline/speech-support';
-import { TONE_660_HZ_OGG } from '../unit/pipeline/ogg-tone';
+} from '../support/speech-support';
+import { TONE_660_HZ_OGG } from '../support/ogg-tone';
 
 const ARTICLES = path.join(__dirname, '..', 'fixtures', 'articles');
 const SHORT = readFileSync(path.join(ARTICLES, 'short.md'), 'utf8');

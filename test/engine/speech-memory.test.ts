@@ -14,7 +14,7 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import v8 from 'node:v8';
 import { createSpeechPipeline } from '../../src/engine/pipeline';
-import { runJob } from '../unit/pipeline/speech-support';
+import { runJob } from '../support/speech-support';
 
 const LONG = readFileSync(path.join(__dirname, '..', 'fixtures', 'articles', 'long.md'), 'utf8');
 const CHARS =

@@ -10,11 +10,11 @@ import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type ArticleServer, startArticleServer } from '../engine/article-server';
+import { type ArticleServer, startArticleServer } from '../support/article-server';
 import { type EngineProcess, repoRoot, startEngineProcess } from '../support/engine-process';
 import { type ServiceCalls, type WireJob, serviceCalls, waitForJob } from '../support/http-calls';
 import { openStream } from '../support/sse-reader';
-import { checkMp3 } from './mp3-check';
+import { checkMp3 } from '../support/mp3-check';
 
 const SHORT = readFileSync(path.join(repoRoot, 'test/fixtures/articles/short.md'), 'utf8');
 // About six seconds of work for the pro voice on two cores: long enough to be caught past 70 %.

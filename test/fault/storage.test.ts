@@ -27,10 +27,10 @@ import {
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type ArticleServer, startArticleServer } from '../engine/article-server';
+import { type ArticleServer, startArticleServer } from '../support/article-server';
 import { repoRoot } from '../support/engine-process';
 import { type ServiceCalls, type WireJob, serviceCalls, waitForJob } from '../support/http-calls';
-import { checkMp3 } from './mp3-check';
+import { checkMp3 } from '../support/mp3-check';
 
 const SHORT = readFileSync(path.join(repoRoot, 'test/fixtures/articles/short.md'), 'utf8');
 const TOKEN = 'storage-token-0123456789abcdef';

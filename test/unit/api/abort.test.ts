@@ -12,7 +12,7 @@ import {
   whenClosed,
   type FaultServer,
 } from '../../support/fault-server';
-import { clientFor, rejectionOf } from './support';
+import { clientFor, rejectionOf } from '../../support/api-client';
 
 describe('cancelling and deadlines', () => {
   let server: FaultServer;

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { NotFoundError } from '../../../src/api';
 import { jobBody, sendEnvelope, sendErrors, startFaultServer, type FaultServer } from '../../support/fault-server';
-import { clientFor, rejectionOf } from './support';
+import { clientFor, rejectionOf } from '../../support/api-client';
 
 describe('cancelJob', () => {
   let server: FaultServer;

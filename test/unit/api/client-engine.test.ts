@@ -16,7 +16,7 @@ import {
 } from '../../../src/api';
 import { startEngine, type RunningEngine } from '../../../src/engine';
 import { createTestPipeline } from '../../support/test-pipeline';
-import { TEXT } from './support';
+import { TEXT } from '../../support/api-client';
 
 const TOKEN = randomBytes(18).toString('base64url');
 

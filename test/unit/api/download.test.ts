@@ -9,7 +9,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ConnectionError, NotFoundError } from '../../../src/api';
 import { sendErrors, sleep, startFaultServer, type FaultServer } from '../../support/fault-server';
-import { API_KEY, clientFor, rejectionOf } from './support';
+import { API_KEY, clientFor, rejectionOf } from '../../support/api-client';
 
 const SIZE = 200_000;
 

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { Agent, type Dispatcher } from 'undici';
 import { JobServiceClient, ValidationError, type JobEvent } from '../../../src/api';
 import { jobBody, openSse, sendEnvelope, startFaultServer, type FaultServer } from '../../support/fault-server';
-import { API_KEY, TEXT } from './support';
+import { API_KEY, TEXT } from '../../support/api-client';
 
 /** An undici Agent that counts what goes through it. */
 class CountingAgent extends Agent {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DEFAULT_POLLING, JobFailedError, PollingSchedule, TimeoutError, type JobEvent } from '../../../src/api';
 import { jobBody, sendEnvelope, sendErrors, startFaultServer, type FaultServer } from '../../support/fault-server';
-import { clientFor, rejectionOf } from './support';
+import { clientFor, rejectionOf } from '../../support/api-client';
 
 describe('the polling schedule', () => {
   it('defaults to the spec: first 2-3 s, doubling, capped within 30-60 s, whatever the jitter', () => {

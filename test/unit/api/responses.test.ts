@@ -10,7 +10,7 @@ import {
   ServerError,
 } from '../../../src/api';
 import { sendEnvelope, sendErrors, sendJson, startFaultServer, type FaultServer } from '../../support/fault-server';
-import { clientFor, rejectionOf } from './support';
+import { clientFor, rejectionOf } from '../../support/api-client';
 
 describe('job status answers', () => {
   let server: FaultServer;

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { RateLimitError, ServerError, ValidationError, parseRetryAfter } from '../../../src/api';
 import { jobBody, sendEnvelope, sendErrors, startFaultServer, type FaultServer } from '../../support/fault-server';
-import { TEXT, clientFor, rejectionOf } from './support';
+import { TEXT, clientFor, rejectionOf } from '../../support/api-client';
 
 const accepted = (id: string) => ({ job_id: id, links: { self: `/v1/jobs/${id}`, stream: `/v1/jobs/${id}/stream` } });
 

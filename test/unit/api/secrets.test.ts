@@ -14,7 +14,7 @@ import {
   startFaultServer,
   type FaultServer,
 } from '../../support/fault-server';
-import { API_KEY, TEXT, clientFor } from './support';
+import { API_KEY, TEXT, clientFor } from '../../support/api-client';
 
 /** What the service got in the Authorization header, to echo back. */
 const echo = (req: IncomingMessage) =>

@@ -20,7 +20,7 @@ import {
   type FaultServer,
   type SseEvent,
 } from '../../support/fault-server';
-import { clientFor, rejectionOf } from './support';
+import { clientFor, rejectionOf } from '../../support/api-client';
 
 async function collect(iterable: AsyncIterable<JobEvent>): Promise<JobEvent[]> {
   const events: JobEvent[] = [];

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ValidationError, validateArticleRequest, type FieldIssue } from '../../../src/api';
 import { sendEnvelope, sendErrors, startFaultServer, type FaultServer } from '../../support/fault-server';
-import { API_KEY, TEXT, clientFor, rejectionOf } from './support';
+import { API_KEY, TEXT, clientFor, rejectionOf } from '../../support/api-client';
 
 const fieldsOf = (issues: FieldIssue[]) => issues.map((issue) => issue.field).sort();
 

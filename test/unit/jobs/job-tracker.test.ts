@@ -20,7 +20,7 @@ import {
   startFaultServer,
 } from '../../support/fault-server';
 import { MemoryStore, PlainEmitter, nextEvent } from '../../support/plain-node';
-import { TEXT, clientFor } from '../api/support';
+import { TEXT, clientFor } from '../../support/api-client';
 
 const STORAGE_KEY = 'articleAudio.jobs.v1';
 

@@ -21,7 +21,7 @@ import { extractHtmlArticle } from '../../../src/engine/pipeline/html-article';
 import { createSpeechPipeline } from '../../../src/engine/pipeline';
 import { parseMarkdown } from '../../../src/engine/pipeline/markdown';
 import { UsageError } from '../../../src/engine/settings';
-import { type PageServer, runJob, serve, startPageServer, wordOverlap } from './speech-support';
+import { type PageServer, runJob, serve, startPageServer, wordOverlap } from '../../support/speech-support';
 
 const PAGES = path.join(__dirname, '..', '..', 'fixtures', 'pages');
 const MIN_F1 = 0.9;

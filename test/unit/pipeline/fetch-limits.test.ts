@@ -7,7 +7,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { FetchError, fetchWithLimits } from '../../../src/engine/pipeline/fetch-source';
 import { createSpeechPipeline } from '../../../src/engine/pipeline';
-import { FETCH_LIMITS, type PageServer, runJob, serve, startPageServer } from './speech-support';
+import { FETCH_LIMITS, type PageServer, runJob, serve, startPageServer } from '../../support/speech-support';
 
 const ACCEPT = 'text/html';
 const KB = 1024;

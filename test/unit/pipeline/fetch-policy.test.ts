@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { FetchError, fetchWithLimits } from '../../../src/engine/pipeline/fetch-source';
 import { isPublicAddress, resolveAllowed, UnreachableAddressError } from '../../../src/engine/pipeline/network-policy';
 import type { FetchLimits } from '../../../src/engine/pipeline/types';
-import { FETCH_LIMITS, type PageServer, serve, startPageServer } from './speech-support';
+import { FETCH_LIMITS, type PageServer, serve, startPageServer } from '../../support/speech-support';
 
 const PAGE = '<!doctype html><title>internal</title><p>Internal admin secret.</p>';
 const BLOCKED = /it cannot be reached from this service/;

@@ -16,8 +16,8 @@ import { StreamResampler, resample } from '../../../src/engine/pipeline/resample
 import { PipelineError, storageFailure } from '../../../src/engine/pipeline/types';
 import { checkSubmission } from '../../../src/engine/submission';
 import { countCharacters } from '../../../src/protocol';
-import { TONE_660_HZ_OGG } from './ogg-tone';
-import { FETCH_LIMITS } from './speech-support';
+import { TONE_660_HZ_OGG } from '../../support/ogg-tone';
+import { FETCH_LIMITS } from '../../support/speech-support';
 
 const repo = path.resolve(__dirname, '..', '..', '..');
 

@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import { articleText } from '../../../src/engine/pipeline/article';
 import { parseMarkdown } from '../../../src/engine/pipeline/markdown';
 import { buildScript, HANDOVERS, type ScriptLine, titleOf } from '../../../src/engine/pipeline/script';
-import { words } from './speech-support';
+import { words } from '../../support/speech-support';
 
 /** Flite's rms and slt voices speak about 150 words a minute in the podcast (measured in bench/listening.ts). */
 const WORDS_PER_SECOND = 2.5;

@@ -8,7 +8,7 @@ import { buildScript, type ScriptLine } from '../../../src/engine/pipeline/scrip
 import { splitSentences } from '../../../src/engine/pipeline/sentences';
 import { numberToWords, ordinalWords, toSpoken, yearWords } from '../../../src/engine/pipeline/spoken';
 import { createSpeechPipeline } from '../../../src/engine/pipeline';
-import { runJob } from './speech-support';
+import { runJob } from '../../support/speech-support';
 
 describe('pipeline: sentences', () => {
   const cases: [string, string[]][] = [

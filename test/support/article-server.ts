@@ -5,7 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 
-export const ARTICLE_HTML = readFileSync(path.join(__dirname, 'fixtures', 'article.html'), 'utf8');
+export const ARTICLE_HTML = readFileSync(path.join(__dirname, '..', 'engine', 'fixtures', 'article.html'), 'utf8');
 
 export interface HeldPage {
   url: string;

@@ -1,6 +1,6 @@
 // Shared set-up for the client's tests: a client pointed at a fault server, with fast retries and a captured log.
-import { JobServiceClient, type JobServiceClientOptions } from '../../../src/api';
-import type { FaultServer } from '../../support/fault-server';
+import { JobServiceClient, type JobServiceClientOptions } from '../../src/api';
+import type { FaultServer } from './fault-server';
 
 export const API_KEY = 'sk-test-9f8e7d6c5b4a39281706';
 
