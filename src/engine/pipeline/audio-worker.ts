@@ -35,6 +35,7 @@ function onEncoded(data: Uint8Array, position: number): void {
   if (position !== appendEnd || targets.length === 0) return;
   pending.push(data.slice());
   appendEnd += data.length;
+  onAppended?.();
 }
 
 function pendingBytes(): Uint8Array {
@@ -50,10 +51,29 @@ function pendingBytes(): Uint8Array {
   return bytes;
 }
 
-/** Waits (briefly) until the encoded frames up to `frames` have reached the file; they are on their way. */
+/** Called when the encoder has appended frames (a part being cut waits for them). */
+let onAppended: (() => void) | undefined;
+/**
+ * Longest wait for frames the encoder has been given but not yet handed back. It starts its LAME worker on the first
+ * samples, which takes a second or more on a loaded machine; it only ends a wait that something went wrong with.
+ */
+const FRAMES_WAIT_MS = 60_000;
+
+/**
+ * Waits until the encoded frames up to `frames` have reached the file; they are on their way. Waiting (rather than
+ * cutting what is there) keeps the cut where the input puts it, and the first part as short as it was meant to be.
+ */
 async function framesWritten(frames: number): Promise<void> {
-  for (let turn = 0; turn < 1000 && wholeFrames(pendingBytes(), frames).frames < frames; turn++) {
-    await new Promise((resolve) => setImmediate(resolve));
+  const deadline = Date.now() + FRAMES_WAIT_MS;
+  while (wholeFrames(pendingBytes(), frames).frames < frames && Date.now() < deadline) {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 1000);
+      onAppended = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    onAppended = undefined;
   }
 }
 

@@ -14,6 +14,7 @@ import { type Article, articleMarkdown, articleText, countWords } from './articl
 import type { LineWritten, PartFile } from './audio-protocol';
 import { decodeText, FetchError, fetchWithLimits } from './fetch-source';
 import { JobAudio } from './job-audio';
+import type { Script } from './parse-protocol';
 import type { ScriptLine, Voice } from './script';
 import { SynthesisPool, type Utterance } from './synth-pool';
 import { type Chapter, type Cue, toChaptersJson, toWebVtt } from './transcript';
@@ -23,6 +24,7 @@ import {
   type PipelineContext,
   type PipelineInput,
   type PipelineOutput,
+  type EngineModelId,
   PipelineError,
   storageFailure,
 } from './types';
@@ -31,7 +33,7 @@ import {
  * Seconds of audio in the first part, the second, and so on (the last repeats): the first is short so that listening
  * can start within a second or two of submitting; later ones are larger, so a long article has few parts.
  */
-export const PART_TARGETS_S = [2, 15, 30, 60];
+export const PART_TARGETS_S = [1, 5, 15, 30, 60];
 
 export { PipelineError } from './types';
 export type { ArticlePipeline } from './types';
@@ -60,7 +62,12 @@ function formatKb(bytes: number): string {
   return bytes < 1024 ? `${bytes} bytes` : `${Math.round(bytes / 1024).toLocaleString('en-US')} KB`;
 }
 
-async function articleFromUrl(url: string, context: PipelineContext, parser: ParseRunner): Promise<Article> {
+async function articleFromUrl(
+  url: string,
+  modelId: EngineModelId,
+  context: PipelineContext,
+  parser: ParseRunner,
+): Promise<{ article: Article; script?: Script }> {
   let fetched;
   try {
     fetched = await fetchWithLimits(
@@ -77,12 +84,9 @@ async function articleFromUrl(url: string, context: PipelineContext, parser: Par
   context.log('info', `Fetched ${formatKb(fetched.body.length)} from ${from}.`);
   // Parsing runs in a worker thread with time and memory limits: a hostile page must not stop the engine.
   if (PAGE_TYPES.has(fetched.mediaType))
-    return parser.extractHtml(decodeText(fetched), fetched.finalUrl, context.signal);
+    return parser.readPage(decodeText(fetched), fetched.finalUrl, modelId, context.signal);
   if (TEXT_TYPES.has(fetched.mediaType))
-    return {
-      ...(await parser.parseMarkdown(decodeText(fetched), `The page at ${fetched.finalUrl}`, context.signal)),
-      sourceLabel: from,
-    };
+    return parser.readText(decodeText(fetched), `The page at ${fetched.finalUrl}`, modelId, context.signal, from);
   throw new PipelineError(
     'fetch_failed',
     `${fetched.finalUrl} is ${fetched.mediaType || 'of an unknown type'}, not a web page, Markdown or plain text. Convert a page or text instead.`,
@@ -170,15 +174,32 @@ class SpeechPipeline implements ArticlePipeline {
   }
 
   async run(input: PipelineInput, context: PipelineContext): Promise<PipelineOutput> {
+    // The audio worker and the synthesis workers load while the article is read: the first part must wait for as
+    // little as possible (issue 14: first audio within 2 s of submission).
+    const audio = JobAudio.start();
+    try {
+      this.pool.warm();
+      return await this.runWith(audio, input, context);
+    } finally {
+      await audio.close();
+    }
+  }
+
+  private async runWith(audio: JobAudio, input: PipelineInput, context: PipelineContext): Promise<PipelineOutput> {
     const { signal } = context;
     context.progress(0.01);
-    let article: Article;
-    if (input.url) {
-      context.log('info', `Fetching ${input.url}`);
-      article = await articleFromUrl(input.url, context, this.parser);
-    } else {
-      article = await this.parser.parseMarkdown(input.text ?? '', 'The text', signal);
-    }
+    if (input.url) context.log('info', `Fetching ${input.url}`);
+    // The article (with its script, built in the same thread) and the intro and outro are independent; when more
+    // than one fails, the article's failure is reported first, as when they ran one after the other.
+    const [read, intro, outro] = await Promise.allSettled([
+      input.url
+        ? articleFromUrl(input.url, input.modelId, context, this.parser)
+        : this.parser.readText(input.text ?? '', 'The text', input.modelId, signal),
+      loadClip(input.introAudioUrl, 'intro', context, this.parser),
+      loadClip(input.outroAudioUrl, 'outro', context, this.parser),
+    ]);
+    for (const outcome of [read, intro, outro]) if (outcome.status === 'rejected') throw outcome.reason;
+    const { article, script } = (read as PromiseFulfilledResult<{ article: Article; script?: Script }>).value;
     signal.throwIfAborted();
     const text = articleText(article);
     // Counted as at submission (src/protocol), so text accepted there is never too long here.
@@ -202,40 +223,38 @@ class SpeechPipeline implements ArticlePipeline {
       'info',
       `Extracted ${words.toLocaleString('en-US')} words${article.title ? ` (title: ${article.title})` : ''}.`,
     );
-    context.progress(0.05);
-
-    const [intro, outro] = await Promise.all([
-      loadClip(input.introAudioUrl, 'intro', context, this.parser),
-      loadClip(input.outroAudioUrl, 'outro', context, this.parser),
-    ]);
     context.progress(0.08);
 
-    // In the parse worker as well: pathological text makes normalization take minutes (parse-runner.ts).
-    const { profile, lines, sections } = await this.parser.buildScript(article, input.modelId, signal);
+    // The parse worker builds the script beside the article; it counts characters as above, so this is a defect.
+    if (!script) throw new Error('The parse worker returned no script for an article within the limits');
+    const { profile, lines, sections } = script;
     const audioPath = path.join(context.workDir, OUTPUT_NAMES.audio);
     const multiVoice = profile.voices.length > 1;
-    const audio = await JobAudio.open({
-      path: audioPath,
-      partsDir: context.workDir,
-      sampleRate: SAMPLE_RATE,
-      bitrate: profile.bitrate,
-      partTargetsS: context.publishPart ? PART_TARGETS_S : [],
-    }).catch((error: unknown) => {
-      throw storageFailure(error) ?? error;
-    });
+    const opened = audio
+      .open({
+        path: audioPath,
+        partsDir: context.workDir,
+        sampleRate: SAMPLE_RATE,
+        bitrate: profile.bitrate,
+        partTargetsS: context.publishPart ? PART_TARGETS_S : [],
+      })
+      .catch((error: unknown) => {
+        throw storageFailure(error) ?? error;
+      });
+    opened.catch(() => {}); // awaited in speak(), after the first lines are asked for
     const cues: Cue[] = [];
     const chapters: Chapter[] = [];
     const parts = new PartPublisher(context, cues, multiVoice, article.title);
     let durationS: number;
     try {
-      if (intro) {
-        audio.clip(intro);
+      if (intro.status === 'fulfilled' && intro.value) {
+        audio.clip(intro.value);
         audio.silence(INTRO_GAP_S);
       }
-      await this.speak(lines, profile.voices, audio, cues, chapters, sections, parts, context);
-      if (outro) {
+      await this.speak(lines, profile.voices, audio, opened, cues, chapters, sections, parts, context);
+      if (outro.status === 'fulfilled' && outro.value) {
         audio.silence(INTRO_GAP_S);
-        audio.clip(outro);
+        audio.clip(outro.value);
       }
       context.log('info', 'Encoding the last frames and writing the transcript.');
       const finished = await audio.finish();
@@ -258,8 +277,6 @@ class SpeechPipeline implements ArticlePipeline {
         storageFailure(error) ??
         new PipelineError('synthesis_failed', `Speech synthesis failed: ${(error as Error).message}`, { cause: error })
       );
-    } finally {
-      await audio.close();
     }
     try {
       await writeFile(
@@ -288,11 +305,15 @@ class SpeechPipeline implements ArticlePipeline {
     };
   }
 
-  /** Synthesizes the lines a few ahead of the audio worker and hands them to it in order. */
+  /**
+   * Synthesizes the lines a few ahead of the audio worker and hands them to it in order. Each line's place in the
+   * audio is taken as soon as the worker has written it, so a part is published the moment it is cut.
+   */
   private async speak(
     lines: ScriptLine[],
     voices: Voice[],
     audio: JobAudio,
+    opened: Promise<void>,
     cues: Cue[],
     chapters: Chapter[],
     sections: number,
@@ -302,7 +323,6 @@ class SpeechPipeline implements ArticlePipeline {
     const { signal } = context;
     const window = this.pool.size * 3;
     const pending: Promise<Utterance>[] = [];
-    const written: { line: ScriptLine; result: Promise<LineWritten> }[] = [];
     const totalChars = lines.reduce((sum, line) => sum + line.spoken.length, 0);
     let doneChars = 0;
     let next = 0;
@@ -317,8 +337,7 @@ class SpeechPipeline implements ArticlePipeline {
       utterance.catch(() => {}); // observed when its turn comes; never an unhandled rejection meanwhile
       pending.push(utterance);
     };
-    const settle = async () => {
-      const { line, result } = written.shift()!;
+    const settle = async (line: ScriptLine, result: Promise<LineWritten>) => {
       const { start, end, part } = await result;
       if (line.chapter) chapters.push({ title: line.chapter.title, level: line.chapter.level, start });
       cues.push({
@@ -332,20 +351,28 @@ class SpeechPipeline implements ArticlePipeline {
       context.progress(0.08 + 0.9 * (doneChars / Math.max(1, totalChars)));
       if (part) await parts.publish(part, false);
     };
+    // Lines in the audio worker not yet settled, settled one after another as the worker answers.
+    const settling: Promise<void>[] = [];
+    let settled: Promise<void> = Promise.resolve();
+    let failure: { error: unknown } | undefined;
     while (next < lines.length && pending.length < window) request();
+    await opened;
     for (let i = 0; i < lines.length; i++) {
       signal.throwIfAborted();
+      if (failure) throw failure.error;
       const line = lines[i]!;
       const utterance = await pending.shift()!;
       if (next < lines.length) request();
       if (line.section) context.log('info', `Synthesizing section ${line.section} of ${sections}.`);
       const result = audio.line(utterance.samples, utterance.sampleRate, line.pauseBefore, line.pauseAfter);
       result.catch(() => {}); // observed in settle()
-      written.push({ line, result });
+      settled = settled.then(() => settle(line, result));
+      settled.catch((error: unknown) => (failure ??= { error }));
+      settling.push(settled);
       // A bounded number of lines wait in the audio worker, so memory stays flat if encoding is slower than speech.
-      while (written.length > window) await settle();
+      while (settling.length > window) await settling.shift();
     }
-    while (written.length > 0) await settle();
+    await settled;
   }
 
   close(): Promise<void> {

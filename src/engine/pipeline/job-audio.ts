@@ -38,21 +38,23 @@ export class JobAudio {
     worker.on('exit', (code) => fail(new Error(`The audio worker stopped (exit code ${code}).`)));
   }
 
-  static async open(options: JobAudioOptions): Promise<JobAudio> {
+  /**
+   * Starts the worker; its code (the encoder among it) loads while the job's article is read, so it is ready when
+   * the first words are. `open` it before writing.
+   */
+  static start(): JobAudio {
     const { script, evaluate } = workerScript('audio-worker');
-    const audio = new JobAudio(
+    return new JobAudio(
       new Worker(script, {
         eval: evaluate,
         resourceLimits: { maxOldGenerationSizeMb: 96, maxYoungGenerationSizeMb: 8 },
       }),
     );
-    try {
-      await audio.send({ op: 'open', ...options });
-    } catch (error) {
-      await audio.close();
-      throw error;
-    }
-    return audio;
+  }
+
+  /** Creates the file and the encoder; requests sent meanwhile wait behind it in the worker. */
+  async open(options: JobAudioOptions): Promise<void> {
+    await this.send({ op: 'open', ...options });
   }
 
   private send(request: Request, transfer: ArrayBuffer[] = []): Promise<unknown> {

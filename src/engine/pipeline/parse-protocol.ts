@@ -18,6 +18,8 @@ export type ParseRequest =
       pageUrl: string;
       /** Element nesting beyond this is refused before parsing. */
       maxDepth: number;
+      /** Build the script for this model in the same thread once the article is read (see ScriptFor). */
+      scriptFor?: EngineModelId;
     }
   | {
       kind: 'markdown';
@@ -26,6 +28,9 @@ export type ParseRequest =
       maxDepth: number;
       /** How messages name the input: "The text", "The page at https://…". */
       label: string;
+      /** Where the text came from (a page's host), kept on the article for the podcast's introduction. */
+      sourceLabel?: string;
+      scriptFor?: EngineModelId;
     }
   | {
       /** The text for speech: normalization and sentence splitting (script.ts), which pathological text slows down. */
@@ -43,9 +48,19 @@ export type ParseRequest =
     };
 
 export type ParseResponse =
-  | { ok: true; article: Article }
+  /** `script` when the request asked for one and the article's length is within the limits of a job. */
+  | { ok: true; article: Article; script?: Script }
   | { ok: true; samples: Float32Array }
   | { ok: true; script: Script }
   | { ok: false; code: PipelineErrorCode; message: string }
   /** A failure that is a defect, not the input's fault: the job fails as `internal`. */
   | { ok: false; code?: undefined; message: string };
+
+/**
+ * Sent by the worker as it goes: `ready` when its code has loaded (the runner then sends the request and starts the
+ * clock), `script` when it starts building the script of the article it has read (a new clock, and a failure is then
+ * the script's).
+ */
+export interface ParseStage {
+  stage: 'ready' | 'script';
+}

@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Article } from './article';
-import type { ParseRequest, ParseResponse, Script } from './parse-protocol';
+import type { ParseRequest, ParseResponse, ParseStage, Script } from './parse-protocol';
 import { type EngineModelId, PipelineError } from './types';
 
 export interface ParseLimits {
@@ -48,6 +48,19 @@ function workerLocation(): { script: string; evaluate: boolean } {
   return { script: path.join(__dirname, 'parse-worker.js'), evaluate: false };
 }
 
+interface OverLimit {
+  code: 'too_complex' | 'intro_unusable' | 'outro_unusable';
+  what: string;
+  advice: string;
+}
+
+const SCRIPT_OVER_LIMIT: OverLimit = {
+  code: 'too_complex',
+  what: 'Preparing the text for speech',
+  advice:
+    'The text is too unusual to read aloud safely (long runs of punctuation, digits or symbols can do that). Remove such runs, or convert a part of it.',
+};
+
 function seconds(ms: number): string {
   return `${Math.round(ms / 100) / 10} s`;
 }
@@ -57,20 +70,55 @@ export class ParseRunner {
 
   /** The article of a web page; fails with not_an_article, fetch_failed (empty) or too_complex. */
   async extractHtml(html: string, pageUrl: string, signal: AbortSignal): Promise<Article> {
-    const response = await this.run({ kind: 'html', html, pageUrl, maxDepth: this.limits.maxHtmlDepth }, signal, {
-      code: 'too_complex',
-      what: `Reading the page at ${pageUrl}`,
-      advice:
-        'The page is too large or too complex to read safely. Open the article in a browser, select its text and convert the selection instead.',
-    });
+    return (await this.readPage(html, pageUrl, undefined, signal)).article;
+  }
+
+  /**
+   * The article of a web page and, when `modelId` is given and its length suits a job, its script, built in the same
+   * thread (one thread start less before the first words); each stage has its own time limit.
+   */
+  async readPage(
+    html: string,
+    pageUrl: string,
+    modelId: EngineModelId | undefined,
+    signal: AbortSignal,
+  ): Promise<{ article: Article; script?: Script }> {
+    const response = await this.run(
+      { kind: 'html', html, pageUrl, maxDepth: this.limits.maxHtmlDepth, ...(modelId ? { scriptFor: modelId } : {}) },
+      signal,
+      {
+        code: 'too_complex',
+        what: `Reading the page at ${pageUrl}`,
+        advice:
+          'The page is too large or too complex to read safely. Open the article in a browser, select its text and convert the selection instead.',
+      },
+    );
     if (!('article' in response)) throw new Error('The parse worker answered without an article');
-    return response.article;
+    return response;
   }
 
   /** Markdown or plain text as an Article; fails with too_complex. `label` names the input ("The text"). */
   async parseMarkdown(source: string, label: string, signal: AbortSignal): Promise<Article> {
+    return (await this.readText(source, label, undefined, signal)).article;
+  }
+
+  /** Markdown or plain text as an Article (from `sourceLabel` when given), and its script as readPage does. */
+  async readText(
+    source: string,
+    label: string,
+    modelId: EngineModelId | undefined,
+    signal: AbortSignal,
+    sourceLabel?: string,
+  ): Promise<{ article: Article; script?: Script }> {
     const response = await this.run(
-      { kind: 'markdown', source, maxDepth: this.limits.maxMarkdownDepth, label },
+      {
+        kind: 'markdown',
+        source,
+        maxDepth: this.limits.maxMarkdownDepth,
+        label,
+        ...(sourceLabel ? { sourceLabel } : {}),
+        ...(modelId ? { scriptFor: modelId } : {}),
+      },
       signal,
       {
         code: 'too_complex',
@@ -80,7 +128,7 @@ export class ParseRunner {
       },
     );
     if (!('article' in response)) throw new Error('The parse worker answered without an article');
-    return response.article;
+    return response;
   }
 
   /**
@@ -89,13 +137,8 @@ export class ParseRunner {
    * with the square of the length), so it runs here too; fails with too_complex.
    */
   async buildScript(article: Article, modelId: EngineModelId, signal: AbortSignal): Promise<Script> {
-    const response = await this.run({ kind: 'script', article, modelId }, signal, {
-      code: 'too_complex',
-      what: 'Preparing the text for speech',
-      advice:
-        'The text is too unusual to read aloud safely (long runs of punctuation, digits or symbols can do that). Remove such runs, or convert a part of it.',
-    });
-    if (!('script' in response)) throw new Error('The parse worker answered without a script');
+    const response = await this.run({ kind: 'script', article, modelId }, signal, SCRIPT_OVER_LIMIT);
+    if (!('script' in response) || !response.script) throw new Error('The parse worker answered without a script');
     return response.script;
   }
 
@@ -120,11 +163,7 @@ export class ParseRunner {
     return response.samples;
   }
 
-  private run(
-    request: ParseRequest,
-    signal: AbortSignal,
-    overLimit: { code: 'too_complex' | 'intro_unusable' | 'outro_unusable'; what: string; advice: string },
-  ): Promise<ParseResponse & { ok: true }> {
+  private run(request: ParseRequest, signal: AbortSignal, overLimit: OverLimit): Promise<ParseResponse & { ok: true }> {
     signal.throwIfAborted();
     const { script, evaluate } = workerLocation();
     const { timeoutMs, memoryMb } = this.limits;
@@ -155,19 +194,25 @@ export class ParseRunner {
           ),
         );
       signal.addEventListener('abort', onAbort, { once: true });
-      worker.on('message', (response: ParseResponse | { ready: true }) => {
-        if ('ready' in response) {
-          timer = setTimeout(() => {
-            finish(() =>
-              reject(
-                new PipelineError(
-                  overLimit.code,
-                  `${overLimit.what} took longer than ${seconds(timeoutMs)}, so it was stopped. ${overLimit.advice}`,
-                ),
+      const startClock = () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => {
+          finish(() =>
+            reject(
+              new PipelineError(
+                overLimit.code,
+                `${overLimit.what} took longer than ${seconds(timeoutMs)}, so it was stopped. ${overLimit.advice}`,
               ),
-            );
-          }, timeoutMs);
-          worker.postMessage(request);
+            ),
+          );
+        }, timeoutMs);
+      };
+      worker.on('message', (response: ParseResponse | ParseStage) => {
+        if ('stage' in response) {
+          // The script stage gets a clock and a message of its own, as when it ran in a thread of its own.
+          if (response.stage === 'script') overLimit = SCRIPT_OVER_LIMIT;
+          startClock();
+          if (response.stage === 'ready') worker.postMessage(request);
           return;
         }
         finish(() => {

@@ -2,8 +2,11 @@
 // decoding run here, never on the engine's main thread, so one hostile input cannot stop the engine from answering.
 // The runner (parse-runner.ts) bounds each run's time and memory and ends the thread when either is exceeded.
 import { parentPort } from 'node:worker_threads';
+import { countCharacters, TEXT_MAX_LENGTH, TEXT_MIN_LENGTH } from '../../protocol';
+import { type Article, articleText } from './article';
 import { htmlNestingDepth, markdownNestingDepth } from './nesting';
-import type { ParseRequest, ParseResponse } from './parse-protocol';
+import type { ParseRequest, ParseResponse, ParseStage } from './parse-protocol';
+import type { EngineModelId } from './types';
 
 // Each task loads only the code it needs (linkedom and Readability are most of this bundle): a thread starts per
 // task, and loading everything would cost every Markdown job the HTML parser's start-up. `require`, not `import()`:
@@ -18,10 +21,26 @@ const load = {
 };
 /* eslint-enable @typescript-eslint/no-require-imports, @typescript-eslint/consistent-type-imports */
 
+if (!parentPort) throw new Error('parse-worker.ts runs only as a worker thread');
+const port = parentPort;
+
 const SELECT_TEXT = 'Open the article in a browser, select its text and convert the selection instead.';
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * The article, and its script when asked for: building it in the thread that read the article saves starting a
+ * second thread before the first words can be synthesized. An article whose length a job refuses gets no script (the
+ * pipeline says why), so a huge page costs no normalization.
+ */
+function withScript(article: Article, modelId: EngineModelId | undefined): ParseResponse {
+  if (!modelId) return { ok: true, article };
+  const characters = countCharacters(articleText(article).replace(/\s+/g, ' '));
+  if (characters < TEXT_MIN_LENGTH || characters > TEXT_MAX_LENGTH) return { ok: true, article };
+  port.postMessage({ stage: 'script' } satisfies ParseStage);
+  return { ok: true, article, script: load.script().buildScript(article, modelId) };
 }
 
 async function handle(request: ParseRequest): Promise<ParseResponse> {
@@ -72,7 +91,7 @@ async function handle(request: ParseRequest): Promise<ParseResponse> {
         message: `The page at ${pageUrl} has no readable article (it looks like a list of links or an app). Open the article itself, or paste its text instead.`,
       };
     }
-    return { ok: true, article: extracted.article };
+    return withScript(extracted.article, request.scriptFor);
   }
   if (request.kind === 'markdown') {
     const { source, maxDepth, label } = request;
@@ -85,8 +104,10 @@ async function handle(request: ParseRequest): Promise<ParseResponse> {
       };
     }
     const { parseMarkdown } = load.markdown();
+    let article: Article;
     try {
-      return { ok: true, article: parseMarkdown(source) };
+      article = parseMarkdown(source);
+      if (request.sourceLabel) article.sourceLabel = request.sourceLabel;
     } catch (error) {
       if (error instanceof RangeError)
         return {
@@ -96,6 +117,7 @@ async function handle(request: ParseRequest): Promise<ParseResponse> {
         };
       throw error;
     }
+    return withScript(article, request.scriptFor);
   }
   if (request.kind === 'script')
     return { ok: true, script: load.script().buildScript(request.article, request.modelId) };
@@ -115,11 +137,9 @@ async function handle(request: ParseRequest): Promise<ParseResponse> {
   }
 }
 
-const port = parentPort;
-if (!port) throw new Error('parse-worker.ts runs only as a worker thread');
 // The runner starts the task's clock when the thread has loaded its code, so a slow start on a loaded machine does
 // not eat into the time a page may take.
-port.postMessage({ ready: true });
+port.postMessage({ stage: 'ready' } satisfies ParseStage);
 port.once('message', (request: ParseRequest) => {
   handle(request).then(
     (response) =>

@@ -45,6 +45,12 @@ export class SynthesisPool {
     this.size = size;
   }
 
+  /** Starts the workers now (a job's article is being read), so the first line does not wait for them to load. */
+  warm(): void {
+    if (this.closed) return;
+    while (this.workers.length < this.size) this.spawn();
+  }
+
   synthesize(
     text: string,
     voice: FliteVoice,
