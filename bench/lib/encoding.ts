@@ -1,4 +1,4 @@
-// MP3 encoding alone: the engine's own writer (mediabunny's MP3 encoder, streamed to a file) fed the given seconds of
+// MP3 encoding alone: the engine's own writer (LAME in WebAssembly, streamed to a file) fed the given seconds of
 // speech-like audio in sentence-sized chunks, to tell how much of the pipeline's overhead is encoding.
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';

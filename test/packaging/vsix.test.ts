@@ -82,7 +82,16 @@ describe('Packaging', () => {
     const shipped = execFileSync('unzip', ['-p', vsix, notices], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
     const { collectPackages, render } = await import('../../scripts/third-party-notices.mjs');
     const packages = collectPackages();
-    for (const name of ['undici', 'zod', 'linkedom', 'mediabunny', '@mozilla/readability', 'ipaddr.js', 'marked']) {
+    for (const name of [
+      'undici',
+      'zod',
+      'linkedom',
+      'wasm-media-encoders',
+      'node-id3',
+      '@mozilla/readability',
+      'ipaddr.js',
+      'marked',
+    ]) {
       assert.ok(
         packages.some((p) => p.name === name),
         `${name} is not among the bundled packages`,

@@ -1,6 +1,6 @@
 // A job's audio worker thread: everything done to audio after synthesis happens here, off the engine's main thread
-// (which only serves HTTP, events and files): trimming, levelling, pauses, MP3 encoding (LAME runs in a worker of
-// its own under mediabunny) and cutting the encoded stream into parts. Requests are handled strictly in order.
+// (which only serves HTTP, events and files): trimming, levelling, pauses, MP3 encoding (LAME, in this thread) and
+// cutting the encoded stream into parts. Requests are handled strictly in order.
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parentPort } from 'node:worker_threads';
@@ -16,7 +16,6 @@ let sampleRate = 16_000;
 let targets: number[] = [];
 /** Encoded bytes appended since the last part. */
 let pending: Uint8Array[] = [];
-let appendEnd = 0;
 let partIndex = 0;
 /** Samples of encoded frames already in parts. */
 let partSamples = 0;
@@ -30,12 +29,8 @@ let frameSamples = 576;
  */
 const HELD_BACK_FRAMES = 6;
 
-function onEncoded(data: Uint8Array, position: number): void {
-  // Frames are appended in order; a write elsewhere is the Xing header patched at the start when the file ends.
-  if (position !== appendEnd || targets.length === 0) return;
-  pending.push(data.slice());
-  appendEnd += data.length;
-  onAppended?.();
+function onFrames(data: Uint8Array): void {
+  if (targets.length > 0) pending.push(data);
 }
 
 function pendingBytes(): Uint8Array {
@@ -51,39 +46,12 @@ function pendingBytes(): Uint8Array {
   return bytes;
 }
 
-/** Called when the encoder has appended frames (a part being cut waits for them). */
-let onAppended: (() => void) | undefined;
-/**
- * Longest wait for frames the encoder has been given but not yet handed back. It starts its LAME worker on the first
- * samples, which takes a second or more on a loaded machine; it only ends a wait that something went wrong with.
- */
-const FRAMES_WAIT_MS = 60_000;
-
-/**
- * Waits until the encoded frames up to `frames` have reached the file; they are on their way. Waiting (rather than
- * cutting what is there) keeps the cut where the input puts it, and the first part as short as it was meant to be.
- */
-async function framesWritten(frames: number): Promise<void> {
-  const deadline = Date.now() + FRAMES_WAIT_MS;
-  while (wholeFrames(pendingBytes(), frames).frames < frames && Date.now() < deadline) {
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, 1000);
-      onAppended = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-    onAppended = undefined;
-  }
-}
-
 /** Closes a part: `frames` more frames (all of what is encoded when undefined, at the end). */
 async function cutPart(frames?: number): Promise<PartFile | undefined> {
   if (targets.length === 0) {
     pending = [];
     return undefined;
   }
-  if (frames !== undefined) await framesWritten(frames);
   const bytes = pendingBytes();
   if (bytes.length === 0) return undefined;
   const framesOut = wholeFrames(bytes, frames);
@@ -111,7 +79,7 @@ async function handle(request: AudioRequest): Promise<LineWritten | AudioFinishe
       partsDir = request.partsDir;
       targets = request.partTargetsS;
       await mkdir(partsDir, { recursive: true });
-      writer = await Mp3Writer.create(request.path, request.sampleRate, request.bitrate, onEncoded);
+      writer = await Mp3Writer.create(request.path, request.sampleRate, request.bitrate, { onFrames });
       return undefined;
     case 'clip':
       await writer!.write(request.samples);
