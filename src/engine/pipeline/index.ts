@@ -9,7 +9,12 @@
 // engine's main thread never does audio work, so HTTP, events and file serving never wait on it.
 import { readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { countCharacters, TEXT_MAX_LENGTH as MAX_CHARACTERS, TEXT_MIN_LENGTH as MIN_CHARACTERS } from '../../protocol';
+import {
+  countCharacters,
+  readableLength,
+  TEXT_MAX_LENGTH as MAX_CHARACTERS,
+  TEXT_MIN_LENGTH as MIN_CHARACTERS,
+} from '../../protocol';
 import { type Article, articleMarkdown, articleText, countWords } from './article';
 import type { LineWritten, PartFile } from './audio-protocol';
 import { decodeText, FetchError, fetchWithLimits } from './fetch-source';
@@ -216,6 +221,15 @@ class SpeechPipeline implements ArticlePipeline {
       throw new PipelineError(
         'too_long',
         `The article has ${characters.toLocaleString('en-US')} characters; the limit is ${MAX_CHARACTERS.toLocaleString('en-US')}. Convert a part of it (select it and convert the selection).`,
+      );
+    }
+    // A page or file that is a blob, a hash or a minified script (text like that is refused at submission; the
+    // Markdown parser has shortened such runs by now, so their length is not told here).
+    const { readable, longestRun } = readableLength(text);
+    if (readable < MIN_CHARACTERS && longestRun > 0) {
+      throw new PipelineError(
+        'not_an_article',
+        `${input.url ? `The article at ${input.url}` : 'The text'} has nothing to read aloud: it is mostly characters without spaces (a code, encoded data or a minified file, not prose). ${input.url ? 'Open the article itself, or paste its text.' : "Convert the article's text instead."}`,
       );
     }
     const words = countWords(text);

@@ -1,6 +1,7 @@
 // Markdown or plain text -> Article. Plain text is Markdown without markup, so one parser serves both.
 import { Lexer, type Token, type Tokens } from 'marked';
 import { type Article, type Block, cleanText } from './article';
+import { shortenLongRuns } from './normalize/long-tokens';
 
 /** The readable text of inline tokens: links by their text, images by nothing, code spans by their content. */
 function inlineText(tokens: Token[] | undefined, fallback: string): string {
@@ -113,7 +114,8 @@ function blocksOf(tokens: Token[], blocks: Block[]): void {
 
 /** Parses Markdown (or plain text) into an Article. The first level-1 heading, if it opens the text, is the title. */
 export function parseMarkdown(source: string): Article {
-  const tokens = new Lexer({ gfm: true }).lex(source.replace(/\r\n?/g, '\n'));
+  // Long runs without a space are cut to their ends first: the lexer is quadratic on some of them (long-tokens.ts).
+  const tokens = new Lexer({ gfm: true }).lex(shortenLongRuns(source.replace(/\r\n?/g, '\n')));
   const blocks: Block[] = [];
   blocksOf(tokens, blocks);
   const first = blocks[0];

@@ -1,6 +1,8 @@
 // Splitting text into sentences: Intl.Segmenter (Unicode sentence boundaries), mended where it breaks after
 // abbreviations ("Dr. Smith", "e.g. this") and initials ("J. R. R. Tolkien").
 
+import { shortenLongRuns } from './normalize/long-tokens';
+
 const segmenter = new Intl.Segmenter('en', { granularity: 'sentence' });
 
 /** Abbreviations after which a sentence does not end (lower case, without the final period). */
@@ -87,7 +89,8 @@ function endsWithAbbreviation(segment: string, next: string): boolean {
 
 /** Sentences of a paragraph, as written (trimmed; never empty). */
 export function splitSentences(text: string): string[] {
-  const raw = Array.from(segmenter.segment(text), (s) => s.segment);
+  // A page's text arrives here without the Markdown parser's shortening; a blob is one token, not 250 pieces.
+  const raw = Array.from(segmenter.segment(shortenLongRuns(text)), (s) => s.segment);
   const sentences: string[] = [];
   let pending = '';
   for (let i = 0; i < raw.length; i++) {

@@ -3,6 +3,7 @@
 // transcript keeps the written sentence, so read-along highlighting matches the text.
 
 import { normalizeLate, normalizeTechnical } from './normalize';
+import { sayLongTokens } from './normalize/long-tokens';
 import { numberToWords, ONES, ordinalWords, spellDigits, TENS, yearWords } from './normalize/numbers';
 
 export { numberToWords, ordinalWords, spellDigits, yearWords } from './normalize/numbers';
@@ -166,6 +167,8 @@ export function toSpoken(sentence: string): string {
   s = s.replace(/\bhttps?:\/\/([^\s/?#)]+)[^\s)]*/gi, (_url, host: string) => `a link to ${hostWords(host)}`);
   s = s.replace(/\bwww\.([\w-]+\.)+[a-z]{2,}[^\s)]*/gi, (url) => `a link to ${hostWords(url.split('/')[0]!)}`);
 
+  // Codes and blobs (a hash, base64, a 50,000-digit number) are named, not spelled for minutes.
+  s = sayLongTokens(s);
   for (const [pattern, words] of ABBREVIATIONS) s = s.replace(pattern, words);
   s = normalizeTechnical(s);
 

@@ -65,9 +65,10 @@ describe('engine: submission validation', () => {
 
   it('counts characters as code points, so 50 characters with emoji are enough and 100000 are not too many', () => {
     assert.ok(checkSubmission({ model_id: mini, text: `Hi${'😀'.repeat(48)}` }).ok);
-    assert.ok(checkSubmission({ model_id: mini, text: `Hi${'😀'.repeat(99_998)}` }).ok);
+    // Spaced: 100,000 characters without a space would be one run with nothing to read (long-tokens.ts).
+    assert.ok(checkSubmission({ model_id: mini, text: `Hi${' 😀'.repeat(49_999)}` }).ok);
     assert.equal(checkSubmission({ model_id: mini, text: `Hi${'😀'.repeat(47)}` }).ok, false);
-    assert.equal(checkSubmission({ model_id: mini, text: `Hi${'😀'.repeat(99_999)}` }).ok, false);
+    assert.equal(checkSubmission({ model_id: mini, text: `Hi${' 😀'.repeat(49_999)}😀` }).ok, false);
   });
 
   it('refuses text with nothing to read: only emoji, or padded to length with NULs and zero-width characters', () => {
@@ -122,7 +123,9 @@ describe('engine: submission validation', () => {
   it('takes text of 50 to 100000 characters after trimming, and nothing else', () => {
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 100_100 }), fc.integer({ min: 0, max: 5 }), (length, padding) => {
-        const text = `${' '.repeat(padding)}${'a'.repeat(length)}${'\n'.repeat(padding)}`;
+        // Words of nine letters: a run without spaces longer than 64 has nothing to read (long-tokens.ts).
+        const words = Array.from({ length }, (_, i) => (i % 10 === 9 && i !== length - 1 ? ' ' : 'a')).join('');
+        const text = `${' '.repeat(padding)}${words}${'\n'.repeat(padding)}`;
         const ok = checkSubmission({ model_id: mini, text }).ok;
         return ok === (length >= 50 && length <= 100_000);
       }),
