@@ -9,7 +9,7 @@ import { parseMarkdown } from '../../../src/engine/pipeline/markdown';
 import { buildScript } from '../../../src/engine/pipeline/script';
 import { toSpoken } from '../../../src/engine/pipeline/spoken';
 import { checkSubmission, textProblem } from '../../../src/protocol';
-import { runJob, startPageServer } from './speech-support';
+import { runJob, startPageServer } from '../../support/speech-support';
 
 const PROSE = 'The harbour mill opened again last spring, and the whole town came to see the wheel turn once more. ';
 
