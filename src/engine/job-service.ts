@@ -701,12 +701,14 @@ function lastProgress(history: readonly StoredEvent[]): number {
   return 0;
 }
 
-function describeFailure(error: unknown): JobFailure {
+/** Why a run failed, as the job's error: the pipeline's own code, else internalFailure. Team workers use it too. */
+export function describeFailure(error: unknown): JobFailure {
   if (error instanceof PipelineError) return { code: error.code, message: error.message };
   return internalFailure(error);
 }
 
-function internalFailure(error: unknown): JobFailure {
+/** A failure outside the pipeline's own errors: `storage_failed` for a full or read-only disk, else `internal`. */
+export function internalFailure(error: unknown): JobFailure {
   // A full or read-only disk is not a defect of the engine: say so, with what to do.
   const storage = storageFailure(error);
   if (storage) return { code: storage.code, message: storage.message };

@@ -42,7 +42,8 @@ export interface Cluster {
   startApi(): Promise<EngineProcess>;
   /** A query on the cluster's database. */
   query<T extends pg.QueryResultRow>(sql: string, values?: unknown[]): Promise<T[]>;
-  startWorker(): Promise<WorkerProcess>;
+  /** Starts a worker; `extraArgs` add to (or override) the cluster's worker flags. */
+  startWorker(extraArgs?: string[]): Promise<WorkerProcess>;
   dispose(): Promise<void>;
 }
 
@@ -72,16 +73,11 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     return api;
   }
 
-  async function startWorker(): Promise<WorkerProcess> {
+  async function startWorker(extraArgs: string[] = []): Promise<WorkerProcess> {
+    const flags = [...teamArgs, ...(options.workerArgs ?? []), ...extraArgs];
     const args = options.realWorker
-      ? [path.join(repoRoot, 'dist', 'cli.js'), 'worker', ...teamArgs, ...(options.workerArgs ?? [])]
-      : [
-          '--import',
-          'tsx',
-          path.join(repoRoot, 'test', 'team', 'test-worker.ts'),
-          ...teamArgs,
-          ...(options.workerArgs ?? []),
-        ];
+      ? [path.join(repoRoot, 'dist', 'cli.js'), 'worker', ...flags]
+      : ['--import', 'tsx', path.join(repoRoot, 'test', 'team', 'test-worker.ts'), ...flags];
     const child = spawn(process.execPath, args, {
       cwd: repoRoot,
       env: { ...process.env, ...env, ...options.workerEnv },

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Client, Pool, PoolClient } from 'pg';
 import { modelById } from '../../protocol';
-import { describe, formatSeconds, type Logger } from '../job-service';
+import { describe, describeFailure, formatSeconds, internalFailure, type Logger } from '../job-service';
 import type { NewEvent } from '../live-job';
 import {
   type ArticlePipeline,
@@ -283,7 +283,16 @@ export class Worker {
     );
     const log = runLog((event) => emit([event]));
     const request = claim.record.request;
-    const workDir = await mkdtemp(path.join(options.workDir, `aa-run-${claim.jobId}-`));
+    let workDir: string;
+    try {
+      workDir = await mkdtemp(path.join(options.workDir, `aa-run-${claim.jobId}-`));
+    } catch (error) {
+      // A full or unwritable scratch disk: the job fails with the reason (and the heartbeat must not hold it forever).
+      clearInterval(heartbeat);
+      await chain;
+      await this.fail(claim, internalFailure(error));
+      return;
+    }
     let output: PipelineOutput | undefined;
     let failure: unknown;
     try {
@@ -389,10 +398,8 @@ export class Worker {
     } catch (error) {
       this.options.log('error', `Job ${claim.jobId}: ${describe(error)}`);
       await this.options.storage.remove(claim.jobId, key).catch(() => undefined);
-      await this.fail(claim, {
-        code: 'internal',
-        message: `The service could not store this job's files: ${describe(error)}`,
-      });
+      // A full or read-only output storage is `storage_failed`, as in the embedded engine.
+      await this.fail(claim, internalFailure(error));
       return;
     }
     const done = await this.queue.fenced(claim, async (client, row) => {
@@ -454,7 +461,3 @@ export function defaultWorkDir(): string {
   return os.tmpdir();
 }
 
-function describeFailure(error: unknown): JobFailure {
-  if (error instanceof PipelineError) return { code: error.code, message: error.message };
-  return { code: 'internal', message: `The worker failed while processing this job: ${describe(error)}` };
-}
