@@ -212,7 +212,7 @@ export async function startWorker(
       allowedHosts: engine.fetchAllowedHosts ?? [],
     },
     workDir: team.workDir,
-    stopTimeoutMs: 10_000,
+    stopTimeoutMs: team.stopGraceMs,
     log,
   });
   await worker.start();
@@ -246,7 +246,7 @@ export async function runWorkerProcess(
   const log = teamLogger(settings.logLevel, team.json, { role: 'worker', node: `${os.hostname()}:${process.pid}` });
   warningsToLog(log);
   const running = await startWorker(args, env, { log, ...(pipeline ? { pipeline } : {}) });
-  stopOnSignals(log, () => running.stop(), 30_000);
+  stopOnSignals(log, () => running.stop(), team.stopGraceMs + 20_000);
   process.stdout.write(`Article Audio worker ${running.worker.id} started\n`);
 }
 

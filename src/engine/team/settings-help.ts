@@ -36,6 +36,12 @@ export const TEAM_SETTINGS: readonly TeamFlag[] = [
     help: 'worker: how long a job stays claimed without a heartbeat before another worker takes it (default 30)',
   },
   {
+    flag: 'stop-grace-s',
+    env: 'ARTICLE_AUDIO_STOP_GRACE_S',
+    value: 'S',
+    help: 'worker: on SIGTERM, running jobs may finish for this long; then they go back to the queue for another worker (default 10)',
+  },
+  {
     flag: 'work-dir',
     env: 'ARTICLE_AUDIO_WORK_DIR',
     value: 'DIR',
@@ -62,6 +68,8 @@ export interface TeamArgs {
   storage?: string;
   s3Endpoint?: string;
   leaseMs: number;
+  /** How long a stopping worker lets its running jobs finish before it gives them back. */
+  stopGraceMs: number;
   workDir: string;
   json: boolean;
   /** The engine's own flags, for readEngineSettings. */
@@ -93,6 +101,9 @@ export function splitTeamArgs(args: readonly string[], env: NodeJS.ProcessEnv): 
   const lease = get('lease-s');
   if (lease !== undefined && !(/^\d{1,6}(\.\d{1,3})?$/.test(lease) && Number(lease) > 0))
     throw new UsageError(`--lease-s must be a positive number of seconds, not "${lease}".`);
+  const grace = get('stop-grace-s');
+  if (grace !== undefined && !/^\d{1,6}(\.\d{1,3})?$/.test(grace))
+    throw new UsageError(`--stop-grace-s must be a number of seconds, not "${grace}".`);
   const format = get('log-format') ?? 'json';
   if (format !== 'json' && format !== 'text') throw new UsageError('--log-format must be json or text.');
   const database = get('database');
@@ -105,6 +116,7 @@ export function splitTeamArgs(args: readonly string[], env: NodeJS.ProcessEnv): 
     ...(storage !== undefined ? { storage } : {}),
     ...(s3Endpoint !== undefined && s3Endpoint !== '' ? { s3Endpoint } : {}),
     leaseMs: Math.round(Number(lease ?? 30) * 1000),
+    stopGraceMs: Math.round(Number(grace ?? 10) * 1000),
     workDir: get('work-dir') ?? os.tmpdir(),
     json: format === 'json',
     rest,

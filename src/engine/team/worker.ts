@@ -460,4 +460,3 @@ export class Worker {
 export function defaultWorkDir(): string {
   return os.tmpdir();
 }
-
