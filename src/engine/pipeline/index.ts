@@ -19,17 +19,16 @@ import { type Article, articleMarkdown, articleText, countWords } from './articl
 import type { LineWritten, PartFile } from './audio-protocol';
 import { decodeText, FetchError, fetchWithLimits } from './fetch-source';
 import { JobAudio } from './job-audio';
-import type { Script } from './parse-protocol';
+import type { Script, ScriptHead } from './parse-protocol';
 import type { ScriptLine, Voice } from './script';
 import { SynthesisPool, type Utterance } from './synth-pool';
 import { type Chapter, type Cue, toChaptersJson, toWebVtt } from './transcript';
-import { DEFAULT_PARSE_LIMITS, type ParseLimits, ParseRunner } from './parse-runner';
+import { DEFAULT_PARSE_LIMITS, type ParseLimits, ParseRunner, type ReadOptions } from './parse-runner';
 import {
   type ArticlePipeline,
   type PipelineContext,
   type PipelineInput,
   type PipelineOutput,
-  type EngineModelId,
   PipelineError,
   storageFailure,
 } from './types';
@@ -69,9 +68,9 @@ function formatKb(bytes: number): string {
 
 async function articleFromUrl(
   url: string,
-  modelId: EngineModelId,
   context: PipelineContext,
   parser: ParseRunner,
+  options: ReadOptions,
 ): Promise<{ article: Article; script?: Script }> {
   let fetched;
   try {
@@ -89,9 +88,12 @@ async function articleFromUrl(
   context.log('info', `Fetched ${formatKb(fetched.body.length)} from ${from}.`);
   // Parsing runs in a worker thread with time and memory limits: a hostile page must not stop the engine.
   if (PAGE_TYPES.has(fetched.mediaType))
-    return parser.readPage(decodeText(fetched), fetched.finalUrl, modelId, context.signal);
+    return parser.readPage(decodeText(fetched), fetched.finalUrl, context.signal, options);
   if (TEXT_TYPES.has(fetched.mediaType))
-    return parser.readText(decodeText(fetched), `The page at ${fetched.finalUrl}`, modelId, context.signal, from);
+    return parser.readText(decodeText(fetched), `The page at ${fetched.finalUrl}`, context.signal, {
+      ...options,
+      sourceLabel: from,
+    });
   throw new PipelineError(
     'fetch_failed',
     `${fetched.finalUrl} is ${fetched.mediaType || 'of an unknown type'}, not a web page, Markdown or plain text. Convert a page or text instead.`,
@@ -128,6 +130,26 @@ async function loadClip(
 function formatDuration(seconds: number): string {
   const s = Math.round(seconds);
   return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+
+/** The whole script began with other lines than its head said (see speak()); the job starts over without a head. */
+class ScriptHeadChanged extends Error {
+  constructor() {
+    super('The script of the article began differently from its first lines');
+  }
+}
+
+/** Whether two lines sound and read the same (chapter marks may differ: they are taken from the whole script). */
+function sameSpeech(a: ScriptLine, b: ScriptLine | undefined): boolean {
+  return (
+    b !== undefined &&
+    a.spoken === b.spoken &&
+    a.written === b.written &&
+    a.voice === b.voice &&
+    a.pauseBefore === b.pauseBefore &&
+    a.pauseAfter === b.pauseAfter &&
+    Boolean(a.paragraph) === Boolean(b.paragraph)
+  );
 }
 
 /** Writes each part's transcript beside its audio and hands the part to the service. */
@@ -181,30 +203,59 @@ class SpeechPipeline implements ArticlePipeline {
   async run(input: PipelineInput, context: PipelineContext): Promise<PipelineOutput> {
     // The audio worker and the synthesis workers load while the article is read: the first part must wait for as
     // little as possible (issue 14: first audio within 2 s of submission).
-    const audio = JobAudio.start();
+    let audio = JobAudio.start();
     try {
       this.pool.warm();
-      return await this.runWith(audio, input, context);
+      try {
+        return await this.runWith(audio, input, context, true);
+      } catch (error) {
+        if (!(error instanceof ScriptHeadChanged)) throw error;
+        // Nothing was published yet: start over, speaking from the whole script only.
+        await audio.close();
+        audio = JobAudio.start();
+        return await this.runWith(audio, input, context, false);
+      }
     } finally {
       await audio.close();
     }
   }
 
-  private async runWith(audio: JobAudio, input: PipelineInput, context: PipelineContext): Promise<PipelineOutput> {
+  private async runWith(
+    audio: JobAudio,
+    input: PipelineInput,
+    context: PipelineContext,
+    startOnHead: boolean,
+  ): Promise<PipelineOutput> {
     const { signal } = context;
     context.progress(0.01);
     if (input.url) context.log('info', `Fetching ${input.url}`);
-    // The article (with its script, built in the same thread) and the intro and outro are independent; when more
-    // than one fails, the article's failure is reported first, as when they ran one after the other.
-    const [read, intro, outro] = await Promise.allSettled([
-      input.url
-        ? articleFromUrl(input.url, input.modelId, context, this.parser)
-        : this.parser.readText(input.text ?? '', 'The text', input.modelId, signal),
+    // A long article's script comes in two steps: its first lines, then the whole (see speak()).
+    let onHead: ReadOptions['onHead'];
+    const headed = new Promise<{ article: Article; head: ScriptHead }>(
+      (resolve) => (onHead = (article, head) => resolve({ article, head })),
+    );
+    const options: ReadOptions = { modelId: input.modelId, ...(startOnHead ? { onHead } : {}) };
+    const reading = input.url
+      ? articleFromUrl(input.url, context, this.parser, options)
+      : this.parser.readText(input.text ?? '', 'The text', signal, options);
+    reading.catch(() => {}); // observed below, through the race or the whole script
+    // The intro and outro are read meanwhile; when more than one input fails, the article's failure is reported
+    // first, as when they were read one after the other.
+    const clips = Promise.allSettled([
       loadClip(input.introAudioUrl, 'intro', context, this.parser),
       loadClip(input.outroAudioUrl, 'outro', context, this.parser),
     ]);
-    for (const outcome of [read, intro, outro]) if (outcome.status === 'rejected') throw outcome.reason;
-    const { article, script } = (read as PromiseFulfilledResult<{ article: Article; script?: Script }>).value;
+    const first: { article: Article; head?: ScriptHead } = await Promise.race([reading, headed]).catch(
+      async (error: unknown) => {
+        await clips;
+        throw error;
+      },
+    );
+    const [intro, outro] = (await clips).map((outcome) => {
+      if (outcome.status === 'rejected') throw outcome.reason;
+      return outcome.value;
+    });
+    const { article } = first;
     signal.throwIfAborted();
     const text = articleText(article);
     // Counted as at submission (src/protocol), so text accepted there is never too long here.
@@ -239,9 +290,13 @@ class SpeechPipeline implements ArticlePipeline {
     );
     context.progress(0.08);
 
-    // The parse worker builds the script beside the article; it counts characters as above, so this is a defect.
-    if (!script) throw new Error('The parse worker returned no script for an article within the limits');
-    const { profile, lines, sections } = script;
+    const whole = reading.then(({ script }) => {
+      // The parse worker builds the script beside the article; it counts characters as above, so this is a defect.
+      if (!script) throw new Error('The parse worker returned no script for an article within the limits');
+      return script;
+    });
+    whole.catch(() => {}); // observed in speak()
+    const { profile } = first.head ?? (await whole);
     const audioPath = path.join(context.workDir, OUTPUT_NAMES.audio);
     const multiVoice = profile.voices.length > 1;
     const opened = audio
@@ -261,14 +316,14 @@ class SpeechPipeline implements ArticlePipeline {
     const parts = new PartPublisher(context, cues, multiVoice, article.title);
     let durationS: number;
     try {
-      if (intro.status === 'fulfilled' && intro.value) {
-        audio.clip(intro.value);
+      if (intro) {
+        audio.clip(intro);
         audio.silence(INTRO_GAP_S);
       }
-      await this.speak(lines, profile.voices, audio, opened, cues, chapters, sections, parts, context);
-      if (outro.status === 'fulfilled' && outro.value) {
+      await this.speak(first.head, whole, profile.voices, audio, opened, cues, chapters, parts, context);
+      if (outro) {
         audio.silence(INTRO_GAP_S);
-        audio.clip(outro.value);
+        audio.clip(outro);
       }
       context.log('info', 'Encoding the last frames and writing the transcript.');
       const finished = await audio.finish();
@@ -284,6 +339,7 @@ class SpeechPipeline implements ArticlePipeline {
           .filter((name) => /^part-\d+\.(mp3|vtt)$/.test(name))
           .map((name) => rm(path.join(context.workDir, name), { force: true })),
       );
+      if (error instanceof ScriptHeadChanged) throw error;
       if (signal.aborted)
         throw signal.reason instanceof Error ? signal.reason : new PipelineError('cancelled', 'The job was cancelled.');
       if (error instanceof PipelineError) throw error;
@@ -322,24 +378,46 @@ class SpeechPipeline implements ArticlePipeline {
   /**
    * Synthesizes the lines a few ahead of the audio worker and hands them to it in order. Each line's place in the
    * audio is taken as soon as the worker has written it, so a part is published the moment it is cut.
+   *
+   * With a `head` (a long article's first lines), speech starts on it while the whole script is built. Nothing is
+   * settled (no cue, no progress, no part) before the whole script is there and begins with exactly those lines;
+   * when it does not, ScriptHeadChanged starts the job over, before anything was published.
    */
   private async speak(
-    lines: ScriptLine[],
+    head: ScriptHead | undefined,
+    whole: Promise<Script>,
     voices: Voice[],
     audio: JobAudio,
     opened: Promise<void>,
     cues: Cue[],
     chapters: Chapter[],
-    sections: number,
     parts: PartPublisher,
     context: PipelineContext,
   ): Promise<void> {
     const { signal } = context;
     const window = this.pool.size * 3;
     const pending: Promise<Utterance>[] = [];
-    const totalChars = lines.reduce((sum, line) => sum + line.spoken.length, 0);
+    let lines: ScriptLine[] = head?.lines ?? (await whole).lines;
+    let script: Script | undefined;
+    let totalChars = 1;
     let doneChars = 0;
     let next = 0;
+    const sectionsLogged: number[] = [];
+    const logSection = (section: number) =>
+      script
+        ? context.log('info', `Synthesizing section ${section} of ${script.sections}.`)
+        : sectionsLogged.push(section);
+    const confirmed = whole.then((complete) => {
+      if (head && !head.lines.every((line, i) => sameSpeech(line, complete.lines[i]))) throw new ScriptHeadChanged();
+      script = complete;
+      lines = complete.lines;
+      totalChars = Math.max(
+        1,
+        lines.reduce((sum, line) => sum + line.spoken.length, 0),
+      );
+      for (const section of sectionsLogged.splice(0)) logSection(section);
+    });
+    confirmed.catch(() => {}); // observed in the loop and in settle()
     const request = () => {
       const line = lines[next++]!;
       const voice = voices[line.voice]!;
@@ -351,8 +429,13 @@ class SpeechPipeline implements ArticlePipeline {
       utterance.catch(() => {}); // observed when its turn comes; never an unhandled rejection meanwhile
       pending.push(utterance);
     };
-    const settle = async (line: ScriptLine, result: Promise<LineWritten>) => {
+    const fill = () => {
+      while (next < lines.length && pending.length < window) request();
+    };
+    const settle = async (index: number, result: Promise<LineWritten>) => {
       const { start, end, part } = await result;
+      await confirmed;
+      const line = lines[index]!;
       if (line.chapter) chapters.push({ title: line.chapter.title, level: line.chapter.level, start });
       cues.push({
         start,
@@ -362,25 +445,32 @@ class SpeechPipeline implements ArticlePipeline {
         ...(line.paragraph ? { paragraph: true } : {}),
       });
       doneChars += line.spoken.length;
-      context.progress(0.08 + 0.9 * (doneChars / Math.max(1, totalChars)));
+      context.progress(0.08 + 0.9 * (doneChars / totalChars));
       if (part) await parts.publish(part, false);
     };
     // Lines in the audio worker not yet settled, settled one after another as the worker answers.
     const settling: Promise<void>[] = [];
     let settled: Promise<void> = Promise.resolve();
     let failure: { error: unknown } | undefined;
-    while (next < lines.length && pending.length < window) request();
+    fill();
     await opened;
-    for (let i = 0; i < lines.length; i++) {
+    for (let i = 0; i < lines.length || !script; i++) {
+      if (i >= lines.length) {
+        // The head is spoken: the rest waits for the whole script.
+        await confirmed;
+        fill();
+        if (i >= lines.length) break;
+      }
       signal.throwIfAborted();
       if (failure) throw failure.error;
       const line = lines[i]!;
       const utterance = await pending.shift()!;
-      if (next < lines.length) request();
-      if (line.section) context.log('info', `Synthesizing section ${line.section} of ${sections}.`);
+      fill();
+      if (line.section) logSection(line.section);
       const result = audio.line(utterance.samples, utterance.sampleRate, line.pauseBefore, line.pauseAfter);
       result.catch(() => {}); // observed in settle()
-      settled = settled.then(() => settle(line, result));
+      const index = i;
+      settled = settled.then(() => settle(index, result));
       settled.catch((error: unknown) => (failure ??= { error }));
       settling.push(settled);
       // A bounded number of lines wait in the audio worker, so memory stays flat if encoding is slower than speech.

@@ -56,11 +56,15 @@ export type ParseResponse =
   /** A failure that is a defect, not the input's fault: the job fails as `internal`. */
   | { ok: false; code?: undefined; message: string };
 
+/** The first lines of a long article's script, sent before the whole script is built. */
+export interface ScriptHead {
+  profile: ModelProfile;
+  lines: ScriptLine[];
+}
+
 /**
  * Sent by the worker as it goes: `ready` when its code has loaded (the runner then sends the request and starts the
  * clock), `script` when it starts building the script of the article it has read (a new clock, and a failure is then
- * the script's).
+ * the script's), `head` with the article and the first lines of its script while the rest is built.
  */
-export interface ParseStage {
-  stage: 'ready' | 'script';
-}
+export type ParseStage = { stage: 'ready' | 'script' } | { stage: 'head'; article: Article; head: ScriptHead };

@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Article } from './article';
-import type { ParseRequest, ParseResponse, ParseStage, Script } from './parse-protocol';
+import type { ParseRequest, ParseResponse, ParseStage, Script, ScriptHead } from './parse-protocol';
 import { type EngineModelId, PipelineError } from './types';
 
 export interface ParseLimits {
@@ -48,6 +48,15 @@ function workerLocation(): { script: string; evaluate: boolean } {
   return { script: path.join(__dirname, 'parse-worker.js'), evaluate: false };
 }
 
+export interface ReadOptions {
+  /** Build the script for this model too, in the same thread (one thread start less before the first words). */
+  modelId?: EngineModelId;
+  /** Where the text came from (a page's host), kept on the article for the podcast's introduction. */
+  sourceLabel?: string;
+  /** Gets a long article and the first lines of its script while the rest is built. */
+  onHead?: (article: Article, head: ScriptHead) => void;
+}
+
 interface OverLimit {
   code: 'too_complex' | 'intro_unusable' | 'outro_unusable';
   what: string;
@@ -70,7 +79,7 @@ export class ParseRunner {
 
   /** The article of a web page; fails with not_an_article, fetch_failed (empty) or too_complex. */
   async extractHtml(html: string, pageUrl: string, signal: AbortSignal): Promise<Article> {
-    return (await this.readPage(html, pageUrl, undefined, signal)).article;
+    return (await this.readPage(html, pageUrl, signal)).article;
   }
 
   /**
@@ -80,9 +89,10 @@ export class ParseRunner {
   async readPage(
     html: string,
     pageUrl: string,
-    modelId: EngineModelId | undefined,
     signal: AbortSignal,
+    options: ReadOptions = {},
   ): Promise<{ article: Article; script?: Script }> {
+    const { modelId, onHead } = options;
     const response = await this.run(
       { kind: 'html', html, pageUrl, maxDepth: this.limits.maxHtmlDepth, ...(modelId ? { scriptFor: modelId } : {}) },
       signal,
@@ -92,6 +102,7 @@ export class ParseRunner {
         advice:
           'The page is too large or too complex to read safely. Open the article in a browser, select its text and convert the selection instead.',
       },
+      onHead,
     );
     if (!('article' in response)) throw new Error('The parse worker answered without an article');
     return response;
@@ -99,17 +110,17 @@ export class ParseRunner {
 
   /** Markdown or plain text as an Article; fails with too_complex. `label` names the input ("The text"). */
   async parseMarkdown(source: string, label: string, signal: AbortSignal): Promise<Article> {
-    return (await this.readText(source, label, undefined, signal)).article;
+    return (await this.readText(source, label, signal)).article;
   }
 
-  /** Markdown or plain text as an Article (from `sourceLabel` when given), and its script as readPage does. */
+  /** Markdown or plain text as an Article, and its script as readPage does. */
   async readText(
     source: string,
     label: string,
-    modelId: EngineModelId | undefined,
     signal: AbortSignal,
-    sourceLabel?: string,
+    options: ReadOptions = {},
   ): Promise<{ article: Article; script?: Script }> {
+    const { modelId, sourceLabel, onHead } = options;
     const response = await this.run(
       {
         kind: 'markdown',
@@ -126,6 +137,7 @@ export class ParseRunner {
         advice:
           'Its markup is too complex to read safely (long runs of _, *, [ or > can do that). Remove such markup, send it as plain text, or convert a part of it.',
       },
+      onHead,
     );
     if (!('article' in response)) throw new Error('The parse worker answered without an article');
     return response;
@@ -163,7 +175,12 @@ export class ParseRunner {
     return response.samples;
   }
 
-  private run(request: ParseRequest, signal: AbortSignal, overLimit: OverLimit): Promise<ParseResponse & { ok: true }> {
+  private run(
+    request: ParseRequest,
+    signal: AbortSignal,
+    overLimit: OverLimit,
+    onHead?: ReadOptions['onHead'],
+  ): Promise<ParseResponse & { ok: true }> {
     signal.throwIfAborted();
     const { script, evaluate } = workerLocation();
     const { timeoutMs, memoryMb } = this.limits;
@@ -209,6 +226,10 @@ export class ParseRunner {
       };
       worker.on('message', (response: ParseResponse | ParseStage) => {
         if ('stage' in response) {
+          if (response.stage === 'head') {
+            if (!settled) onHead?.(response.article, response.head);
+            return;
+          }
           // The script stage gets a clock and a message of its own, as when it ran in a thread of its own.
           if (response.stage === 'script') overLimit = SCRIPT_OVER_LIMIT;
           startClock();

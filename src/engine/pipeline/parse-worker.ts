@@ -30,6 +30,22 @@ function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** Characters of an article's first blocks whose script is sent ahead (about 40 lines of speech). */
+const HEAD_CHARACTERS = 3000;
+/** Lines at the end of that script left out: they may come out differently in the whole script (a sign-off, a turn). */
+const HEAD_SPARE_LINES = 6;
+
+/** The article cut after its first blocks, or undefined when it is short enough to script at once. */
+function headOf(article: Article): Article | undefined {
+  let characters = 0;
+  let blocks = 0;
+  while (blocks < article.blocks.length && characters < HEAD_CHARACTERS)
+    characters += JSON.stringify(article.blocks[blocks++]).length;
+  // A little beyond the head: the whole script is fast then, and it would be all of it anyway.
+  if (article.blocks.length < blocks * 2) return undefined;
+  return { ...article, blocks: article.blocks.slice(0, blocks) };
+}
+
 /**
  * The article, and its script when asked for: building it in the thread that read the article saves starting a
  * second thread before the first words can be synthesized. An article whose length a job refuses gets no script (the
@@ -40,7 +56,17 @@ function withScript(article: Article, modelId: EngineModelId | undefined): Parse
   const characters = countCharacters(articleText(article).replace(/\s+/g, ' '));
   if (characters < TEXT_MIN_LENGTH || characters > TEXT_MAX_LENGTH) return { ok: true, article };
   port.postMessage({ stage: 'script' } satisfies ParseStage);
-  return { ok: true, article, script: load.script().buildScript(article, modelId) };
+  const { buildScript } = load.script();
+  const prefix = headOf(article);
+  if (prefix) {
+    // A long article's first lines, from the script of its first blocks: speech can start on them while the whole
+    // script is built (up to a second on 100,000 characters). The pipeline checks them against the whole script
+    // before it publishes anything, so a head that came out different costs time, never a wrong part.
+    const { profile, lines } = buildScript(prefix, modelId);
+    const head = lines.slice(0, Math.max(1, lines.length - HEAD_SPARE_LINES));
+    port.postMessage({ stage: 'head', article, head: { profile, lines: head } } satisfies ParseStage);
+  }
+  return { ok: true, article, script: buildScript(article, modelId) };
 }
 
 async function handle(request: ParseRequest): Promise<ParseResponse> {

@@ -1,0 +1,58 @@
+// A long article's script comes in two steps from the parse worker (issue 14: speech starts on the first lines while
+// the rest is built); the first lines must be exactly those the whole script begins with.
+import * as assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import type { Article } from '../../../src/engine/pipeline/article';
+import type { ScriptHead } from '../../../src/engine/pipeline/parse-protocol';
+import { ParseRunner } from '../../../src/engine/pipeline/parse-runner';
+import type { EngineModelId } from '../../../src/engine/pipeline/types';
+
+const LONG = readFileSync(path.join(__dirname, '../../fixtures/articles/long.md'), 'utf8');
+const SHORT = readFileSync(path.join(__dirname, '../../fixtures/articles/short.md'), 'utf8');
+const MODELS: EngineModelId[] = ['article-audio-1-mini', 'article-audio-1-pro', 'article-podcast-1-pro'];
+
+async function read(text: string, modelId: EngineModelId) {
+  const heads: { article: Article; head: ScriptHead }[] = [];
+  const read = await new ParseRunner().readText(text, 'The text', new AbortController().signal, {
+    modelId,
+    onHead: (article, head) => heads.push({ article, head }),
+  });
+  return { ...read, heads };
+}
+
+describe('the script of a long article, head first', () => {
+  for (const modelId of MODELS) {
+    it(`${modelId}: sends the first lines ahead, and the whole script begins with them`, async () => {
+      const { article, script, heads } = await read(LONG, modelId);
+      assert.equal(heads.length, 1, 'one head for a long article');
+      const { head, article: headArticle } = heads[0]!;
+      assert.deepEqual(headArticle, article, 'the head comes with the whole article');
+      assert.ok(script, 'the whole script');
+      assert.ok(head.lines.length >= 10 && head.lines.length < script.lines.length / 10, `${head.lines.length} lines`);
+      assert.deepEqual(head.profile, script.profile);
+      for (const [i, line] of head.lines.entries()) {
+        const { chapter: _a, section: _b, ...speech } = line;
+        const { chapter: _c, section: _d, ...wholeSpeech } = script.lines[i]!;
+        assert.deepEqual(speech, wholeSpeech, `line ${i}`);
+      }
+    });
+  }
+
+  it('sends no head for a short article: its whole script is as quick', async () => {
+    const { script, heads } = await read(SHORT, 'article-audio-1-pro');
+    assert.equal(heads.length, 0);
+    assert.ok(script && script.lines.length > 5);
+  });
+
+  it('builds no script, and sends no head, when no model is given', async () => {
+    let heads = 0;
+    const { article, script } = await new ParseRunner().readText(LONG, 'The text', new AbortController().signal, {
+      onHead: () => heads++,
+    });
+    assert.ok(article.blocks.length > 100);
+    assert.equal(script, undefined);
+    assert.equal(heads, 0);
+  });
+});
