@@ -170,6 +170,8 @@ function acceptPart(target: Live, part: LivePart, render: boolean): void {
     // For tests and tools: how many parts are in, and where the second begins (the first boundary).
     ui.audio.dataset.liveParts = String(target.nextIndex);
     if (next.index === 1) ui.audio.dataset.firstBoundary = String(next.startS);
+    // And where the parts in so far end by their own times: the MediaSource timeline must end there too (no gap).
+    ui.audio.dataset.liveEnd = String(next.startS + next.durationS);
     if (next.final) target.complete = true;
   }
   if (render && added.length > 0 && loaded) {
@@ -235,8 +237,11 @@ function showJob(message: LoadMessage): void {
     .join(' · ');
   ui.openSource.hidden = !message.job.hasSourceDocument;
 
+  // The finished file's transcript is the one that grew from the parts: the reader stays where they were in it.
+  const transcriptScroll = ui.transcript.scrollTop;
   renderChapters(message.chapters);
   renderTranscript(message.cues, message.chapters);
+  if (switching) ui.transcript.scrollTop = transcriptScroll;
   ui.transcriptNote.hidden = !message.transcriptNote;
   ui.transcriptNote.textContent = message.transcriptNote ?? '';
 
