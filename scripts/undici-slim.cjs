@@ -1,11 +1,14 @@
 'use strict';
-// The part of undici the extension uses (request/stream API, Agent, ProxyAgent, errors), without fetch, WebSocket,
-// caches and mocks (undici's own entry is about 1 MB minified). esbuild.mjs maps `undici` here for the extension
-// bundle only; the engine and the command line bundle the full package. `makeDispatcher` is undici's own
+// The part of undici the extension uses (request/stream API, Agent, EnvHttpProxyAgent, the redirect and retry
+// interceptors, errors), without fetch, WebSocket, caches and mocks (undici's own entry is about 1 MB minified).
+// esbuild.mjs maps `undici` here for the extension bundle only; the engine and the command line bundle the full package. `makeDispatcher` is undici's own
 // (index.js of the pinned version), so `request(url, opts)` behaves exactly as the package's.
 const Dispatcher = require('undici/lib/dispatcher/dispatcher.js');
 const Agent = require('undici/lib/dispatcher/agent.js');
 const ProxyAgent = require('undici/lib/dispatcher/proxy-agent.js');
+const EnvHttpProxyAgent = require('undici/lib/dispatcher/env-http-proxy-agent.js');
+const redirect = require('undici/lib/interceptor/redirect.js');
+const retry = require('undici/lib/interceptor/retry.js');
 const errors = require('undici/lib/core/errors.js');
 const util = require('undici/lib/core/util.js');
 const api = require('undici/lib/api/index.js');
@@ -53,6 +56,8 @@ module.exports = {
   Dispatcher,
   Agent,
   ProxyAgent,
+  EnvHttpProxyAgent,
+  interceptors: { redirect, retry },
   errors,
   getGlobalDispatcher,
   setGlobalDispatcher,

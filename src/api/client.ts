@@ -8,7 +8,6 @@ import { DEFAULT_STREAM, followJob, partsOf, type FollowDependencies } from './f
 import { HttpClient, type JsonAnswer } from './http';
 import { Redactor } from './redact';
 import { readAccepted, readJob } from './schemas';
-import { ServiceBase } from './service-url';
 import { OperationScope, resolvePolling } from './timing';
 import {
   type ArticleRequest,
@@ -45,8 +44,12 @@ function withoutNulls(request: unknown): unknown {
 }
 
 export interface JobServiceClientOptions {
-  /** The service's base address; the spec's paths (/v1/...) are relative to it. */
-  baseUrl: string;
+  /**
+   * The service's base address; the spec's paths (/v1/...) are relative to it. A function is called before every
+   * operation (and every reconnect or status check while following), so an address that changes (a local engine
+   * restarted on another port) is found without making a new client.
+   */
+  baseUrl: string | (() => string | Promise<string>);
   /** The API key, or a function that reads it (called for every request, so a changed key takes effect at once). */
   apiKey: string | (() => Promise<string | undefined>);
   /** undici dispatcher, such as a ProxyAgent built from VS Code's proxy settings. */
@@ -70,7 +73,6 @@ export interface JobServiceClientOptions {
 const DEFAULT_USER_AGENT = 'article-audio-client/0.1';
 
 export class JobServiceClient {
-  readonly baseUrl: string;
   private readonly http: HttpClient;
   private readonly redactor = new Redactor();
   private readonly logLine: LogFunction;
@@ -78,8 +80,6 @@ export class JobServiceClient {
   private readonly requestTimeoutMs: number;
 
   constructor(options: JobServiceClientOptions) {
-    const base = new ServiceBase(options.baseUrl);
-    this.baseUrl = base.href;
     const { apiKey } = options;
     if (typeof apiKey === 'string') this.redactor.add(apiKey);
     const readKey = typeof apiKey === 'function' ? apiKey : () => Promise.resolve(apiKey);
@@ -95,7 +95,7 @@ export class JobServiceClient {
     this.requestTimeoutMs = positive(options.requestTimeoutMs, 30_000, 'requestTimeoutMs');
     const retryAfterCapMs = positive(options.retryAfterCapMs, 60_000, 'retryAfterCapMs');
     this.http = new HttpClient({
-      base,
+      base: options.baseUrl,
       dispatcher: options.dispatcher,
       userAgent: options.userAgent ?? DEFAULT_USER_AGENT,
       requestTimeoutMs: this.requestTimeoutMs,
@@ -116,6 +116,11 @@ export class JobServiceClient {
       log: this.logLine,
       redact: (text) => this.redactor.redactSecrets(text),
     };
+  }
+
+  /** The base address as last read: origin plus path prefix, without a trailing slash. */
+  get baseUrl(): string {
+    return this.http.base.href;
   }
 
   /** Problems with a request, one per field (empty when valid). */
@@ -147,13 +152,13 @@ export class JobServiceClient {
         { code: 'invalid_idempotency_key' },
       );
     }
-    const url = this.http.base.endpoint('/v1/article-to-audio');
     const operation = 'submitting the article';
+    let url = '';
     const answer = await this.call(options, operation, (scope) =>
       this.http.callJson(
         {
           method: 'POST',
-          url,
+          url: (url = this.http.base.endpoint('/v1/article-to-audio')),
           operation,
           json: checked.submission,
           headers: key === null ? {} : { 'idempotency-key': key },
@@ -297,7 +302,7 @@ export class JobServiceClient {
 
   private async fetchJob(id: string, scope: OperationScope): Promise<Job> {
     if (!id) throw new ValidationError('A job id is required.', [{ field: 'id', message: 'is required' }]);
-    const url = this.http.base.jobUrl(id);
+    const url = (await this.http.readBase()).jobUrl(id);
     const operation = `reading job ${id}`;
     const answer = await this.http.callJson({ method: 'GET', url, operation, jobId: id, idempotent: true }, scope);
     const job = this.readJob(answer.data, id);
@@ -317,12 +322,9 @@ export class JobServiceClient {
     body: (scope: OperationScope) => Promise<T>,
   ): Promise<T> {
     const scope = new OperationScope(options.signal, options.deadline, operation);
-    try {
-      scope.throwIfDone();
-      return await body(scope);
-    } finally {
-      scope.dispose();
-    }
+    scope.throwIfDone();
+    await this.http.readBase();
+    return body(scope);
   }
 }
 

@@ -1,21 +1,26 @@
 // Downloads an output file to disk, so that nothing depends on a link that may expire: streamed to `<dest>.part`,
-// resumed with Range (and If-Range, so a file that changed meanwhile is fetched whole again) after a cut, checked
-// against the announced length, then renamed into place in one step. Redirects are followed by hand so that the
-// Authorization header never leaves the service's origin.
+// checked against the announced length, then renamed into place in one step. undici does the HTTP work: its redirect
+// interceptor follows up to five redirects and drops Authorization, Cookie and Proxy-Authorization when a hop leaves
+// the origin (redirect-handler.js, cleanRequestHeaders); its retry interceptor resumes a cut body with Range and
+// If-Match on the first answer's strong ETag, and refuses a resumed answer that does not fit (another ETag, a 200,
+// a wrong Content-Range). What is left here: which failures to retry and how long to wait (the client's one retry
+// policy, HttpClient.retryDelay), starting over once when a resume is refused, and the file.
 import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat, truncate } from 'node:fs/promises';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import type { Dispatcher } from 'undici';
+import { getGlobalDispatcher, interceptors, type Dispatcher, type RetryHandler } from 'undici';
 import { ArticleAudioError, ConnectionError } from './errors';
-import { discard, type HttpClient } from './http';
+import type { HttpClient } from './http';
 import { describeUrl } from './service-url';
-import { OperationScope, linkAbort } from './timing';
+import { OperationScope } from './timing';
 import type { DownloadOptions, DownloadResult, LogFunction } from './types';
 
 const MAX_REDIRECTS = 5;
-/** Attempts that each made progress still end somewhere. */
+/** Resumes that each made progress still end somewhere. */
 const MAX_ATTEMPTS = 20;
+/** A resume the service refused (the file changed, no Range support): the whole file is fetched again, once. */
+const MAX_RESTARTS = 1;
 
 export interface DownloadDependencies {
   http: HttpClient;
@@ -23,30 +28,28 @@ export interface DownloadDependencies {
   log: LogFunction;
 }
 
+/** What undici's retry handler passes to the retry decision and, when it gives up, to the reader of the body. */
+interface RetryFailure extends Error {
+  code?: string;
+  statusCode?: number;
+  headers?: Record<string, string | string[] | undefined>;
+}
+
 function header(headers: Dispatcher.ResponseData['headers'], name: string): string | undefined {
   const value = headers[name];
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** `bytes 100-199/1000` -> {start: 100, end: 199, total: 1000}; with a star for the range (416) -> {total: 1000}. */
-export function parseContentRange(
-  value: string | undefined,
-): { start?: number; end?: number; total?: number } | undefined {
-  if (!value) return undefined;
-  const match = /^\s*bytes\s+(?:(\d+)-(\d+)|\*)\/(\d+|\*)\s*$/i.exec(value);
-  if (!match) return undefined;
-  const range: { start?: number; end?: number; total?: number } = {};
-  if (match[1] !== undefined) range.start = Number(match[1]);
-  if (match[2] !== undefined) range.end = Number(match[2]);
-  if (match[3] !== '*') range.total = Number(match[3]);
-  return range;
+/** undici's RequestRetryError for a status it may retry ("Request failed"), as opposed to a resume it refused. */
+function isStatusFailure(error: RetryFailure): boolean {
+  return error.code === 'UND_ERR_REQ_RETRY' && error.message === 'Request failed' && error.statusCode !== undefined;
 }
 
-/** A validator If-Range may carry: a strong ETag, else Last-Modified (weak ETags are not allowed there). */
-function validatorOf(headers: Dispatcher.ResponseData['headers']): string | undefined {
-  const etag = header(headers, 'etag');
-  if (etag && !etag.startsWith('W/')) return etag;
-  return header(headers, 'last-modified');
+/** A resume that cannot go on: undici found the answer does not fit, or If-Match failed (412) or the range did (416). */
+function isRefusedResume(error: unknown): boolean {
+  const failure = error as RetryFailure | null;
+  if (failure?.code !== 'UND_ERR_REQ_RETRY') return false;
+  return !isStatusFailure(failure) || failure.statusCode === 412 || failure.statusCode === 416;
 }
 
 function isFileError(error: unknown): error is NodeJS.ErrnoException {
@@ -55,9 +58,8 @@ function isFileError(error: unknown): error is NodeJS.ErrnoException {
 
 function fileError(error: NodeJS.ErrnoException, file: string): ArticleAudioError {
   return new ArticleAudioError(
-    `Could not write ${file} (${error.code ?? 'error'}: ${error.message.replace(/^\w+: /, '').replace(/, \w+ '.*'$/, '')}). ` +
-      'Check that the folder exists, is writable and has free space, or choose another folder.',
-    { code: error.code, cause: error },
+    `Could not write ${file} (${error.code ?? 'error'}: ${error.message.replace(/^\w+: /, '').replace(/, \w+ '.*'$/, '')}).`,
+    { code: error.code === 'ENOSPC' ? 'disk_full' : 'file_not_writable', cause: error },
   );
 }
 
@@ -68,8 +70,9 @@ export async function downloadOutput(
   options: DownloadOptions = {},
 ): Promise<DownloadResult> {
   const { http } = deps;
-  const target = http.base.resolve(url);
+  const target = (await http.readBase()).resolve(url);
   const operation = `downloading ${describeUrl(target)}`;
+  const spec = { operation, url: target };
   const protocol = new URL(target).protocol;
   if (protocol !== 'http:' && protocol !== 'https:') {
     throw new ArticleAudioError(
@@ -79,11 +82,9 @@ export async function downloadOutput(
   }
   const scope = new OperationScope(options.signal, options.deadline, operation);
   const part = `${destination}.part`;
-  let offset = 0;
+  let received = 0;
   let total: number | undefined;
-  let validator: string | undefined;
   let contentType: string | undefined;
-  let stalled = 0;
   const report = (bytes: number) => {
     try {
       options.onProgress?.(bytes, total);
@@ -95,6 +96,53 @@ export async function downloadOutput(
     }
   };
 
+  // The client's retry policy, asked by undici's retry handler before each retry: failures in a row without a new
+  // byte count as the attempt number, so a slow but moving download is not given up.
+  let attempts = 0;
+  let stalled = 0;
+  let receivedAtLastFailure = 0;
+  const decide: RetryHandler.RetryCallback = (cause, _context, callback) => {
+    const error = cause as RetryFailure;
+    attempts++;
+    stalled = received > receivedAtLastFailure ? 0 : stalled + 1;
+    receivedAtLastFailure = received;
+    if (scope.signal.aborted || isRefusedResume(error) || attempts >= MAX_ATTEMPTS) {
+      callback(error);
+      return;
+    }
+    let failure: ArticleAudioError;
+    try {
+      failure = isStatusFailure(error)
+        ? http.errorFromStatus(error.statusCode!, error.headers ?? {}, spec)
+        : http.toClientError(error, spec, scope);
+    } catch {
+      callback(error);
+      return;
+    }
+    const delay = http.retryDelay(failure, true, Math.max(0, stalled - 1), scope);
+    if (delay === undefined) {
+      callback(error);
+      return;
+    }
+    deps.log('warn', `${operation} failed (${failure.message}); resuming after ${received} bytes in ${delay} ms`);
+    scope.sleep(delay).then(
+      () => callback(null),
+      () => callback(error),
+    );
+  };
+  const dispatcher = (http.settings.dispatcher ?? getGlobalDispatcher()).compose(
+    interceptors.redirect({ maxRedirections: MAX_REDIRECTS }),
+    // Outermost, so that a resume follows the redirects again (and drops Authorization again when they leave).
+    interceptors.retry({
+      // The decision is `decide`; these only let every failure reach it.
+      maxRetries: Number.MAX_SAFE_INTEGER,
+      methods: ['GET'],
+      statusCodes: [408, 409, 429, ...Array.from({ length: 100 }, (_, i) => 500 + i)],
+      throwOnError: false,
+      retry: decide,
+    }),
+  );
+
   try {
     try {
       await mkdir(path.dirname(destination), { recursive: true });
@@ -103,132 +151,30 @@ export async function downloadOutput(
     } catch (error) {
       throw isFileError(error) ? fileError(error, destination) : error;
     }
-    for (let attempt = 1; ; attempt++) {
+    for (let restarts = 0; ; restarts++) {
       scope.throwIfDone();
-      const before = offset;
-      let failure: ArticleAudioError | undefined;
-      let complete = false;
-      const connection = new AbortController();
-      const unlink = linkAbort(scope.signal, connection);
-      try {
-        const headers: Record<string, string> = { accept: '*/*', 'accept-encoding': 'identity' };
-        if (offset > 0) {
-          headers.range = `bytes=${offset}-`;
-          if (validator) headers['if-range'] = validator;
-        }
-        const response = await openFollowingRedirects(deps, target, operation, headers, connection.signal, scope);
-        const status = response.statusCode;
-        if (status === 416 && offset > 0) {
-          discard(response.body);
-          const whole = parseContentRange(header(response.headers, 'content-range'))?.total;
-          if (whole !== undefined && whole === offset) {
-            total = whole;
-            complete = true;
-          } else {
-            deps.log('debug', `${operation}: the service refused to resume at byte ${offset}; starting over`);
-            offset = 0;
-            failure = new ConnectionError(`The service could not resume ${operation}.`, true, {
-              status,
-              code: 'range_not_satisfiable',
-            });
-          }
-        } else if (status !== 200 && status !== 206) {
-          failure = await http.errorFromResponse(response, { operation, url: target });
-        } else {
-          let append = false;
-          if (status === 206) {
-            const range = parseContentRange(header(response.headers, 'content-range'));
-            if (range?.start !== offset) {
-              discard(response.body);
-              offset = 0;
-              failure = new ConnectionError(`The service resumed ${operation} at the wrong place.`, true, {
-                status,
-                code: 'bad_range',
-              });
-            } else {
-              append = offset > 0;
-              total = range.total ?? total;
-              if (offset === 0) {
-                validator = validatorOf(response.headers);
-                contentType = header(response.headers, 'content-type');
-              }
-            }
-          } else {
-            if (offset > 0)
-              deps.log('debug', `${operation}: the file changed or cannot be resumed; downloading it whole again`);
-            offset = 0;
-            const length = Number(header(response.headers, 'content-length'));
-            total = Number.isSafeInteger(length) && length >= 0 ? length : undefined;
-            validator = validatorOf(response.headers);
-            contentType = header(response.headers, 'content-type');
-          }
-          if (!failure) {
-            const file = createWriteStream(part, { flags: append ? 'a' : 'w' });
-            let fileFailure: unknown;
-            file.once('error', (error) => (fileFailure = error));
-            try {
-              await pipeline(
-                response.body,
-                async function* (source: AsyncIterable<Buffer>) {
-                  for await (const chunk of source) {
-                    offset += chunk.length;
-                    report(offset);
-                    yield chunk;
-                  }
-                },
-                file,
-              );
-            } catch (error) {
-              if (scope.signal.aborted) throw scope.reason();
-              if (fileFailure !== undefined && error === fileFailure)
-                throw fileError(error as NodeJS.ErrnoException, part);
-              failure = http.toClientError(error, { operation, url: target }, scope);
-            }
-            if (!failure && total !== undefined && offset !== total) {
-              failure = new ConnectionError(
-                `The download of ${describeUrl(target)} ended after ${offset} of ${total} bytes.`,
-                true,
-                { code: 'incomplete_download' },
-              );
-            }
-            complete = !failure;
-          }
-        }
-      } catch (error) {
-        if (scope.signal.aborted) throw scope.reason();
-        if (error instanceof ArticleAudioError) failure = error;
-        else failure = http.toClientError(error, { operation, url: target }, scope);
-      } finally {
-        connection.abort();
-        unlink();
+      received = 0;
+      receivedAtLastFailure = 0;
+      const failure = await fetchInto(part, dispatcher).catch((error: unknown) => error as Error);
+      if (failure === undefined) break;
+      if (scope.signal.aborted) throw scope.reason();
+      if (isFileError(failure)) throw fileError(failure, part);
+      if (!isRefusedResume(failure)) throw failure;
+      const why = (failure).message;
+      if (restarts >= MAX_RESTARTS) {
+        throw new ConnectionError(`The service could not resume ${operation} (${why}).`, true, {
+          code: 'resume_refused',
+        });
       }
-      if (complete) break;
-
-      // What is on disk is what counts: bytes counted but not yet flushed when the connection broke are fetched again.
-      offset = offset > 0 ? await sizeOf(part) : 0;
-      if (offset === 0) await truncate(part).catch(() => undefined);
-      stalled = offset > before ? 0 : stalled + 1;
-      const delay =
-        attempt >= MAX_ATTEMPTS || !failure
-          ? undefined
-          : http.retryDelay(failure, true, Math.max(0, stalled - 1), scope);
-      if (delay === undefined)
-        throw failure ?? new ConnectionError(`Gave up ${operation} after ${attempt} attempts.`, true);
-      deps.log(
-        'warn',
-        `${operation} failed (${failure?.message ?? 'unknown'}); resuming at byte ${offset} in ${delay} ms`,
-      );
-      await scope.sleep(delay);
+      deps.log('info', `${operation}: the resume was refused (${why}); downloading the file whole again`);
     }
 
     const written = await sizeOf(part);
     if (total !== undefined && written !== total) {
       throw new ConnectionError(
-        `The download of ${describeUrl(target)} has ${written} of ${total} bytes on disk. Try again.`,
+        `The download of ${describeUrl(target)} ended after ${written} of ${total} bytes.`,
         true,
-        {
-          code: 'incomplete_download',
-        },
+        { code: 'incomplete_download' },
       );
     }
     try {
@@ -242,8 +188,59 @@ export async function downloadOutput(
   } catch (error) {
     await rm(part, { force: true }).catch(() => undefined);
     throw error;
-  } finally {
-    scope.dispose();
+  }
+
+  /** One GET through the interceptors, written to `file` from its start. Rejects with what to do next. */
+  async function fetchInto(file: string, through: Dispatcher): Promise<void> {
+    const response = await http
+      .open(
+        {
+          ...spec,
+          headers: { accept: '*/*', 'accept-encoding': 'identity' },
+          headersTimeoutMs: deps.requestTimeoutMs,
+          bodyTimeoutMs: deps.requestTimeoutMs,
+        },
+        scope.signal,
+        scope,
+        through,
+      )
+      .catch((error: unknown) => {
+        throw isRefusedResume((error as { cause?: unknown }).cause) ? (error as { cause: unknown }).cause : error;
+      });
+    if (response.statusCode !== 200 && response.statusCode !== 206) {
+      throw await http.errorFromResponse(response, spec);
+    }
+    const range = /^bytes (\d+)-\d+\/(\d+)$/.exec(header(response.headers, 'content-range') ?? '');
+    const length = Number(header(response.headers, 'content-length'));
+    if (response.statusCode === 206 && range?.[1] !== '0') {
+      response.body.destroy();
+      throw new ConnectionError(`The service answered ${operation} with a part that does not start at byte 0.`, true, {
+        code: 'bad_range',
+      });
+    }
+    total = range ? Number(range[2]) : Number.isSafeInteger(length) && length >= 0 ? length : undefined;
+    contentType = header(response.headers, 'content-type');
+    const sink = createWriteStream(file, { flags: 'w' });
+    try {
+      await pipeline(
+        response.body,
+        async function* (source: AsyncIterable<Buffer>) {
+          for await (const chunk of source) {
+            received += chunk.length;
+            report(received);
+            yield chunk;
+          }
+        },
+        sink,
+      );
+    } catch (error) {
+      if (scope.signal.aborted) throw scope.reason();
+      if (isFileError(error) || isRefusedResume(error)) throw error;
+      const failure = error as RetryFailure;
+      throw isStatusFailure(failure)
+        ? http.errorFromStatus(failure.statusCode!, failure.headers ?? {}, spec)
+        : http.toClientError(error, spec, scope);
+    }
   }
 }
 
@@ -252,62 +249,5 @@ async function sizeOf(file: string): Promise<number> {
     return (await stat(file)).size;
   } catch {
     return 0;
-  }
-}
-
-/** GET `url`, following up to five redirects; the Authorization header goes only to the service's own origin. */
-async function openFollowingRedirects(
-  deps: DownloadDependencies,
-  url: string,
-  operation: string,
-  headers: Record<string, string>,
-  signal: AbortSignal,
-  scope: OperationScope,
-): Promise<Dispatcher.ResponseData> {
-  let current = url;
-  for (let hop = 0; ; hop++) {
-    const response = await deps.http.open(
-      {
-        url: current,
-        operation,
-        headers,
-        headersTimeoutMs: deps.requestTimeoutMs,
-        bodyTimeoutMs: deps.requestTimeoutMs,
-      },
-      signal,
-      scope,
-    );
-    const location = header(response.headers, 'location');
-    if (![301, 302, 303, 307, 308].includes(response.statusCode) || !location) return response;
-    discard(response.body);
-    let next: URL;
-    try {
-      next = new URL(location, current);
-    } catch {
-      throw new ArticleAudioError(`The service redirected ${operation} to an invalid address.`, {
-        status: response.statusCode,
-        code: 'bad_redirect',
-      });
-    }
-    if (next.protocol !== 'http:' && next.protocol !== 'https:') {
-      throw new ArticleAudioError(`The service redirected ${operation} to a non-http address.`, {
-        status: response.statusCode,
-        code: 'bad_redirect',
-      });
-    }
-    if (hop >= MAX_REDIRECTS) {
-      throw new ArticleAudioError(
-        `The service redirected ${operation} more than ${MAX_REDIRECTS} times. Try again later.`,
-        {
-          status: response.statusCode,
-          code: 'too_many_redirects',
-        },
-      );
-    }
-    deps.log(
-      'debug',
-      `${operation}: redirected to ${describeUrl(next)}${deps.http.base.isOwnOrigin(next) ? '' : ' (another origin: no Authorization)'}`,
-    );
-    current = next.href;
   }
 }

@@ -14,7 +14,7 @@ import {
 import { discard, type HttpClient } from './http';
 import { readLogEvent, readResultEvent, readStatusEvent } from './schemas';
 import { EventTooLargeError, readEventStream, type SseItem } from './sse';
-import { OperationScope, PollingSchedule, backoffDelay, linkAbort } from './timing';
+import { OperationScope, PollingSchedule, backoffDelay } from './timing';
 import {
   isTerminalStatus,
   type FollowOptions,
@@ -189,25 +189,21 @@ export async function* followJob(
 ): AsyncGenerator<JobEvent> {
   const scope = new OperationScope(options.signal, options.deadline, `following job ${id}`);
   const state = new FollowState(options.lastEventId);
-  try {
-    scope.throwIfDone();
-    const transport = options.transport ?? 'auto';
-    if (transport === 'poll') {
-      yield { type: 'transport', mode: 'poll', reason: 'polling was requested' };
-    } else {
-      const outcome = yield* followStream(deps, id, scope, state);
-      if (outcome.kind === 'fallback') {
-        if (transport === 'stream') throw outcome.error;
-        deps.log('info', `job ${id}: following by polling, because ${outcome.reason}`);
-        yield { type: 'transport', mode: 'poll', reason: outcome.reason };
-      }
+  scope.throwIfDone();
+  const transport = options.transport ?? 'auto';
+  if (transport === 'poll') {
+    yield { type: 'transport', mode: 'poll', reason: 'polling was requested' };
+  } else {
+    const outcome = yield* followStream(deps, id, scope, state);
+    if (outcome.kind === 'fallback') {
+      if (transport === 'stream') throw outcome.error;
+      deps.log('info', `job ${id}: following by polling, because ${outcome.reason}`);
+      yield { type: 'transport', mode: 'poll', reason: outcome.reason };
     }
-    // After a terminal stream event this reads the final job (with its outputs); otherwise it polls to the end.
-    const job = yield* pollToEnd(deps, id, scope, state);
-    yield { type: 'end', job };
-  } finally {
-    scope.dispose();
   }
+  // After a terminal stream event this reads the final job (with its outputs); otherwise it polls to the end.
+  const job = yield* pollToEnd(deps, id, scope, state);
+  yield { type: 'end', job };
 }
 
 async function* pollToEnd(
@@ -300,7 +296,7 @@ async function* followStream(
   state: FollowState,
 ): AsyncGenerator<JobEvent, StreamOutcome> {
   const { http } = deps;
-  const url = http.base.jobUrl(id, '/stream');
+  let url = '';
   const operation = `opening the event stream of job ${id}`;
   const watch = new StatusWatch(deps, id, scope, state);
   let failures = 0;
@@ -331,8 +327,9 @@ async function* followStream(
     if (connections > 0 && (yield* watch.checkIfDue())) return { kind: 'terminal' };
     connections++;
 
+    url = (await http.readBase()).jobUrl(id, '/stream');
     const connection = new AbortController();
-    const unlink = linkAbort(scope.signal, connection);
+    const signal = AbortSignal.any([scope.signal, connection.signal]);
     const headers: Record<string, string> = { accept: 'text/event-stream', 'cache-control': 'no-cache' };
     if (state.history.lastEventId) headers['last-event-id'] = state.history.lastEventId;
     let response;
@@ -345,11 +342,10 @@ async function* followStream(
           headers,
           headersTimeoutMs: Math.min(deps.requestTimeoutMs, STREAM_HEADERS_TIMEOUT_MS),
         },
-        connection.signal,
+        signal,
         scope,
       );
     } catch (error) {
-      unlink();
       if (!(error instanceof ArticleAudioError) || !isTransient(error)) throw error;
       failures++;
       lastFailure = error;
@@ -373,7 +369,6 @@ async function* followStream(
       } else {
         error = await http.errorFromResponse(response, { operation, url, jobId: id });
       }
-      unlink();
       if (terminalSeen) return { kind: 'terminal' };
       if (error instanceof AuthenticationError) throw error;
       if (isTransient(error)) {
@@ -458,7 +453,6 @@ async function* followStream(
       if (grace) clearTimeout(grace);
       await reader.return(undefined).catch(() => undefined);
       connection.abort();
-      unlink();
     }
     // Only a connection that brought something new counts as working; one that only sent heartbeats or replays
     // counts as a failure, so a stream that keeps dropping ends in polling instead of reconnecting forever.

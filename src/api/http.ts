@@ -17,15 +17,16 @@ import {
 } from './errors';
 import type { Redactor } from './redact';
 import { fieldIssuesFrom, readEnvelope, readServiceErrors, type ServiceErrorEntry } from './schemas';
-import { describeUrl, type ServiceBase } from './service-url';
-import { backoffDelay, linkAbort, parseRetryAfter, type OperationScope } from './timing';
+import { describeUrl, ServiceBase } from './service-url';
+import { backoffDelay, parseRetryAfter, type OperationScope } from './timing';
 import type { LogFunction } from './types';
 import { describeIssues } from '../protocol';
 
 export type Headers = Record<string, string | string[] | undefined>;
 
 export interface HttpSettings {
-  base: ServiceBase;
+  /** The base address, read again before each operation (a restarted local engine listens on another port). */
+  base: string | (() => string | Promise<string>);
   dispatcher?: Dispatcher;
   userAgent: string;
   requestTimeoutMs: number;
@@ -128,10 +129,26 @@ function firstHeader(headers: Headers, name: string): string | undefined {
 }
 
 export class HttpClient {
-  constructor(readonly settings: HttpSettings) {}
+  private current: { from: string; base: ServiceBase } | undefined;
 
+  constructor(readonly settings: HttpSettings) {
+    // A fixed address is checked at once, so a wrong one fails where the client is made.
+    if (typeof settings.base === 'string') this.current = { from: settings.base, base: new ServiceBase(settings.base) };
+  }
+
+  /** The base address as last read (by `readBase`, which every operation calls first). */
   get base(): ServiceBase {
-    return this.settings.base;
+    if (!this.current) throw new Error('The job service address has not been read yet.');
+    return this.current.base;
+  }
+
+  /** Reads the base address again; a changed one takes effect for this request and every later one. */
+  async readBase(): Promise<ServiceBase> {
+    const { base } = this.settings;
+    if (typeof base === 'string') return this.base;
+    const from = await base();
+    if (this.current?.from !== from) this.current = { from, base: new ServiceBase(from) };
+    return this.current.base;
   }
 
   /** Headers for one request; Authorization only when the URL is on the service's own origin. */
@@ -203,10 +220,9 @@ export class HttpClient {
     body: string | undefined,
     scope: OperationScope,
   ): Promise<JsonAnswer | ArticleAudioError> {
-    const attempt = new AbortController();
-    const unlink = linkAbort(scope.signal, attempt);
     const timeoutMs = this.settings.requestTimeoutMs;
-    const timer = setTimeout(() => attempt.abort(this.requestTimeout(spec, timeoutMs)), timeoutMs);
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = AbortSignal.any([scope.signal, timeout]);
     const started = Date.now();
     try {
       const headers = await this.headersFor(
@@ -216,13 +232,13 @@ export class HttpClient {
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
           ...spec.headers,
         },
-        attempt.signal,
+        signal,
       );
       const response = await request(spec.url, {
         method: spec.method,
         headers,
         body,
-        signal: attempt.signal,
+        signal,
         dispatcher: this.settings.dispatcher,
         // Our own timer bounds the whole exchange; undici's defaults (300 s) must not cut in first.
         headersTimeout: 0,
@@ -237,9 +253,9 @@ export class HttpClient {
       }
       const text = await readText(response.body, MAX_JSON_BYTES);
       return { status: response.statusCode, headers: response.headers, ...this.parseJson(text, response, spec) };
-    } finally {
-      clearTimeout(timer);
-      unlink();
+    } catch (error) {
+      if (timeout.aborted && !scope.signal.aborted) throw this.requestTimeout(spec, timeoutMs);
+      throw error;
     }
   }
 
@@ -297,35 +313,41 @@ export class HttpClient {
    * One request without retries, for streams and downloads: resolves with any answer (the caller reads its status
    * and body); rejects with a client error when no answer came. The returned body stays tied to `signal`.
    */
-  async open(spec: OpenSpec, signal: AbortSignal, scope: OperationScope): Promise<Dispatcher.ResponseData> {
-    const connection = new AbortController();
-    const unlink = linkAbort(signal, connection);
-    const timer = setTimeout(
-      () => connection.abort(this.requestTimeout(spec, spec.headersTimeoutMs)),
-      spec.headersTimeoutMs,
-    );
+  async open(
+    spec: OpenSpec,
+    signal: AbortSignal,
+    scope: OperationScope,
+    dispatcher: Dispatcher | undefined = this.settings.dispatcher,
+  ): Promise<Dispatcher.ResponseData> {
     const started = Date.now();
     try {
-      const headers = await this.headersFor(spec.url, spec.headers ?? {}, connection.signal);
+      const headers = await this.headersFor(
+        spec.url,
+        spec.headers ?? {},
+        AbortSignal.any([signal, AbortSignal.timeout(spec.headersTimeoutMs)]),
+      ).catch((error: unknown) => {
+        // A key store that never answers (a keyring waiting for a password) counts against the wait for headers.
+        if (!signal.aborted && !(error instanceof ArticleAudioError))
+          throw this.requestTimeout(spec, spec.headersTimeoutMs);
+        throw error;
+      });
       const response = await request(spec.url, {
         method: 'GET',
         headers,
-        signal: connection.signal,
-        dispatcher: this.settings.dispatcher,
-        headersTimeout: 0,
+        // The body outlives this call and stays tied to the caller's signal; undici bounds the wait for headers.
+        signal,
+        dispatcher,
+        headersTimeout: spec.headersTimeoutMs,
         bodyTimeout: spec.bodyTimeoutMs ?? 0,
       });
       this.settings.log('debug', `GET ${describeUrl(spec.url)} -> ${response.statusCode} (${Date.now() - started} ms)`);
-      // The body outlives this call: keep the link to the caller's signal until the body closes. An abort while
-      // nobody reads the body must not become an uncaught 'error' event; readers still see the error.
-      response.body.once('close', unlink);
+      // An abort while nobody reads the body must not become an uncaught 'error' event; readers still see the error.
       response.body.on('error', () => undefined);
       return response;
     } catch (error) {
-      unlink();
+      if (!signal.aborted && errorCode(error) === 'UND_ERR_HEADERS_TIMEOUT')
+        throw this.requestTimeout(spec, spec.headersTimeoutMs);
       throw this.toClientError(error, spec, scope);
-    } finally {
-      clearTimeout(timer);
     }
   }
 
@@ -350,6 +372,17 @@ export class HttpClient {
     } catch {
       // The status alone says enough.
     }
+    return this.errorFromStatus(status, headers, spec, entries, plain);
+  }
+
+  /** The typed error for a non-2xx status, from what was read of the body (nothing, when the body is gone). */
+  errorFromStatus(
+    status: number,
+    headers: Headers,
+    spec: { operation: string; url: string; jobId?: string },
+    entries: ServiceErrorEntry[] = [],
+    plain?: string,
+  ): ArticleAudioError {
     const redact = (text: string) => this.settings.redactor.redact(text);
     const primary = entries[0];
     const detailText = primary ? [primary.code, primary.message].filter(Boolean).join(': ') : plain;
@@ -499,7 +532,7 @@ export class HttpClient {
       redact(
         `The request failed while ${spec.operation} (${truncate(message, 200)}). Check the service address and try again.`,
       ),
-      { code },
+      { code, cause: error },
     );
   }
 

@@ -1,22 +1,23 @@
 // Time in the client: the caller's deadline and AbortSignal joined into one scope that every request and every wait
-// honours, backoff with jitter, the spec's polling schedule, and Retry-After.
+// honours (AbortSignal.any + AbortSignal.timeout, timers/promises), backoff with jitter, the spec's polling schedule,
+// and Retry-After.
+import { setTimeout as delay } from 'node:timers/promises';
 import { TimeoutError, abortReason, formatDuration } from './errors';
 import type { PollingOptions } from './types';
 
-/** Longest delay setTimeout accepts; longer ones fire at once. */
+/** Longest delay a timer accepts; longer ones fire at once. */
 const MAX_TIMER_MS = 2_147_483_647;
 
 /**
- * One operation's limits: aborts when the caller's signal aborts (with the caller's reason) or when the deadline
- * passes (with a TimeoutError of kind `deadline`). Dispose it when the operation ends, to clear its timer.
+ * One operation's limits: its signal aborts when the caller's signal aborts (`reason()` is then the caller's reason)
+ * or when the deadline passes (`reason()` is a TimeoutError of kind `deadline` naming the operation).
  */
 export class OperationScope {
   readonly signal: AbortSignal;
   readonly deadline: number | undefined;
-  private readonly controller = new AbortController();
-  private readonly startedAt = Date.now();
-  private timer: NodeJS.Timeout | undefined;
-  private readonly unlink: () => void;
+  private readonly deadlineSignal: AbortSignal | undefined;
+  private readonly allowedMs: number;
+  private deadlineError: TimeoutError | undefined;
 
   constructor(
     callerSignal: AbortSignal | undefined,
@@ -24,30 +25,13 @@ export class OperationScope {
     /** What the operation does, for the deadline's message: "following job 42". */
     private readonly operation: string,
   ) {
-    this.signal = this.controller.signal;
     this.deadline = deadline !== undefined && Number.isFinite(deadline) ? deadline : undefined;
-    this.unlink = linkAbort(callerSignal, this.controller);
-    if (this.deadline !== undefined && !this.signal.aborted) this.armDeadline();
-  }
-
-  private armDeadline(): void {
-    const remaining = (this.deadline ?? Infinity) - Date.now();
-    if (remaining <= 0) {
-      this.controller.abort(this.deadlineError());
-      return;
-    }
-    this.timer = setTimeout(() => this.armDeadline(), Math.min(remaining, MAX_TIMER_MS));
-    this.timer.unref?.();
-  }
-
-  private deadlineError(): TimeoutError {
-    const allowed = (this.deadline ?? Date.now()) - this.startedAt;
-    return new TimeoutError(
-      `Stopped ${this.operation}: its time limit of ${formatDuration(allowed)} passed. ` +
-        'Nothing was lost on the service; try again later or allow more time.',
-      'deadline',
-      allowed,
-    );
+    this.allowedMs = Math.max(0, (this.deadline ?? Date.now()) - Date.now());
+    // A deadline beyond what a timer can hold is checked by throwIfDone alone.
+    if (this.deadline !== undefined && this.allowedMs <= MAX_TIMER_MS)
+      this.deadlineSignal = AbortSignal.timeout(this.allowedMs);
+    const signals = [callerSignal, this.deadlineSignal].filter((signal): signal is AbortSignal => !!signal);
+    this.signal = AbortSignal.any(signals);
   }
 
   /** Milliseconds until the deadline (Infinity without one). */
@@ -57,63 +41,27 @@ export class OperationScope {
 
   /** Throws the abort reason or the deadline's TimeoutError when the scope is over. */
   throwIfDone(): void {
-    if (this.signal.aborted) throw this.reason();
-    if (this.deadline !== undefined && Date.now() >= this.deadline) {
-      this.controller.abort(this.deadlineError());
-      throw this.reason();
-    }
+    if (this.signal.aborted || (this.deadline !== undefined && Date.now() >= this.deadline)) throw this.reason();
   }
 
   /** Why the scope ended: the caller's abort reason or the deadline's TimeoutError. */
   reason(): unknown {
-    return abortReason(this.signal);
-  }
-
-  sleep(ms: number): Promise<void> {
-    return sleep(ms, this.signal);
-  }
-
-  dispose(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.unlink();
-  }
-}
-
-/** Aborts `target` when `source` aborts, with the same reason. Returns a function that removes the link. */
-export function linkAbort(source: AbortSignal | undefined, target: AbortController): () => void {
-  if (!source) return () => {};
-  if (source.aborted) {
-    target.abort(abortReason(source));
-    return () => {};
-  }
-  const onAbort = () => target.abort(abortReason(source));
-  source.addEventListener('abort', onAbort, { once: true });
-  return () => source.removeEventListener('abort', onAbort);
-}
-
-/** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  // The rejection is the signal's reason, whatever it is, as AbortSignal-aware Node APIs do.
-  /* eslint-disable @typescript-eslint/prefer-promise-reject-errors */
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(abortReason(signal));
-      return;
-    }
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(abortReason(signal!));
-    };
-    const timer = setTimeout(
-      () => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      },
-      Math.min(Math.max(0, ms), MAX_TIMER_MS),
+    const callerFirst = this.signal.aborted && this.signal.reason !== this.deadlineSignal?.reason;
+    if (callerFirst) return abortReason(this.signal);
+    this.deadlineError ??= new TimeoutError(
+      `Stopped ${this.operation}: its time limit of ${formatDuration(this.allowedMs)} passed.`,
+      'deadline',
+      this.allowedMs,
     );
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-  /* eslint-enable @typescript-eslint/prefer-promise-reject-errors */
+    return this.deadlineError;
+  }
+
+  /** Resolves after `ms`, or rejects with `reason()` as soon as the scope ends. */
+  sleep(ms: number): Promise<void> {
+    return delay(Math.min(Math.max(0, ms), MAX_TIMER_MS), undefined, { signal: this.signal }).catch(() => {
+      throw this.reason();
+    });
+  }
 }
 
 /** `base` scaled by a random factor in [1 - jitter, 1 + jitter], so that many clients do not retry in step. */

@@ -1,5 +1,6 @@
-// Output files are downloaded to disk: streamed to a .part file, resumed with Range after a cut, checked by length,
-// renamed into place; and the API key never goes to another origin, even through a redirect.
+// Output files are downloaded to disk: streamed to a .part file, resumed with Range after a cut (undici's retry
+// interceptor), checked by length, renamed into place; and the API key never goes to another origin, even through a
+// redirect (undici's redirect interceptor).
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -13,10 +14,18 @@ import { API_KEY, clientFor, rejectionOf } from '../../support/api-client';
 
 const SIZE = 200_000;
 
-/** Serves `content` with ETag and Range support, like the engine's output files. */
-function serveFile(content: Buffer, etag: string) {
+/**
+ * Serves `content` with ETag and Range support, like the engine's output files; with `ifMatch`, a resume whose
+ * If-Match names another ETag gets 412 (as RFC 9110 asks), else If-Match is ignored, as the engine does.
+ */
+function serveFile(content: Buffer, etag: string, { ifMatch = false } = {}) {
   return (req: IncomingMessage, res: ServerResponse) => {
-    const range = /^bytes=(\d+)-$/.exec(String(req.headers.range ?? ''));
+    if (ifMatch && req.headers['if-match'] !== undefined && req.headers['if-match'] !== etag) {
+      res.writeHead(412);
+      res.end();
+      return;
+    }
+    const range = /^bytes=(\d+)-(\d*)$/.exec(String(req.headers.range ?? ''));
     const ifRange = req.headers['if-range'];
     if (range && (ifRange === undefined || ifRange === etag)) {
       const start = Number(range[1]);
@@ -79,7 +88,7 @@ describe('downloadOutput', () => {
     );
   });
 
-  it('resumes after a cut in the middle of the body, with Range and If-Range', async () => {
+  it('resumes after a cut in the middle of the body, with Range and If-Match', async () => {
     const content = randomBytes(SIZE);
     server.on('GET', '/v1/jobs/d2/outputs/audio.mp3', serveCut(content, '"v1"', 80_000), serveFile(content, '"v1"'));
     const { client, logs } = clientFor(server);
@@ -89,24 +98,38 @@ describe('downloadOutput', () => {
     assert.ok(readFileSync(destination).equals(content));
     const [first, second] = server.requestsTo('GET', '/v1/jobs/d2/outputs/audio.mp3');
     assert.equal(first!.headers.range, undefined);
-    const resumedAt = Number(/^bytes=(\d+)-$/.exec(String(second!.headers.range))?.[1]);
+    const resumedAt = Number(/^bytes=(\d+)-199999$/.exec(String(second!.headers.range))?.[1]);
     assert.ok(resumedAt > 0 && resumedAt <= 80_000, `resumed at ${second!.headers.range}`);
-    assert.equal(second!.headers['if-range'], '"v1"');
+    assert.equal(second!.headers['if-match'], '"v1"');
+    assert.equal(second!.headers.authorization, `Bearer ${API_KEY}`);
     assert.ok(
-      logs.some((line) => line.includes(`resuming at byte ${resumedAt}`)),
+      logs.some((line) => /downloading .* failed .*; resuming after \d+ bytes/.test(line)),
       logs.join('\n'),
     );
   });
 
-  it('starts over when the file changed between the cut and the resume (If-Range fails)', async () => {
-    const old = randomBytes(SIZE);
-    const changed = randomBytes(SIZE + 10);
-    server.on('GET', '/v1/jobs/d3/outputs/audio.mp3', serveCut(old, '"old"', 50_000), serveFile(changed, '"new"'));
-    const { client } = clientFor(server);
-    const destination = path.join(dir, 'd3.mp3');
-    const result = await client.downloadOutput('/v1/jobs/d3/outputs/audio.mp3', destination);
-    assert.equal(result.bytes, SIZE + 10);
-    assert.ok(readFileSync(destination).equals(changed));
+  it('starts over when the file changed between the cut and the resume (another ETag, or 412 to If-Match)', async () => {
+    for (const [name, ifMatch] of [
+      ['d3', false],
+      ['d3b', true],
+    ] as const) {
+      const old = randomBytes(SIZE);
+      const changed = randomBytes(SIZE + 10);
+      const route = `/v1/jobs/${name}/outputs/audio.mp3`;
+      server.on('GET', route, serveCut(old, '"old"', 50_000), serveFile(changed, '"new"', { ifMatch }));
+      const { client, logs } = clientFor(server);
+      const destination = path.join(dir, `${name}.mp3`);
+      const result = await client.downloadOutput(route, destination);
+      assert.equal(result.bytes, SIZE + 10);
+      assert.ok(readFileSync(destination).equals(changed));
+      const requests = server.requestsTo('GET', route);
+      assert.equal(requests.length, 3, `${name}: cut, refused resume, whole again`);
+      assert.equal(requests[2]!.headers.range, undefined);
+      assert.ok(
+        logs.some((line) => line.includes('downloading the file whole again')),
+        logs.join('\n'),
+      );
+    }
   });
 
   it('fails, and leaves nothing behind, when the file never arrives whole', async () => {
@@ -137,7 +160,7 @@ describe('downloadOutput', () => {
     const destination = path.join(dir, 'd5.mp3');
     const { error } = await rejectionOf(client.downloadOutput('/v1/jobs/d5/outputs/audio.mp3', destination));
     assert.ok(error instanceof ConnectionError, String(error));
-    assert.match(error.message, /ended after \d+ of 2000 bytes/);
+    assert.match(error.message, /could not resume .*Content-Length mismatch/);
     assert.equal(existsSync(destination), false);
   });
 
