@@ -15,7 +15,7 @@ const watch = process.argv.includes('--watch');
  * The extension only needs undici's request API and its agents. Its package entry also pulls in fetch,
  * WebSocket, caches and mocks (about 1 MB minified), so the extension bundle maps `undici` to this slim entry.
  */
-const undiciSlim = {
+export const undiciSlim = {
   name: 'undici-slim',
   setup(build) {
     build.onResolve({ filter: /^undici$/ }, () => ({ path: path.join(root, 'scripts', 'undici-slim.cjs') }));

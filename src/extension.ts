@@ -56,7 +56,6 @@ export function activate(context: vscode.ExtensionContext): ArticleAudioApi {
     token,
     log: log.logger('engine'),
     onUnexpectedExit: ({ code, signal, lastError, restarting }) => {
-      connection.reset();
       notifier.warn(
         `The local engine stopped unexpectedly (${signal ?? `exit code ${code}`})${lastError ? `: ${lastError}` : ''}. ${restarting ? 'It is starting again; running jobs continue.' : 'It stopped several times in a row; it starts again with the next job.'}`,
         [Fixes.showLog],

@@ -160,7 +160,7 @@ export async function downloadOutput(
       if (scope.signal.aborted) throw scope.reason();
       if (isFileError(failure)) throw fileError(failure, part);
       if (!isRefusedResume(failure)) throw failure;
-      const why = (failure).message;
+      const why = failure.message;
       if (restarts >= MAX_RESTARTS) {
         throw new ConnectionError(`The service could not resume ${operation} (${why}).`, true, {
           code: 'resume_refused',

@@ -72,13 +72,14 @@ export class ServiceConnection extends Disposable implements JobServices {
       );
     }
     if (service === 'local') {
-      const url = await this.engine.ensure();
+      await this.engine.ensure();
       const token = await this.engineToken();
       return this.reuse(
-        `local ${url}`,
+        'local',
         () =>
           new JobServiceClient({
-            baseUrl: url,
+            // Read before every request: an engine restarted on another port is found by the same client.
+            baseUrl: () => this.engine.ensure(),
             apiKey: token,
             userAgent: USER_AGENT,
             log: this.clientLog(),
@@ -94,17 +95,15 @@ export class ServiceConnection extends Disposable implements JobServices {
       );
     }
     const proxy = readProxySettings();
-    return this.reuse(`remote ${service} ${proxy.proxy ?? ''} ${proxy.strictSSL}`, () => {
-      const dispatcher = dispatcherFor(service, proxy);
-      if (proxy.proxy && dispatcher)
-        this.log.info(`reaching ${this.describe(service)} through the proxy ${safeProxy(proxy.proxy)}`);
+    return this.reuse(`remote ${service} ${JSON.stringify(proxy)}`, () => {
+      if (proxy.proxy) this.log.info(`reaching ${this.describe(service)} through the proxy ${safeProxy(proxy.proxy)}`);
       return new JobServiceClient({
         baseUrl: service,
         // Read for every request, so that a key changed in another window takes effect at once.
         apiKey: () => this.keys.get(service),
         userAgent: USER_AGENT,
         log: this.clientLog(),
-        ...(dispatcher ? { dispatcher } : {}),
+        dispatcher: dispatcherFor(proxy),
       });
     });
   }
@@ -116,14 +115,14 @@ export class ServiceConnection extends Disposable implements JobServices {
    */
   async checkKey(service: string, key: string): Promise<'accepted' | 'refused'> {
     const proxy = readProxySettings();
-    const dispatcher = dispatcherFor(service, proxy);
+    const dispatcher = dispatcherFor(proxy);
     const client = new JobServiceClient({
       baseUrl: service,
       apiKey: key,
       userAgent: USER_AGENT,
       log: this.clientLog(),
       maxRetries: 1,
-      ...(dispatcher ? { dispatcher } : {}),
+      dispatcher,
     });
     try {
       await client.getJob(`key-check-${randomUUID()}`, { deadline: Date.now() + 20_000 });
@@ -139,11 +138,6 @@ export class ServiceConnection extends Disposable implements JobServices {
   engineDescription(): string {
     const service = this.current();
     return service === 'local' ? 'local engine' : `remote service ${this.describe(service)}`;
-  }
-
-  /** Forgets the cached client (after the engine restarted on another port). */
-  reset(): void {
-    this.cached = undefined;
   }
 
   private reuse(key: string, create: () => JobServiceClient): JobServiceClient {

@@ -4,7 +4,6 @@
 import * as assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,40 +14,10 @@ import { Commands } from '../../../src/command-ids';
 import type { ArticleAudioApi } from '../../../src/extension';
 import type { JobRecord } from '../../../src/jobs/types';
 import { article, EXTENSION_ID, extensionApi, setSetting, waitForEnd } from './helpers';
+import { startConnectProxy, type ConnectProxy } from '../../support/connect-proxy';
 
 const KEY = `remote-key-${Math.random().toString(36).slice(2)}-integration`;
 const HOST = 'audio-service.test';
-
-interface Proxy {
-  url: string;
-  tunnels: string[];
-  close(): void;
-}
-
-/** A CONNECT proxy that maps HOST to 127.0.0.1 (nothing else resolves it) and records each tunnel. */
-async function startProxy(): Promise<Proxy> {
-  const tunnels: string[] = [];
-  const server = http.createServer((_req, res) => res.writeHead(405).end());
-  server.on('connect', (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => {
-    tunnels.push(req.url ?? '');
-    const [host, port] = (req.url ?? '').split(':');
-    if (host !== HOST) {
-      socket.end('HTTP/1.1 502 Bad Gateway\r\n\r\n');
-      return;
-    }
-    const upstream = net.connect(Number(port), '127.0.0.1', () => {
-      socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-      upstream.write(head);
-      upstream.pipe(socket);
-      socket.pipe(upstream);
-    });
-    upstream.on('error', () => socket.destroy());
-    socket.on('error', () => upstream.destroy());
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, tunnels, close: () => server.close() };
-}
 
 async function startRemoteEngine(dataDir: string): Promise<{ port: number; child: ChildProcess }> {
   const extension = vscode.extensions.getExtension(EXTENSION_ID);
@@ -103,7 +72,7 @@ function filesUnder(dir: string): string[] {
 describe('A remote service', function () {
   this.timeout(180_000);
   let api: ArticleAudioApi;
-  let proxy: Proxy;
+  let proxy: ConnectProxy;
   let remote: { port: number; child: ChildProcess };
   let dataDir: string;
 
@@ -111,7 +80,7 @@ describe('A remote service', function () {
     api = await extensionApi();
     dataDir = mkdtempSync(path.join(os.tmpdir(), 'article-audio-remote-'));
     remote = await startRemoteEngine(dataDir);
-    proxy = await startProxy();
+    proxy = await startConnectProxy(HOST);
     await vscode.commands.executeCommand(Commands.clearApiKey);
     await setSetting('articleAudio', 'model', 'article-audio-1-mini');
     await setSetting('articleAudio', 'openPlayerWhenDone', false);

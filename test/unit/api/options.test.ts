@@ -31,6 +31,51 @@ describe('client options', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('reads a base address given as a function before every request: a service on a new port is found', async () => {
+    // A local engine restarted on another port: the same client follows the job there, without being made anew.
+    const first = await startFaultServer();
+    const second = await startFaultServer();
+    let current = first.url;
+    let reads = 0;
+    first.on('GET', '/v1/jobs/m1', (_req, res) => {
+      sendEnvelope(res, 200, jobBody('m1', 'processing'));
+      current = second.url;
+      void first.close();
+    });
+    second.on('GET', '/v1/jobs/m1', (_req, res) => sendEnvelope(res, 200, jobBody('m1', 'succeeded')));
+    second.on('GET', '/v1/jobs/m1/outputs/a.mp3', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'audio/mpeg', 'content-length': '3' });
+      res.end('abc');
+    });
+    const client = new JobServiceClient({
+      baseUrl: () => {
+        reads++;
+        return current;
+      },
+      apiKey: API_KEY,
+      polling: { initialMs: 20, factor: 1, maxMs: 20, jitter: 0 },
+    });
+    try {
+      const statuses: string[] = [];
+      for await (const event of client.followJob('m1', { transport: 'poll' })) {
+        if (event.type === 'status') statuses.push(event.status);
+      }
+      assert.deepEqual(statuses, ['processing', 'succeeded']);
+      assert.equal(first.requestsTo('GET', '/v1/jobs/m1').length, 1);
+      assert.equal(second.requestsTo('GET', '/v1/jobs/m1').length, 1);
+      assert.equal(client.baseUrl, second.url);
+      const file = path.join(dir, 'moved.mp3');
+      await client.downloadOutput('/v1/jobs/m1/outputs/a.mp3', file);
+      assert.equal(
+        second.requestsTo('GET', '/v1/jobs/m1/outputs/a.mp3')[0]!.headers.authorization,
+        `Bearer ${API_KEY}`,
+      );
+      assert.ok(reads >= 3, `the address was read ${reads} times`);
+    } finally {
+      await second.close();
+    }
+  });
+
   it('serves a service behind a path prefix: requests and relative links stay under it', async () => {
     server.on('POST', '/audio/v1/article-to-audio', (_req, res) =>
       sendEnvelope(res, 202, { job_id: 'o1', links: { self: '/v1/jobs/o1', stream: '/audio/v1/jobs/o1/stream' } }),
