@@ -1,8 +1,9 @@
 // Fetching an article page or an intro/outro file: bounded in size, time and redirects, http(s) only, and only from
-// addresses the network policy allows (network-policy.ts), checked on every connection including redirect hops.
+// addresses the network policy allows (network-policy.ts), checked on every connection including redirect hops:
+// undici's redirect interceptor follows them through the same policy agent, and refuses non-http(s) targets and loops.
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { request } from 'undici';
+import { interceptors, request } from 'undici';
 import { policyAgent } from './network-policy';
 import type { FetchLimits } from './types';
 
@@ -97,67 +98,71 @@ export async function fetchWithLimits(
     connectTimeoutMs: limits.timeoutMs,
   });
   let current = url;
+  const tooManyRedirects = () => new FetchError(`${url} redirects more than ${limits.maxRedirects} times.`);
   try {
-    for (let redirects = 0; ; redirects++) {
-      const parsed = new URL(current);
-      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
-        throw new FetchError(`${url} redirected to ${parsed.protocol} address, which cannot be fetched.`);
-      const response = await request(current, {
-        method: 'GET',
-        signal: combined,
-        dispatcher,
-        headers: { accept, 'user-agent': 'ArticleAudio/0.1 (+local engine)', 'accept-encoding': 'gzip, deflate, br' },
-        headersTimeout: limits.timeoutMs,
-        bodyTimeout: limits.timeoutMs,
-      });
-      const location = response.headers.location;
-      if (response.statusCode >= 300 && response.statusCode < 400 && location) {
-        await response.body.dump();
-        if (redirects >= limits.maxRedirects)
-          throw new FetchError(`${url} redirects more than ${limits.maxRedirects} times.`);
-        current = new URL(Array.isArray(location) ? location[0]! : location, current).href;
-        continue;
-      }
-      if (response.statusCode >= 400) {
-        await response.body.dump();
-        throw new FetchError(
-          `${host(current)} answered ${response.statusCode} for ${current}. Check that the address opens in a browser.`,
-        );
-      }
-      const declared = Number(response.headers['content-length']);
-      if (Number.isFinite(declared) && declared > limits.maxBytes) {
-        await response.body.dump({ limit: 0 }).catch(() => {});
-        throw new FetchError(
-          `${current} is ${Math.round(declared / 1024)} KB; the limit is ${Math.round(limits.maxBytes / 1024)} KB.`,
-        );
-      }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of response.body as AsyncIterable<Buffer>) {
-        size += chunk.length;
-        if (size > limits.maxBytes) {
-          response.body.destroy();
-          throw new FetchError(`${current} is larger than the limit of ${Math.round(limits.maxBytes / 1024)} KB.`);
-        }
-        chunks.push(chunk);
-      }
-      const body = await decodeContent(
-        Buffer.concat(chunks),
-        response.headers['content-encoding'],
-        current,
-        limits.maxBytes,
-      );
-      const contentType = String(response.headers['content-type'] ?? '');
-      const [mediaType = '', ...params] = contentType.split(';').map((p) => p.trim());
-      const charset = params
-        .find((p) => p.toLowerCase().startsWith('charset='))
-        ?.slice(8)
-        .replace(/"/g, '');
-      return { body, mediaType: mediaType.toLowerCase(), charset, finalUrl: current };
+    const parsed = new URL(current);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+      throw new FetchError(`${url} is a ${parsed.protocol} address, which cannot be fetched.`);
+    const response = await request(current, {
+      method: 'GET',
+      signal: combined,
+      dispatcher: dispatcher.compose(interceptors.redirect({ maxRedirections: limits.maxRedirects })),
+      headers: { accept, 'user-agent': 'ArticleAudio/0.1 (+local engine)', 'accept-encoding': 'gzip, deflate, br' },
+      headersTimeout: limits.timeoutMs,
+      bodyTimeout: limits.timeoutMs,
+    });
+    // The redirect handler records every address it asked, the last being the one that answered.
+    const visited = (response.context as { history?: URL[] } | undefined)?.history;
+    current = visited?.at(-1)?.href ?? current;
+    if (response.statusCode >= 300 && response.statusCode < 400 && response.headers.location) {
+      // Past the limit, the interceptor hands the redirect itself over.
+      await response.body.dump();
+      throw tooManyRedirects();
     }
+    if (response.statusCode >= 400) {
+      await response.body.dump();
+      throw new FetchError(
+        `${host(current)} answered ${response.statusCode} for ${current}. Check that the address opens in a browser.`,
+      );
+    }
+    const declared = Number(response.headers['content-length']);
+    if (Number.isFinite(declared) && declared > limits.maxBytes) {
+      await response.body.dump({ limit: 0 }).catch(() => {});
+      throw new FetchError(
+        `${current} is ${Math.round(declared / 1024)} KB; the limit is ${Math.round(limits.maxBytes / 1024)} KB.`,
+      );
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of response.body as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > limits.maxBytes) {
+        response.body.destroy();
+        throw new FetchError(`${current} is larger than the limit of ${Math.round(limits.maxBytes / 1024)} KB.`);
+      }
+      chunks.push(chunk);
+    }
+    const body = await decodeContent(
+      Buffer.concat(chunks),
+      response.headers['content-encoding'],
+      current,
+      limits.maxBytes,
+    );
+    const contentType = String(response.headers['content-type'] ?? '');
+    const [mediaType = '', ...params] = contentType.split(';').map((p) => p.trim());
+    const charset = params
+      .find((p) => p.toLowerCase().startsWith('charset='))
+      ?.slice(8)
+      .replace(/"/g, '');
+    return { body, mediaType: mediaType.toLowerCase(), charset, finalUrl: current };
   } catch (error) {
     if (error instanceof FetchError) throw error;
     if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('cancelled');
+    // undici's redirect handler refuses these (core/util.js parseURL, redirect-handler.js) before connecting anywhere.
+    const refused = (error as { code?: string }).code === 'UND_ERR_INVALID_ARG' ? (error as Error).message : '';
+    if (refused.startsWith('Invalid URL protocol'))
+      throw new FetchError(`${url} redirected to a non-http address, which cannot be fetched.`);
+    if (refused.startsWith('Redirect loop detected')) throw tooManyRedirects();
     if (!allowPrivateNetwork) {
       // A shared service: its clients must learn nothing about the networks it sits in. A blocked address, a refused
       // connection, a time-out and an unknown name read the same, so fetches (article or intro/outro) cannot be used

@@ -104,7 +104,7 @@ describe('pipeline: fetching within limits', () => {
     assert.equal(five.finalUrl, server.url('/page'));
     await assert.rejects(fetchPage('/r0', { maxRedirects: 5 }), /redirects more than 5 times/);
     await assert.rejects(fetchPage('/loop', { maxRedirects: 3 }), /redirects more than 3 times/);
-    await assert.rejects(fetchPage('/to-ftp'), /redirected to ftp: address/);
+    await assert.rejects(fetchPage('/to-ftp'), /redirected to a non-http address/);
   });
 
   it('reports error statuses and refused connections with the host and what to do', async () => {
