@@ -29,6 +29,7 @@ interface DomElement extends DomNode {
   getAttribute(name: string): string | null;
   querySelectorAll(selector: string): ArrayLike<DomElement>;
   remove(): void;
+  appendChild(node: DomNode): void;
 }
 interface DomDocument {
   title: string;
@@ -98,9 +99,13 @@ function textOf(node: DomNode): string {
 const DATELINE =
   /^\|?\s*(?:published|updated|last updated|posted|modified)(?:\s+on)?\s*:?\s*(?:\d|(?:mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b)[^.!?]{0,60}\b(?:1[89]|20)\d\d\b/i;
 
+/** A paragraph that is only a date, maybe a time and a category: "14 June 2013 at 20:51 (Overheard)", "14. Juni 2013". */
+const BARE_DATE =
+  /^(?:\d{1,2}\.?\s+\p{L}+\.?,?\s+|\p{L}+\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+)(?:1[89]|20)\d\d(?:,?\s*(?:at|um|-|–|,)?\s*\d{1,2}[:.]\d\d(?:\s*(?:am|pm|uhr|h))?)?(?:\s*\([^()]{1,40}\))?$/iu;
+
 function isBoilerplate(text: string): boolean {
   if (text.length < 160 && (BOILERPLATE.test(text) || POST_META.test(text))) return true;
-  if (text.length < 90 && DATELINE.test(text)) return true;
+  if (text.length < 90 && (DATELINE.test(text) || BARE_DATE.test(text))) return true;
   // A bare address: nothing a listener can use.
   if (/^https?:\/\/\S+$/.test(text)) return true;
   return isGlued(text);
@@ -345,26 +350,31 @@ function removeFurniture(document: DomDocument, read: Block[]): void {
   }
   const candidates = Array.from(
     document.querySelectorAll(
-      'footer,dialog,[role="dialog"],[role="alertdialog"],[aria-modal="true"],[role="contentinfo"],[class],[id]',
+      'footer,dialog,form,[role="dialog"],[role="alertdialog"],[aria-modal="true"],[role="contentinfo"],[class],[id]',
     ),
   );
   for (const element of candidates) {
     const tag = element.tagName.toLowerCase();
     if (tag === 'html' || tag === 'body' || tag === 'main' || tag === 'article') continue;
-    const named = FURNITURE_NAME.test(
-      `${typeof element.className === 'string' ? element.className : ''} ${element.id ?? ''}`,
-    );
+    const names = namesOf(element);
+    const role = element.getAttribute('role');
     if (
-      !named &&
+      !FURNITURE_NAME.test(names) &&
+      !COMMENT_AREA.test(names) &&
       !/^(?:footer|dialog)$/.test(tag) &&
-      !element.getAttribute('role') &&
-      !element.getAttribute('aria-modal')
+      !(role && /^(?:dialog|alertdialog|contentinfo)$/.test(role)) &&
+      element.getAttribute('aria-modal') !== 'true' &&
+      // A comment or contact form: after the notices, the biggest text left on a short post's page.
+      !(tag === 'form' && element.querySelectorAll('textarea').length > 0)
     )
       continue;
     if (element.querySelectorAll('article,main,h1').length > 0) continue;
     element.remove();
   }
 }
+
+/** Class or id words of a page's comment area and reply form. */
+const COMMENT_AREA = /(?:^|[\s_-])(?:respond|comments?|comment-respond|comments-area|disqus_thread)(?:$|[\s_-])/i;
 
 function textLength(node: DomNode): number {
   return (node.textContent ?? '').replace(/\s+/g, '').length;
@@ -506,9 +516,98 @@ function attached(element: DomElement, container: DomElement): boolean {
   return false;
 }
 
+/**
+ * The page as a document whose root is its `html` element. Browsers file anything before `<html>` (a PHP warning
+ * printed ahead of the page, styles and meta tags a saving tool put first) into the head or the body; linkedom's
+ * parser instead makes the first such element the document's root, with an empty body, and Readability finds nothing.
+ * Such a page is read again with what came before `<html>` moved into its head (where it is not read), and a bare
+ * fragment inside a body of its own.
+ */
+function parsePage(html: string): DomDocument {
+  const { document } = parseHTML(html) as unknown as { document: DomDocument };
+  if (document.documentElement?.tagName === 'HTML') return document;
+  return (parseHTML(rootedPage(html)) as unknown as { document: DomDocument }).document;
+}
+
+function rootedPage(html: string): string {
+  // The first `<html>` start tag outside comments (old IE conditional comments hold copies of it).
+  const tags = /<!--[\s\S]*?(?:-->|$)|<html(?=[\s>/])[^>]*>/gi;
+  for (let match = tags.exec(html); match; match = tags.exec(html)) {
+    if (match[0].startsWith('<!--')) continue;
+    const before = html.slice(0, match.index).replace(/<!doctype[^>]*>/gi, '');
+    const rest = html.slice(match.index + match[0].length);
+    const head = /^(?:\s|<!--[\s\S]*?-->)*<head(?=[\s>])[^>]*>/i.exec(rest);
+    return head
+      ? `<!DOCTYPE html>${match[0]}${head[0]}${before}${rest.slice(head[0].length)}`
+      : `<!DOCTYPE html>${match[0]}<head>${before}</head>${rest}`;
+  }
+  return `<!DOCTYPE html><html><head></head><body>${html}</body></html>`;
+}
+
+/** What Readability found, and its blocks before any cleaning (page notices already out). */
+interface Reading {
+  content: DomElement;
+  title?: string;
+  byline?: string;
+  blocks: Block[];
+}
+
+function readingOf(document: DomDocument, notices: Set<string>): Reading | undefined {
+  const found = readArticle(document);
+  if (!found) return undefined;
+  removeNotices(found.content, notices);
+  const blocks: Block[] = [];
+  collectBlocks(found.content, blocks);
+  return { ...found, blocks };
+}
+
+/**
+ * Containers that mark a page's one article body: schema.org's `articleBody`, the usual CMS wrappers, the hAtom entry,
+ * a page's only `<article>`. Each counts only when the page has exactly one: a home page has many.
+ */
+const ARTICLE_CONTAINERS = [
+  '[itemprop="articleBody"]',
+  '.entry-content',
+  '.post-content',
+  '.article-body',
+  '.story-body',
+  '.hentry',
+  '.h-entry',
+  'article',
+];
+
+/**
+ * A further reading when Readability's own choices failed: Readability over the page's marked article container
+ * alone. Readability drops an `<aside>` wrapping the whole page with the article in it, and it passes over a post of a
+ * few short lines for a cookie notice or a comment form with more text.
+ */
+function containerReading(html: string, notices: Set<string>): Reading | undefined {
+  const document = parsePage(html);
+  const body = document.body;
+  if (!body) return undefined;
+  for (const selector of ARTICLE_CONTAINERS) {
+    const found = document.querySelectorAll(selector);
+    if (found.length !== 1) continue;
+    const container = found[0]!;
+    if (container === body || container === document.documentElement) return undefined;
+    for (const child of Array.from(body.childNodes)) (child as DomElement).remove();
+    body.appendChild(container);
+    const reading = readingOf(document, notices);
+    if (!reading || isFurniture(reading.blocks) || !hasProse(reading.blocks) || linkDensity(reading.content) > 0.5)
+      return undefined;
+    return reading;
+  }
+  return undefined;
+}
+
+/** A reading that is no article: no sentence, or a cookie notice, an address block, a footer or a dialog. */
+function misread(reading: Reading | undefined): boolean {
+  return !reading || !hasProse(reading.blocks, 3) || isFurniture(reading.blocks) || inFurniture(reading.content);
+}
+
 /** Extracts the article of an HTML page; returns undefined when the page holds no article. */
 export function extractHtmlArticle(html: string, pageUrl?: string): HtmlArticleResult | undefined {
-  const { document } = parseHTML(html) as unknown as { document: DomDocument };
+  const document = parsePage(html);
   const pageTitle = cleanText(document.title ?? '');
   // Taken before Readability changes the page: headings for the title, a byline box it may drop, furniture texts.
   const furniture = scanPage(document);
@@ -518,42 +617,42 @@ export function extractHtmlArticle(html: string, pageUrl?: string): HtmlArticleR
 
   // Readability over the untouched page: cleaning the page before it can remove the article's own wrapper (a class
   // that mentions "share", a form around the whole page) and leave a cookie notice or a footer as the biggest block.
-  let found = readArticle(document);
-  let untouched: Block[] = [];
-  if (found) {
-    removeNotices(found.content, furniture.notices);
-    collectBlocks(found.content, untouched);
-  }
-  if (!found || !hasProse(untouched, 3) || isFurniture(untouched) || inFurniture(found.content)) {
+  let reading = readingOf(document, furniture.notices);
+  let further = false;
+  if (misread(reading)) {
     // Readability picked a notice or a footer: read the page again without them.
-    const { document: again } = parseHTML(html) as unknown as { document: DomDocument };
-    removeFurniture(again, untouched);
-    const second = readArticle(again);
-    const blocks: Block[] = [];
-    if (second) {
-      removeNotices(second.content, furniture.notices);
-      collectBlocks(second.content, blocks);
+    const again = parsePage(html);
+    removeFurniture(again, reading?.blocks ?? []);
+    reading = readingOf(again, furniture.notices);
+    if (!reading || isFurniture(reading.blocks)) {
+      reading = containerReading(html, furniture.notices);
+      if (!reading) return undefined;
+      further = true;
     }
-    if (!second || isFurniture(blocks)) return undefined;
-    found = second;
-    untouched = blocks;
   }
-  cleanInside(found.content, furniture.named);
-  let blocks: Block[] = [];
-  collectBlocks(found.content, blocks);
-  // The cleaning is for precision; when it costs much of the text, the untouched reading is the better one.
-  if (proseWordsOf(blocks) < proseWordsOf(untouched) * 0.6) blocks = untouched;
-  // A page Readability itself doubts, whose "article" is mostly links or holds no sentence of prose, is a link list,
-  // a home page or an app shell: better told apart from an article that is merely short.
-  // Readability's own verdict needs the untouched page: asked (on a fresh parse) only of pages that look doubtful.
+  if (!reading) return undefined;
   let readerable = true;
-  if (linkDensity(found.content) > 0.5 || !hasProse(blocks)) {
-    readerable = isProbablyReaderable((parseHTML(html) as unknown as { document: DomDocument }).document, {
-      minContentLength: 100,
-      minScore: 20,
-    });
-    if (!readerable) return undefined;
+  let blocks: Block[] = [];
+  for (;;) {
+    const untouched = reading.blocks;
+    cleanInside(reading.content, furniture.named);
+    blocks = [];
+    collectBlocks(reading.content, blocks);
+    // The cleaning is for precision; when it costs much of the text, the untouched reading is the better one.
+    if (proseWordsOf(blocks) < proseWordsOf(untouched) * 0.6) blocks = untouched;
+    // A page Readability itself doubts, whose "article" is mostly links or holds no sentence of prose, is a link
+    // list, a home page or an app shell: better told apart from an article that is merely short. Readability's own
+    // verdict needs the untouched page: asked (on a fresh parse) only of pages that look doubtful.
+    if (further || (linkDensity(reading.content) <= 0.5 && hasProse(blocks))) break;
+    readerable = isProbablyReaderable(parsePage(html), { minContentLength: 100, minScore: 20 });
+    if (readerable) break;
+    // Unless the page marks one article body that holds prose: a post of a few short lines.
+    const container = containerReading(html, furniture.notices);
+    if (!container) return undefined;
+    reading = container;
+    further = true;
   }
+  const found = reading;
   // "<heading> | Site name", "<topic> - <forum section>": the page's own heading is the better title when the page
   // title contains it (the longest such h1 or h2: a forum's h1 is often the site's name).
   let title = cleanText(found.title ?? '') || pageTitle || undefined;

@@ -301,12 +301,16 @@ interface FailureCase {
   noise: string[];
   /** What plain Readability reads on this page where the engine must not (the failure class is real). */
   plainReads?: string;
+  /** A sentence of the article that plain Readability does not read on this page (the failure class is real). */
+  plainMisses?: string;
 }
 
 // Each page reproduces, small, the structure of real pages on which extraction failed: the article's own wrapper
 // named like furniture, a page inside one big form, a cookie notice bigger than the article, a footer with an
 // address and a copyright line next to a short article, a news story full of links with a ticker and a row of
-// section names glued together.
+// section names glued together; a page with a PHP warning printed before it, or with its styles and title saved ahead
+// of the `<html>` tag; an article inside an `<aside>` (which Readability drops); a post of three short lines beside a
+// bigger cookie notice and comment form.
 const FAILURES: FailureCase[] = [
   {
     name: 'share-wrapper',
@@ -367,6 +371,34 @@ const FAILURES: FailureCase[] = [
     noise: ['usd476', 'eur527', 'rur7', 'wework', 'cryptocurrencies', 'more from markets', 'gold steadies'],
     plainReads: 'USD476.98EUR527.92RUR7.49',
   },
+  {
+    name: 'warning-before-page',
+    what: 'a page with a PHP warning printed before <!DOCTYPE>',
+    title: 'A new start for the reading room',
+    noise: ['warning', 'mysql', 'tagcloud.php', 'archive', 'may 2014'],
+    plainMisses: 'After two quiet years this blog moves to a new server tonight',
+  },
+  {
+    name: 'head-before-html',
+    what: 'a saved page with its styles, scripts and title before the <html> tag',
+    title: "Meet the gardener who grows a city's history",
+    noise: ['teaser-grid', 'datalayer', 'news arts food', 'all rights reserved', '5 main street'],
+    plainMisses: 'In a yard behind a laundromat',
+  },
+  {
+    name: 'aside-wrapper',
+    what: "an article inside an <aside> that wraps the page's content",
+    title: 'Novel about a 1960s summer wins the book prize',
+    noise: ['commuters', 'football club', 'imprint', '19:16', 'the jury said'],
+    plainMisses: 'The jury praised the book',
+  },
+  {
+    name: 'short-post',
+    what: 'a post of three short lines beside a bigger cookie notice and comment form',
+    title: 'Doing nothing is also a choice',
+    noise: ['cookies', 'leave a reply', 'commenting using', 'categories', 'june 2013', 'share this', '20:51'],
+    plainReads: 'This site uses cookies',
+  },
 ];
 
 describe('pipeline: extraction failure classes of real pages', () => {
@@ -396,6 +428,14 @@ describe('pipeline: extraction failure classes of real pages', () => {
         assert.ok(
           plain?.textContent?.includes(page.plainReads),
           `${page.name}: plain Readability no longer reads "${page.plainReads}"`,
+        );
+      }
+      if (page.plainMisses) {
+        const { document } = parseHTML(html) as unknown as { document: never };
+        const plain = new Readability(document).parse();
+        assert.ok(
+          !plain?.textContent?.includes(page.plainMisses),
+          `${page.name}: plain Readability now reads "${page.plainMisses}"`,
         );
       }
     });
