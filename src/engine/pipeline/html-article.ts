@@ -362,7 +362,7 @@ function removeFurniture(document: DomDocument, read: Block[]): void {
       !FURNITURE_NAME.test(names) &&
       !COMMENT_AREA.test(names) &&
       !/^(?:footer|dialog)$/.test(tag) &&
-      !(role && /^(?:dialog|alertdialog|contentinfo)$/.test(role)) &&
+      !(role && !/^(?:main|article)$/.test(role)) &&
       element.getAttribute('aria-modal') !== 'true' &&
       // A comment or contact form: after the notices, the biggest text left on a short post's page.
       !(tag === 'form' && element.querySelectorAll('textarea').length > 0)
