@@ -6,7 +6,8 @@
 //   npm run bench -- speed memory              only these benchmarks (speed, memory, service, extension, client, hostile, team)
 //   npm run bench -- speed --models mini,pro --articles short,medium
 //   npm run bench -- --write                   write BENCHMARKS.md after a partial run too
-//   npm run bench -- extraction --pages DIR    article extraction on a development set (bench/devset.ts builds it)
+//   npm run bench -- extraction --pages DIR    article extraction on a development set (bench/devset.ts builds it);
+//                                              --min-kb 100 --max-kb 200 for the pages of that size only
 import { existsSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -45,6 +46,13 @@ function listOption(args: string[], name: string): string[] | undefined {
   return (args[index + 1] ?? '').split(',').filter(Boolean);
 }
 
+function numberOption(args: string[], name: string): number | undefined {
+  const value = listOption(args, name)?.[0];
+  if (value === undefined) return undefined;
+  const number = Number(value);
+  return Number.isFinite(number) && number >= 0 ? number : fail(`${name} needs a number, not "${value}"`);
+}
+
 function fail(message: string): never {
   console.error(`bench: ${message}`);
   process.exit(2);
@@ -53,7 +61,7 @@ function fail(message: string): never {
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const quick = args.includes('--quick');
-  const valueFlags = new Set(['--models', '--articles', '--pages', '--sources', '--details']);
+  const valueFlags = new Set(['--models', '--articles', '--pages', '--sources', '--details', '--min-kb', '--max-kb']);
   const names = args.filter((a, i) => !a.startsWith('--') && !valueFlags.has(args[i - 1] ?? ''));
   for (const name of names)
     if (!BENCHES.some((b) => b.name === name))
@@ -81,6 +89,8 @@ async function main(): Promise<void> {
     pages: listOption(args, '--pages')?.[0],
     sources: listOption(args, '--sources'),
     details: listOption(args, '--details')?.[0],
+    minKb: numberOption(args, '--min-kb'),
+    maxKb: numberOption(args, '--max-kb'),
     progress: (message) => console.error(`[${Math.round((Date.now() - started) / 1000)} s] ${message}`),
   };
   const rows: Row[] = [];

@@ -28,6 +28,9 @@ export interface BenchOptions {
   pages?: string;
   sources?: string[];
   details?: string;
+  /** Only the pages of this size (`--min-kb 100 --max-kb 200`); the timing rows are over the same window. */
+  minKb?: number;
+  maxKb?: number;
 }
 
 export interface Bench {
