@@ -64,7 +64,11 @@ function bodyText(article: Article): string {
 }
 
 function readability(html: string, _url: string): Extracted {
-  const { value: parsed, ms, cpuMs } = timed(() => {
+  const {
+    value: parsed,
+    ms,
+    cpuMs,
+  } = timed(() => {
     const { document } = parseHTML(html) as unknown as { document: never };
     return new Readability(document, { serializer: (node: unknown) => node }).parse();
   });

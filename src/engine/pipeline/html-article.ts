@@ -28,6 +28,9 @@ interface DomElement extends DomNode {
   id: string;
   getAttribute(name: string): string | null;
   querySelectorAll(selector: string): ArrayLike<DomElement>;
+  /** A plain walk: unlike querySelectorAll, no selector to compile on each call (linkedom compiles every time). */
+  getElementsByTagName(tag: string): ArrayLike<DomElement>;
+  contains(node: DomNode): boolean;
   remove(): void;
   appendChild(node: DomNode): void;
 }
@@ -121,7 +124,7 @@ function isLinkRow(text: string, links: number, linkedChars: number): boolean {
 }
 
 function linkStats(element: DomElement): { links: number; chars: number } {
-  const anchors = Array.from(element.querySelectorAll('a'));
+  const anchors = Array.from(element.getElementsByTagName('a'));
   return {
     links: anchors.length,
     chars: anchors.reduce((sum, a) => sum + (a.textContent ?? '').replace(/\s+/g, '').length, 0),
@@ -151,13 +154,13 @@ function tableBlock(table: DomElement): Block {
 }
 
 function codeLanguage(pre: DomElement): string | undefined {
-  const code = Array.from(pre.querySelectorAll('code'))[0];
+  const code = Array.from(pre.getElementsByTagName('code'))[0];
   // Documentation generators name the language on a wrapper: Sphinx `highlight-python`, GitHub `highlight-source-js`.
   const wrappers: string[] = [];
   for (let node = pre.parentNode, depth = 0; node && depth < 2 && isElement(node); node = node.parentNode, depth++) {
-    wrappers.push(typeof node.className === 'string' ? node.className : '');
+    wrappers.push(node.getAttribute('class') ?? '');
   }
-  const classes = `${pre.className} ${code?.className ?? ''} ${pre.getAttribute('data-lang') ?? ''} ${wrappers.join(' ')}`;
+  const classes = `${pre.getAttribute('class') ?? ''} ${code?.getAttribute('class') ?? ''} ${pre.getAttribute('data-lang') ?? ''} ${wrappers.join(' ')}`;
   const match =
     /(?:language|lang)-([\w+#-]+)/.exec(classes) ??
     /\bhighlight-(?:source-)?(?!default\b|text\b|none\b)([\w+#]+)/.exec(classes) ??
@@ -268,7 +271,7 @@ function cleanByline(raw: string | null | undefined): string | undefined {
 function linkDensity(content: DomElement): number {
   const total = textOf(content).length;
   if (total === 0) return 1;
-  const linked = Array.from(content.querySelectorAll('a')).reduce((sum, a) => sum + textOf(a).length, 0);
+  const linked = Array.from(content.getElementsByTagName('a')).reduce((sum, a) => sum + textOf(a).length, 0);
   return linked / total;
 }
 
@@ -318,8 +321,7 @@ function inFurniture(element: DomElement): boolean {
       node.getAttribute('role') === 'dialog'
     )
       return true;
-    if (FURNITURE_NAME.test(`${typeof node.className === 'string' ? node.className : ''} ${node.id ?? ''}`))
-      return true;
+    if (FURNITURE_NAME.test(namesOf(node))) return true;
   }
   return false;
 }
@@ -365,10 +367,10 @@ function removeFurniture(document: DomDocument, read: Block[]): void {
       !(role && !/^(?:main|article)$/.test(role)) &&
       element.getAttribute('aria-modal') !== 'true' &&
       // A comment or contact form: after the notices, the biggest text left on a short post's page.
-      !(tag === 'form' && element.querySelectorAll('textarea').length > 0)
+      !(tag === 'form' && element.getElementsByTagName('textarea').length > 0)
     )
       continue;
-    if (element.querySelectorAll('article,main,h1').length > 0) continue;
+    if (holdsArticle(element)) continue;
     element.remove();
   }
 }
@@ -380,9 +382,19 @@ function textLength(node: DomNode): number {
   return (node.textContent ?? '').replace(/\s+/g, '').length;
 }
 
+/** Class and id: read as attributes (linkedom's className getter builds a token list and joins it on every read). */
 function namesOf(element: DomElement): string {
-  return `${typeof element.className === 'string' ? element.className : ''} ${element.id ?? ''}`;
+  const className = element.getAttribute('class');
+  const id = element.getAttribute('id');
+  return className === null ? (id ?? '') : id === null ? className : `${className} ${id}`;
 }
+
+/** Whether an element holds a page's article, main content or first heading (a notice never does). */
+function holdsArticle(element: DomElement): boolean {
+  return ['article', 'main', 'h1'].some((tag) => element.getElementsByTagName(tag).length > 0);
+}
+
+const NOTICE_PARTS = new Set(['p', 'li', 'div', 'address']);
 
 interface PageScan {
   /** Texts of elements whose class or id names furniture (share, tags, caption...): removed when small. */
@@ -409,17 +421,25 @@ function scanPage(document: DomDocument): PageScan {
     const text = element.textContent ?? '';
     if (text.length > 0 && text.length <= 3000) into.add(cleanText(text));
   };
+  // The last notice taken whole: the elements inside it are already among its parts.
+  let notice: DomElement | undefined;
   const addNotice = (element: DomElement) => {
-    if (element.querySelectorAll('article,main,h1').length > 0) return;
+    if (holdsArticle(element)) return;
+    notice = element;
     add(scan.notices, element);
     // Readability may keep a footer's paragraphs (address, opening hours, copyright) without the footer around them.
-    for (const part of Array.from(element.querySelectorAll('p,li,div,address'))) add(scan.notices, part);
+    for (const part of Array.from(element.querySelectorAll('*')))
+      if (NOTICE_PARTS.has(part.tagName.toLowerCase())) add(scan.notices, part);
   };
   const mark = (element: DomElement) => {
     const text = textOf(element);
     if (text && text.length < 120) scan.marked = text;
   };
   for (const element of Array.from(document.querySelectorAll('*'))) {
+    if (notice) {
+      if (notice.contains(element)) continue;
+      notice = undefined;
+    }
     const tag = element.tagName.toLowerCase();
     if (tag === 'h1' || tag === 'h2') {
       const list = tag === 'h1' ? scan.h1 : scan.h2;
@@ -432,13 +452,13 @@ function scanPage(document: DomDocument): PageScan {
     } else if (tag === 'a' && !scan.marked && element.getAttribute('rel') === 'author') {
       mark(element);
     }
-    const names = namesOf(element);
-    if (names.length <= 1) continue;
     const role = element.getAttribute('role');
     if (role === 'contentinfo' || role === 'dialog' || element.getAttribute('aria-modal') === 'true') {
       addNotice(element);
       continue;
     }
+    const names = namesOf(element);
+    if (names.length <= 1) continue;
     if (!scan.marked && (MARKED_AUTHOR.test(names) || element.getAttribute('itemprop') === 'author')) mark(element);
     if (tag === 'article' || tag === 'main' || tag === 'body' || tag === 'html' || tag === 'pre' || tag === 'code')
       continue;
