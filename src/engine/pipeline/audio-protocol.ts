@@ -1,4 +1,5 @@
 // Messages between a job's pipeline (the engine's main thread) and its audio worker (audio-worker.ts).
+import type { TagRequest } from './id3';
 
 /** One part of a job's audio: whole MP3 frames, a contiguous slice of the job's one MP3 stream. */
 export interface PartFile {
@@ -26,7 +27,8 @@ export type AudioRequest =
   | { seq: number; op: 'silence'; seconds: number }
   /** One synthesized line: trimmed, levelled, with its pauses; may close a part after it. */
   | { seq: number; op: 'line'; samples: Int16Array; sampleRate: number; pauseBeforeS: number; pauseAfterS: number }
-  | { seq: number; op: 'finish' }
+  /** `tags`: the ID3 tag put before the audio (title, source, chapters with their times). */
+  | { seq: number; op: 'finish'; tags?: TagRequest }
   | { seq: number; op: 'abort' };
 
 export interface LineWritten {

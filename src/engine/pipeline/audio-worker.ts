@@ -5,6 +5,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parentPort } from 'node:worker_threads';
 import { int16ToFloat, silence, trimSilence } from './audio';
+import { id3Tag } from './id3';
 import { levelToLoudness } from './loudness';
 import type { AudioFinished, AudioRequest, AudioResponse, LineWritten, PartFile } from './audio-protocol';
 import { wholeFrames } from './mp3-frames';
@@ -107,7 +108,8 @@ async function handle(request: AudioRequest): Promise<LineWritten | AudioFinishe
       return { start, end, ...(part ? { part } : {}) };
     }
     case 'finish': {
-      const bytes = await writer!.finish();
+      const tags = request.tags;
+      const bytes = await writer!.finish(tags ? id3Tag({ ...tags, durationS: writer!.durationS }) : undefined);
       // No targets: the caller takes no parts.
       const part = targets.length > 0 ? await cutPart() : undefined;
       return { durationS: writer!.durationS, bytes, ...(part ? { part } : {}) };

@@ -326,7 +326,12 @@ class SpeechPipeline implements ArticlePipeline {
         audio.clip(outro);
       }
       context.log('info', 'Encoding the last frames and writing the transcript.');
-      const finished = await audio.finish();
+      const finished = await audio.finish({
+        ...(article.title ? { title: article.title } : {}),
+        ...(input.url ? { sourceUrl: input.url, ...(article.sourceLabel ? { site: article.sourceLabel } : {}) } : {}),
+        encoder: `Article Audio, ${input.modelId} (LAME 3.100, ${profile.bitrate / 1000} kbps)`,
+        chapters: chapters.map((c) => ({ title: c.title, level: c.level, startS: c.start })),
+      });
       durationS = finished.durationS;
       await parts.publish(finished.part, true, durationS);
     } catch (error) {

@@ -2,6 +2,7 @@
 // gets back where each line landed and which parts were closed. The main thread does no audio work of its own.
 import { Worker } from 'node:worker_threads';
 import type { AudioFinished, AudioRequest, AudioResponse, LineWritten } from './audio-protocol';
+import type { TagRequest } from './id3';
 import { workerScript } from './worker-script';
 
 type Pending = { resolve: (value: unknown) => void; reject: (error: Error) => void };
@@ -82,8 +83,8 @@ export class JobAudio {
     ]) as Promise<LineWritten>;
   }
 
-  finish(): Promise<AudioFinished> {
-    return this.send({ op: 'finish' }) as Promise<AudioFinished>;
+  finish(tags?: TagRequest): Promise<AudioFinished> {
+    return this.send({ op: 'finish', ...(tags ? { tags } : {}) }) as Promise<AudioFinished>;
   }
 
   async abort(): Promise<void> {

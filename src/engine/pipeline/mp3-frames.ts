@@ -62,3 +62,21 @@ export function wholeFrames(
   }
   return { bytes: offset, frames, samples, skip };
 }
+
+/** Bytes of an ID3v2 tag at the start of `bytes` (its header, frames, padding and footer), 0 when there is none. */
+export function id3Length(bytes: Uint8Array): number {
+  if (bytes.length < 10 || bytes[0] !== 0x49 || bytes[1] !== 0x44 || bytes[2] !== 0x33) return 0;
+  const size = ((bytes[6]! & 0x7f) << 21) | ((bytes[7]! & 0x7f) << 14) | ((bytes[8]! & 0x7f) << 7) | (bytes[9]! & 0x7f);
+  const footer = bytes[5]! & 0x10 ? 10 : 0;
+  return 10 + size + footer;
+}
+
+/**
+ * Where the audio frames of a whole MP3 file start: after its ID3v2 tag and its Info frame. Parts are slices of
+ * what follows, so the parts of a job one after another are exactly `file.subarray(audioStart(file))`.
+ */
+export function audioStart(bytes: Uint8Array): number {
+  const tag = id3Length(bytes);
+  const first = frameAt(bytes, tag);
+  return first?.info ? tag + first.length : tag;
+}

@@ -6,7 +6,8 @@
 // The file is: [ID3v2 tag, optional] [Info frame] [audio frames]. The Info frame (Xing header for constant bitrate, with
 // LAME's extension) is written as a placeholder first and filled in at the end: the exact frame count (exact duration
 // for players), a seek table, and the encoder delay and padding, so gapless players trim LAME's silence at both ends.
-import { open, type FileHandle } from 'node:fs/promises';
+// The ID3 tag is known only at the end (its chapters' times); it is put in front by one copy of the file, in chunks.
+import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { createMp3Encoder } from 'wasm-media-encoders';
 import { frameAt } from './mp3-frames';
 
@@ -153,8 +154,33 @@ class BufferedFile {
 export interface Mp3WriterOptions {
   /** Sees the encoded audio frames as they come, in order (never the ID3 tag or the Info frame). */
   onFrames?: (data: Uint8Array) => void;
-  /** An ID3v2 tag for the start of the file; `finish` may replace it with one of the same length. */
-  id3?: Uint8Array;
+}
+
+const COPY_CHUNK = 1024 * 1024;
+
+/** Writes `head` and then the whole of `source` to `target`, a chunk at a time (memory stays flat), and syncs it. */
+async function prependCopy(head: Uint8Array, source: string, target: string): Promise<number> {
+  const from = await open(source, 'r');
+  try {
+    const to = await open(target, 'w');
+    try {
+      await to.write(head, 0, head.length, 0);
+      let position = head.length;
+      const chunk = Buffer.alloc(COPY_CHUNK);
+      for (;;) {
+        const { bytesRead } = await from.read(chunk, 0, chunk.length, position - head.length);
+        if (bytesRead === 0) break;
+        await to.write(chunk, 0, bytesRead, position);
+        position += bytesRead;
+      }
+      await to.sync();
+      return position;
+    } finally {
+      await to.close();
+    }
+  } finally {
+    await from.close();
+  }
 }
 
 export class Mp3Writer {
@@ -167,6 +193,7 @@ export class Mp3Writer {
   private readonly infoLength: number;
 
   private constructor(
+    private readonly path: string,
     private readonly handle: FileHandle,
     private readonly file: BufferedFile,
     private readonly encoder: Mp3Encoder,
@@ -187,9 +214,8 @@ export class Mp3Writer {
     encoder.configure({ sampleRate, channels: 1, bitrate: (bitrate / 1000) as Mp3Bitrate });
     const handle = await open(path, 'w');
     const file = new BufferedFile(handle);
-    const writer = new Mp3Writer(handle, file, encoder, sampleRate, bitrate, options);
+    const writer = new Mp3Writer(path, handle, file, encoder, sampleRate, bitrate, options);
     try {
-      if (options.id3) await file.append(options.id3);
       // Room for the Info frame, filled in by finish().
       await file.append(new Uint8Array(writer.infoLength));
     } catch (error) {
@@ -237,17 +263,13 @@ export class Mp3Writer {
     await this.file.append(frames);
   }
 
-  /** Finishes the file (with `id3`, when given, in place of the tag it started with); returns its size in bytes. */
+  /** Finishes the file, with an ID3 tag before the audio when given; returns its size in bytes. */
   async finish(id3?: Uint8Array): Promise<number> {
+    let closed = false;
     try {
       await this.take(this.encoder.finalize());
       if (this.carry.length > 0) throw new Error(`The MP3 encoder ended inside a frame (${this.carry.length} bytes).`);
       await this.file.flush();
-      const tagLength = this.options.id3?.length ?? 0;
-      if (id3) {
-        if (id3.length !== tagLength) throw new Error('The final ID3 tag must have the length of the first one.');
-        await this.file.writeAt(id3, 0);
-      }
       const info = infoFrame(
         { sampleRate: this.sampleRate, bitrate: this.bitrate },
         {
@@ -257,11 +279,25 @@ export class Mp3Writer {
           musicCrc: this.musicCrc,
         },
       );
-      await this.file.writeAt(info, tagLength);
-      await this.handle.sync();
-      return this.file.position;
-    } finally {
+      await this.file.writeAt(info, 0);
+      if (!id3 || id3.length === 0) {
+        await this.handle.sync();
+        return this.file.position;
+      }
       await this.handle.close();
+      closed = true;
+      // Into a file beside it, then renamed over it: a crash leaves the untagged file or the tagged one, never half.
+      const tagged = `${this.path}.tagged`;
+      try {
+        const size = await prependCopy(id3, this.path, tagged);
+        await rename(tagged, this.path);
+        return size;
+      } catch (error) {
+        await rm(tagged, { force: true });
+        throw error;
+      }
+    } finally {
+      if (!closed) await this.handle.close();
     }
   }
 

@@ -7,7 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import decodeMp3 from '@audio/decode-mp3';
-import { frameAt, wholeFrames } from '../../../src/engine/pipeline/mp3-frames';
+import { audioStart, frameAt, id3Length, wholeFrames } from '../../../src/engine/pipeline/mp3-frames';
+import { id3Tag } from '../../../src/engine/pipeline/id3';
 import { crc16, LAME_ENCODER_DELAY, Mp3Writer } from '../../../src/engine/pipeline/mp3-writer';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'aa-mp3-writer-'));
@@ -122,4 +123,37 @@ describe('MP3 writer', () => {
       assert.equal(peakAt(decoded.channelData[0]!, rate * 1.5), rate, 'the impulse is where it was written');
     });
   }
+
+  it('puts the ID3 tag before the Info frame, which still counts only the audio', async () => {
+    const file = path.join(dir, 'tagged.mp3');
+    const input = probeSignal(16_000, 2);
+    const writer = await Mp3Writer.create(file, 16_000, 32_000);
+    const frames: Uint8Array[] = [];
+    const untagged = await Mp3Writer.create(path.join(dir, 'untagged.mp3'), 16_000, 32_000, {
+      onFrames: (data) => frames.push(data),
+    });
+    await writer.write(input);
+    await untagged.write(input);
+    const id3 = id3Tag({
+      title: 'Probe',
+      encoder: 'test',
+      chapters: [{ title: 'All', level: 1, startS: 0 }],
+      durationS: 2,
+    });
+    const size = await writer.finish(id3);
+    await untagged.finish();
+    const bytes = new Uint8Array(readFileSync(file));
+    assert.equal(size, bytes.length);
+    assert.equal(id3Length(bytes), id3.length);
+    assert.deepEqual(bytes.subarray(0, id3.length), id3);
+    const tag = readLameTag(bytes, id3.length);
+    assert.equal(tag.bytes, bytes.length - id3.length, 'the Info frame counts its stream, not the tag');
+    assert.equal(tag.tagCrc, tag.computedTagCrc);
+    // The tagged file's audio is the untagged one's, and what onFrames saw is exactly that audio.
+    const untaggedBytes = new Uint8Array(readFileSync(path.join(dir, 'untagged.mp3')));
+    assert.deepEqual(bytes.subarray(audioStart(bytes)), untaggedBytes.subarray(audioStart(untaggedBytes)));
+    assert.deepEqual(Buffer.concat(frames), Buffer.from(untaggedBytes.subarray(audioStart(untaggedBytes))));
+    const decoded = await decodeMp3(bytes);
+    assert.equal(decoded.channelData[0]!.length, input.length);
+  });
 });
