@@ -540,14 +540,16 @@ function attached(element: DomElement, container: DomElement): boolean {
  * The page as a document whose root is its `html` element. Browsers file anything before `<html>` (a PHP warning
  * printed ahead of the page, styles and meta tags a saving tool put first) into the head or the body; linkedom's
  * parser instead makes the first such element the document's root, with an empty body, and Readability finds nothing.
- * Such a page is read again with what came before `<html>` moved into its head (where it is not read), and a bare
- * fragment inside a body of its own.
+ * Such a page is parsed with what came before `<html>` moved into its head (where it is not read), and a bare
+ * fragment inside a body of its own. Decided on the source, so that no page is parsed twice for it.
  */
 function parsePage(html: string): DomDocument {
-  const { document } = parseHTML(html) as unknown as { document: DomDocument };
-  if (document.documentElement?.tagName === 'HTML') return document;
-  return (parseHTML(rootedPage(html)) as unknown as { document: DomDocument }).document;
+  const source = HTML_FIRST.test(html) ? html : rootedPage(html);
+  return (parseHTML(source) as unknown as { document: DomDocument }).document;
 }
+
+/** A page whose first tag is `<html>`, after a byte-order mark, an XML prolog, the doctype, comments and spaces. */
+const HTML_FIRST = /^(?:\s|\uFEFF|<!--[\s\S]*?-->|<!doctype[^>]*>|<\?[^>]*>)*<html(?=[\s>/])/i;
 
 function rootedPage(html: string): string {
   // The first `<html>` start tag outside comments (old IE conditional comments hold copies of it).
@@ -561,7 +563,11 @@ function rootedPage(html: string): string {
       ? `<!DOCTYPE html>${match[0]}${head[0]}${before}${rest.slice(head[0].length)}`
       : `<!DOCTYPE html>${match[0]}<head>${before}</head>${rest}`;
   }
-  return `<!DOCTYPE html><html><head></head><body>${html}</body></html>`;
+  // No `<html>` at all: a page that starts at its `<head>`, or a fragment.
+  const bare = html.replace(/^(?:\s|\uFEFF|<!doctype[^>]*>)*/i, '');
+  return /^<head(?=[\s>])/i.test(bare)
+    ? `<!DOCTYPE html><html>${bare}</html>`
+    : `<!DOCTYPE html><html><head></head><body>${bare}</body></html>`;
 }
 
 /** What Readability found, and its blocks before any cleaning (page notices already out). */

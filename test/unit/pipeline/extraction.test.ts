@@ -454,6 +454,23 @@ describe('pipeline: extraction failure classes of real pages', () => {
     for (const paragraph of kept) assert.ok(text.includes(paragraph), `dropped: ${paragraph}`);
   });
 
+  it('a page without an <html> tag (starting at <head>, or a bare fragment) is read like the whole page', () => {
+    const filler =
+      'The harbour has been rebuilt many times, and each time the town argued about the cost before agreeing to pay it.';
+    const body = `<h1>Harbour notes</h1>${`<p>${filler}</p>`.repeat(3)}`;
+    const pages = [
+      `<!DOCTYPE html><head><title>Harbour notes</title></head><body>${body}</body>`,
+      body,
+      `\uFEFF<?xml version="1.0"?><!DOCTYPE html><!-- saved --><html><head><title>Harbour notes</title></head><body>${body}</body></html>`,
+    ];
+    for (const html of pages) {
+      const result = extractHtmlArticle(html);
+      assert.ok(result, html.slice(0, 40));
+      assert.equal(result.article.title, 'Harbour notes');
+      assert.equal(articleText(result.article), `Harbour notes\n${[filler, filler, filler].join('\n')}`);
+    }
+  });
+
   it('drops rows of links, date lines, bare addresses and a closing copyright line; keeps a sentence made of links', () => {
     const filler =
       'The harbour has been rebuilt many times, and each time the town argued about the cost before agreeing to pay it.';
