@@ -1,7 +1,8 @@
 // The tags of a real job's audio.mp3, read back with a small ID3v2.3 reader written here (not the library that wrote
 // them): title, source, encoder and chapters (CHAP under a CTOC) against chapters.json, from a page whose title and
 // headings are hostile (control characters, a lone surrogate, a right-to-left override, a 400-character heading).
-// The Info frame after the tag declares LAME's delay, and a gapless decoder returns the job's exact duration.
+// The Info frame after the tag declares LAME's delay, and a gapless decoder returns the job's exact duration. The
+// intro's 10 kHz tone is still there (the stream is at 24 kHz when there is music).
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -10,7 +11,15 @@ import { createSpeechPipeline } from '../../src/engine/pipeline';
 import { MAX_CHAPTER_TITLE_CHARS, MAX_TITLE_CHARS } from '../../src/engine/pipeline/id3';
 import { frameAt, id3Length } from '../../src/engine/pipeline/mp3-frames';
 import { LAME_ENCODER_DELAY } from '../../src/engine/pipeline/mp3-writer';
-import { type PageServer, decodeMp3, runJob, serve, startPageServer, toneWav } from '../support/speech-support';
+import {
+  type PageServer,
+  decodeMp3,
+  runJob,
+  serve,
+  startPageServer,
+  toneShare,
+  toneWav,
+} from '../support/speech-support';
 
 interface Frame {
   id: string;
@@ -108,6 +117,7 @@ function readTag(bytes: Uint8Array) {
   };
 }
 
+const INTRO_HZ = 10_000;
 const LONG_HEADING = `A heading that goes on ${'and on '.repeat(60)}forever`;
 const PAGE = `# Tides \u0001and\u0007 mills \u202e\ud800 at night
 
@@ -128,7 +138,8 @@ describe('audio.mp3 tags', () => {
   before(async () => {
     pages = await startPageServer({
       '/article.md': serve(PAGE, 'text/markdown; charset=utf-8'),
-      '/intro.wav': serve(toneWav(440, 1.5, 44_100, 0.5), 'audio/wav'),
+      // Above 8 kHz: gone if the music were cut to the voices' 16 kHz, as it was.
+      '/intro.wav': serve(toneWav(INTRO_HZ, 1.5, 44_100, 0.5), 'audio/wav'),
     });
   });
   after(async () => {
@@ -136,7 +147,7 @@ describe('audio.mp3 tags', () => {
     await pipeline.close();
   });
 
-  it('title, source, encoder and chapters (CHAP + CTOC) read back as chapters.json says, after an intro', async () => {
+  it('title, source, encoder and chapters (CHAP + CTOC) read back as chapters.json says, after an intro kept bright', async () => {
     const url = pages.url('/article.md');
     const run = await runJob(pipeline, {
       url,
@@ -159,7 +170,8 @@ describe('audio.mp3 tags', () => {
       assert.ok(tag.title.length <= MAX_TITLE_CHARS);
       assert.equal(tag.sourceUrl, url);
       assert.equal(tag.artist, '127.0.0.1');
-      assert.match(tag.encoder ?? '', /^Article Audio, article-audio-1-mini \(LAME 3\.100, 32 kbps\)$/);
+      // With intro music the stream is 24 kHz at 64 kbps (Mini alone is 16 kHz at 32 kbps).
+      assert.match(tag.encoder ?? '', /^Article Audio, article-audio-1-mini \(LAME 3\.100, 64 kbps\)$/);
 
       // Chapters: one per entry of chapters.json, same order, same times (ms), titles bounded.
       assert.equal(tag.chapters.length, chapters.chapters.length);
@@ -186,6 +198,9 @@ describe('audio.mp3 tags', () => {
       assert.equal(String.fromCharCode(...bytes.subarray(lame, lame + 9)), 'LAME3.100');
       assert.equal((bytes[lame + 21]! << 4) | (bytes[lame + 22]! >> 4), LAME_ENCODER_DELAY);
       const decoded = await decodeMp3(Buffer.from(bytes));
+      assert.equal(decoded.sampleRate, 24_000);
+      const share = toneShare(decoded, 0.2, 1.1, INTRO_HZ);
+      assert.ok(share > 0.8, `the ${INTRO_HZ} Hz intro holds ${(share * 100).toFixed(0)}% of its part's energy`);
       assert.ok(
         Math.abs(decoded.durationS - chapters.duration_s) < 0.002,
         `decoded ${decoded.durationS} s, the job says ${chapters.duration_s} s`,

@@ -7,6 +7,7 @@ import { parentPort } from 'node:worker_threads';
 import { int16ToFloat, silence, trimSilence } from './audio';
 import { id3Tag } from './id3';
 import { levelToLoudness } from './loudness';
+import { resample } from './resample';
 import type { AudioFinished, AudioRequest, AudioResponse, LineWritten, PartFile } from './audio-protocol';
 import { wholeFrames } from './mp3-frames';
 import { Mp3Writer } from './mp3-writer';
@@ -89,8 +90,10 @@ async function handle(request: AudioRequest): Promise<LineWritten | AudioFinishe
       await writer!.write(silence(request.seconds, sampleRate));
       return undefined;
     case 'line': {
-      const speech = trimSilence(int16ToFloat(request.samples), request.sampleRate);
-      levelToLoudness(speech, request.sampleRate);
+      const voiced = trimSilence(int16ToFloat(request.samples), request.sampleRate);
+      levelToLoudness(voiced, request.sampleRate);
+      // Up to the stream's rate when it is higher for intro and outro music (index.ts).
+      const speech = await resample(voiced, request.sampleRate, sampleRate);
       if (request.pauseBeforeS > 0 && writer!.durationS > 0)
         await writer!.write(silence(request.pauseBeforeS, sampleRate));
       const start = writer!.durationS;

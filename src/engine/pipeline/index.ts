@@ -42,7 +42,14 @@ export const PART_TARGETS_S = [1, 5, 15, 30, 60];
 export { PipelineError } from './types';
 export type { ArticlePipeline } from './types';
 
+/** The voices' rate: speech-only audio is encoded at it. */
 const SAMPLE_RATE = 16_000;
+/**
+ * With intro or outro music the whole stream is at 24 kHz and 64 kbps (an MP3 stream keeps one rate; players stop at a
+ * change): music keeps what it has up to about 11 kHz instead of being cut at 8 kHz, the speech is resampled up.
+ */
+const MUSIC_RATE = 24_000;
+const MUSIC_BITRATE = 64_000;
 const INTRO_GAP_S = 0.6;
 
 export const OUTPUT_NAMES = {
@@ -103,6 +110,7 @@ async function articleFromUrl(
 async function loadClip(
   url: string | undefined,
   which: 'intro' | 'outro',
+  sampleRate: number,
   context: PipelineContext,
   parser: ParseRunner,
 ): Promise<Float32Array | undefined> {
@@ -122,8 +130,8 @@ async function loadClip(
     throw error;
   }
   // Decoded, bounded, resampled, levelled and faded in a worker thread (clip.ts).
-  const samples = await parser.prepareClip(fetched.body, which, url, SAMPLE_RATE, context.signal);
-  context.log('info', `Using ${(samples.length / SAMPLE_RATE).toFixed(1)} s of ${which} audio.`);
+  const samples = await parser.prepareClip(fetched.body, which, url, sampleRate, context.signal);
+  context.log('info', `Using ${(samples.length / sampleRate).toFixed(1)} s of ${which} audio.`);
   return samples;
 }
 
@@ -227,6 +235,7 @@ class SpeechPipeline implements ArticlePipeline {
     startOnHead: boolean,
   ): Promise<PipelineOutput> {
     const { signal } = context;
+    const music = Boolean(input.introAudioUrl || input.outroAudioUrl);
     context.progress(0.01);
     if (input.url) context.log('info', `Fetching ${input.url}`);
     // A long article's script comes in two steps: its first lines, then the whole (see speak()).
@@ -242,8 +251,8 @@ class SpeechPipeline implements ArticlePipeline {
     // The intro and outro are read meanwhile; when more than one input fails, the article's failure is reported
     // first, as when they were read one after the other.
     const clips = Promise.allSettled([
-      loadClip(input.introAudioUrl, 'intro', context, this.parser),
-      loadClip(input.outroAudioUrl, 'outro', context, this.parser),
+      loadClip(input.introAudioUrl, 'intro', music ? MUSIC_RATE : SAMPLE_RATE, context, this.parser),
+      loadClip(input.outroAudioUrl, 'outro', music ? MUSIC_RATE : SAMPLE_RATE, context, this.parser),
     ]);
     const first: { article: Article; head?: ScriptHead } = await Promise.race([reading, headed]).catch(
       async (error: unknown) => {
@@ -299,12 +308,13 @@ class SpeechPipeline implements ArticlePipeline {
     const { profile } = first.head ?? (await whole);
     const audioPath = path.join(context.workDir, OUTPUT_NAMES.audio);
     const multiVoice = profile.voices.length > 1;
+    const bitrate = music ? Math.max(MUSIC_BITRATE, profile.bitrate) : profile.bitrate;
     const opened = audio
       .open({
         path: audioPath,
         partsDir: context.workDir,
-        sampleRate: SAMPLE_RATE,
-        bitrate: profile.bitrate,
+        sampleRate: music ? MUSIC_RATE : SAMPLE_RATE,
+        bitrate,
         partTargetsS: context.publishPart ? PART_TARGETS_S : [],
       })
       .catch((error: unknown) => {
@@ -329,7 +339,7 @@ class SpeechPipeline implements ArticlePipeline {
       const finished = await audio.finish({
         ...(article.title ? { title: article.title } : {}),
         ...(input.url ? { sourceUrl: input.url, ...(article.sourceLabel ? { site: article.sourceLabel } : {}) } : {}),
-        encoder: `Article Audio, ${input.modelId} (LAME 3.100, ${profile.bitrate / 1000} kbps)`,
+        encoder: `Article Audio, ${input.modelId} (LAME 3.100, ${bitrate / 1000} kbps)`,
         chapters: chapters.map((c) => ({ title: c.title, level: c.level, startS: c.start })),
       });
       durationS = finished.durationS;
