@@ -342,6 +342,15 @@ export const extraction: Bench = {
         ` ${ms(r.typicalWorstCpuMs)}); engine / Readability, median: ${(e.typicalMedianMs / r.typicalMedianMs).toFixed(2)}`,
     );
     const set = `${e.pages} pages`;
+    // The speed target's rows: the engine's wall time against the target, CPU times and Readability's beside it.
+    const timeRow = (which: string, wall: number, cpu: number, plainWall: number, plainCpu: number): Row => ({
+      bench: `extraction time, ${kb} pages, ${which}`,
+      case: `${e.typical} pages`,
+      result: `${ms(wall)} (CPU ${ms(cpu)})`,
+      target: `< ${TARGET_MS} ms`,
+      verdict: below(wall, TARGET_MS),
+      note: `Readability ${ms(plainWall)} (CPU ${ms(plainCpu)})`,
+    });
     const rows: Row[] = [
       {
         bench: 'extraction F1 (4-gram shingles)',
@@ -380,22 +389,8 @@ export const extraction: Bench = {
         result: `${pct(e.includeRate)} / ${pct(e.leakRate)}`,
         note: `Readability ${pct(r.includeRate)} / ${pct(r.leakRate)}`,
       },
-      {
-        bench: `extraction time, ${kb} pages, median`,
-        case: `${e.typical} pages`,
-        result: `${ms(e.typicalMedianMs)} (CPU ${ms(e.typicalMedianCpuMs)})`,
-        target: `< ${TARGET_MS} ms`,
-        verdict: below(e.typicalMedianMs, TARGET_MS),
-        note: `Readability ${ms(r.typicalMedianMs)} (CPU ${ms(r.typicalMedianCpuMs)})`,
-      },
-      {
-        bench: `extraction time, ${kb} pages, worst`,
-        case: `${e.typical} pages`,
-        result: `${ms(e.typicalWorstMs)} (CPU ${ms(e.typicalWorstCpuMs)})`,
-        target: `< ${TARGET_MS} ms`,
-        verdict: below(e.typicalWorstMs, TARGET_MS),
-        note: `Readability ${ms(r.typicalWorstMs)} (CPU ${ms(r.typicalWorstCpuMs)})`,
-      },
+      timeRow('median', e.typicalMedianMs, e.typicalMedianCpuMs, r.typicalMedianMs, r.typicalMedianCpuMs),
+      timeRow('worst', e.typicalWorstMs, e.typicalWorstCpuMs, r.typicalWorstMs, r.typicalWorstCpuMs),
     ];
     return Promise.resolve(rows);
   },
