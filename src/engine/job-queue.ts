@@ -1,13 +1,20 @@
 // Jobs waiting for a processing slot, first come first served, with at most `concurrency` running at once and at
 // most `depth` waiting (new submissions beyond that are refused with 429; jobs recovered after a restart are
-// always taken back, whatever the depth).
+// always taken back, whatever the depth). It is the embedded engine's WorkQueue (the seam team/worker.ts's
+// PgWorkQueue implements over Postgres): the engine's own slots claim from it, one lease per run; a lease lives as
+// long as its run in this process, so a crash ends every lease at once and JobService.start takes the jobs back.
+import { randomBytes } from 'node:crypto';
+import type { Claim, WorkQueue } from './store/types';
 
 export interface QueueEntry {
   readonly id: string;
 }
 
-export class JobQueue<T extends QueueEntry> {
+export class JobQueue<T extends QueueEntry> implements WorkQueue {
   private waiting: T[] = [];
+  /** Runs in progress, by their claim's token: the entry each took. */
+  private readonly leases = new Map<string, T>();
+  private attempts = 0;
   private running = 0;
   private reserved = 0;
   private paused = false;
@@ -80,17 +87,55 @@ export class JobQueue<T extends QueueEntry> {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
+  /** The next waiting job, leased to a free slot; undefined when none waits, all slots run or the queue is paused. */
+  claim(_workerId = 'embedded'): Promise<Claim | undefined> {
+    return Promise.resolve(this.claimNow());
+  }
+
+  /** True while the run still holds its job (in one process a lease ends only with its run). */
+  heartbeat(claim: Claim): Promise<boolean> {
+    return Promise.resolve(this.leases.get(claim.token)?.id === claim.jobId);
+  }
+
+  /** Gives a claimed job back: first in line again, its slot free. */
+  release(claim: Claim, _reason: string): Promise<void> {
+    const entry = this.leases.get(claim.token);
+    if (entry) {
+      this.settle(claim);
+      this.waiting.unshift(entry);
+      this.pump();
+    }
+    return Promise.resolve();
+  }
+
+  private claimNow(): Claim | undefined {
+    if (this.paused || this.running >= this.concurrency) return undefined;
+    const entry = this.waiting.shift();
+    if (!entry) return undefined;
+    this.running++;
+    const claim: Claim = { jobId: entry.id, token: randomBytes(8).toString('hex'), attempt: ++this.attempts };
+    this.leases.set(claim.token, entry);
+    return claim;
+  }
+
+  /** Ends a claim's lease and frees its slot. */
+  private settle(claim: Claim): void {
+    if (!this.leases.delete(claim.token)) return;
+    this.running--;
+    if (this.running === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+  }
+
+  /** The engine's slots: each claims a job and runs it; a finished run settles its claim and the next is claimed. */
   private pump(): void {
-    while (!this.paused && this.running < this.concurrency && this.waiting.length > 0) {
-      const entry = this.waiting.shift() as T;
-      this.running++;
+    for (let claim = this.claimNow(); claim; claim = this.claimNow()) {
+      const taken = claim;
+      const entry = this.leases.get(taken.token) as T;
       const started = Date.now();
       void this.run(entry)
         .catch(() => undefined)
         .finally(() => {
-          this.running--;
           this.averageRunMs = 0.8 * this.averageRunMs + 0.2 * (Date.now() - started);
-          if (this.running === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+          this.settle(taken);
           this.pump();
         });
     }

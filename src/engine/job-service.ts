@@ -8,7 +8,7 @@ import path from 'node:path';
 import { modelById } from '../protocol';
 import { newJobId } from './job-id';
 import { JobQueue } from './job-queue';
-import { LiveJob } from './live-job';
+import { LiveJob, LiveJobEvents } from './live-job';
 import {
   type ArticlePipeline,
   type FetchLimits,
@@ -123,6 +123,8 @@ export class JobService implements JobServiceApi {
   private readonly jobs = new Map<string, LiveJob>();
   private readonly runs = new Map<string, ActiveRun>();
   private readonly queue: JobQueue<LiveJob>;
+  /** The EventBus seam over this process's LiveJobs and the store. */
+  private readonly events: LiveJobEvents;
   private readonly idempotency = new Map<string, IdempotencyEntry>();
   private readonly creations = new Set<Promise<unknown>>();
   /** Submissions being stored, per owner: they count as waiting for that owner's share. */
@@ -133,6 +135,7 @@ export class JobService implements JobServiceApi {
 
   constructor(private readonly options: JobServiceOptions) {
     this.queue = new JobQueue<LiveJob>(options.concurrency, options.queueDepth, (job) => this.runJob(job));
+    this.events = new LiveJobEvents((id) => this.jobs.get(id), options.store);
   }
 
   /** Opens the store and takes back every job in it: unfinished ones run again, finished ones are served. */
@@ -311,12 +314,12 @@ export class JobService implements JobServiceApi {
   }
 
   follow(handle: JobHandle, afterId: number, listener: EventListener): Promise<Following | undefined> {
-    return Promise.resolve(this.jobs.get(handle.id)?.follow(afterId, listener));
+    return Promise.resolve(this.events.followLive(handle.id, afterId, listener));
   }
 
   /** The stored history of a job whose history is no longer held in memory (it has finished). */
   storedHistory(job: JobHandle): Promise<StoredEvent[]> {
-    return this.options.store.readEvents(job.id);
+    return this.events.history(job.id, 0);
   }
 
   readOutput(job: JobHandle, output: StoredOutput, range?: ByteRange) {

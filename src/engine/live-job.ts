@@ -2,7 +2,7 @@
 // clients following it. Events get their ids here, are written to the store in order (batched while a write is in
 // flight), and only then fanned out from memory to every subscriber, so a client never sees an event that a crash
 // could take back, and hundreds of followers cost one write and one render per event, not one disk read each.
-import type { JobStore, StoredEvent, StoredJob, StreamEventName } from './store/types';
+import type { EventBus, JobStore, StoredEvent, StoredJob, StreamEventName } from './store/types';
 import { isTerminal } from './store/types';
 
 export type EventListener = (events: readonly StoredEvent[]) => void;
@@ -115,5 +115,35 @@ export class LiveJob {
   /** Keeps the history in memory only while the job can still change (after its last events are delivered). */
   releaseHistory(): void {
     this.history = undefined;
+  }
+}
+
+/**
+ * The embedded engine's EventBus (the seam team/pg-events.ts implements over Postgres): the streams of every job
+ * this process holds. A job that can still change is followed through its LiveJob (its history after the id, then
+ * each event as it is stored); a finished job's history is read from the store once, as it will not grow.
+ */
+export class LiveJobEvents implements EventBus {
+  constructor(
+    private readonly jobOf: (jobId: string) => LiveJob | undefined,
+    private readonly store: Pick<JobStore, 'readEvents'>,
+  ) {}
+
+  /** Subscribes to a job's events after `afterId`; for a job that can still change, undefined when it cannot. */
+  followLive(jobId: string, afterId: number, listener: EventListener): { stop(): void } | undefined {
+    return this.jobOf(jobId)?.follow(afterId, listener);
+  }
+
+  async subscribe(jobId: string, afterId: number, listener: EventListener): Promise<{ stop(): void }> {
+    const following = this.followLive(jobId, afterId, listener);
+    if (following) return following;
+    const rest = await this.history(jobId, afterId);
+    if (rest.length > 0) listener(rest);
+    return { stop: () => undefined };
+  }
+
+  async history(jobId: string, afterId: number): Promise<StoredEvent[]> {
+    const events = await this.store.readEvents(jobId);
+    return afterId > 0 ? events.filter((e) => e.id > afterId) : events;
   }
 }

@@ -5,7 +5,7 @@
 // (dist/engine.js) and the one-engine-per-data-dir lock.
 import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type EngineProcess, repoRoot, startEngineProcess } from '../support/engine-process';
@@ -15,6 +15,15 @@ import { type ArticleServer, startArticleServer } from '../support/article-serve
 
 const ARTICLE_TEXT = readFileSync(path.join(__dirname, 'fixtures', 'article.md'), 'utf8');
 const mini = 'article-audio-1-mini';
+/**
+ * The cases below that cannot apply to the team service (test/team/suites-postgres.test.ts runs this file in
+ * Postgres mode): dist/engine.js is the extension's engine, which has no Postgres mode (the fixture would start the
+ * embedded engine again), and the data-dir lock has no counterpart (API nodes and workers share Postgres by design).
+ */
+const embeddedOnly =
+  process.env.ARTICLE_AUDIO_TEST_ENGINE === 'postgres'
+    ? 'embedded engine only: dist/engine.js and the data-dir lock have no Postgres mode'
+    : false;
 
 describe('engine process: kill -9 and restart lose nothing', () => {
   let pages: ArticleServer;
@@ -95,7 +104,7 @@ describe('engine process: kill -9 and restart lose nothing', () => {
     assert.ok(accepted.length >= 10);
     await engine.restart();
     for (const id of accepted) await waitForJob(calls(), id, (j) => j.status === 'succeeded', 60_000);
-    const onDisk = readdirSync(path.join(engine.dataDir, 'jobs'));
+    const onDisk = await engine.storedJobIds();
     for (const id of accepted) assert.ok(onDisk.includes(id));
     await engine.dispose();
     engine = undefined;
@@ -164,7 +173,8 @@ describe('engine process: clean stop, the extension entry, one engine per data d
       assert.deepEqual(exit, { code: 0, signal: null });
       await stream.done;
       assert.equal(stream.error, undefined, 'the stream broke instead of being ended by the server');
-      assert.match(stream.events.at(-2)?.data ?? '', /engine is stopping/);
+      // Embedded: "The engine is stopping"; Postgres mode: "The worker running this job is stopping".
+      assert.match(stream.events.at(-2)?.data ?? '', /(engine|worker running this job) is stopping/);
       assert.equal((JSON.parse(stream.events.at(-1)?.data ?? '{}') as { status: string }).status, 'queued');
       assert.match(engine.stderr, /SIGTERM: stopping/);
 
@@ -178,25 +188,29 @@ describe('engine process: clean stop, the extension entry, one engine per data d
     }
   });
 
-  it('dist/engine.js prints one JSON line when listening and exits with stdin when asked', async () => {
-    const engine = await startEngineProcess({ entry: 'engine', args: ['--exit-with-stdin'] });
-    try {
-      const lines = engine.stdout.trim().split('\n');
-      assert.equal(lines.length, 1);
-      assert.deepEqual(JSON.parse(lines[0] as string), { event: 'listening', url: engine.url });
-      assert.match(engine.url, /^http:\/\/127\.0\.0\.1:\d+$/);
-      const calls = serviceCalls(engine.url, engine.tokens[0] as string);
-      const id = (await calls.submit({ model_id: mini, text: ARTICLE_TEXT })).jobId;
-      await waitForJob(calls, id, (j) => j.status === 'succeeded', 60_000);
-      // The extension dies: the engine's stdin closes.
-      engine.closeStdin();
-      assert.deepEqual(await engine.exited, { code: 0, signal: null });
-    } finally {
-      await engine.dispose();
-    }
-  });
+  it(
+    'dist/engine.js prints one JSON line when listening and exits with stdin when asked',
+    { skip: embeddedOnly },
+    async () => {
+      const engine = await startEngineProcess({ entry: 'engine', args: ['--exit-with-stdin'] });
+      try {
+        const lines = engine.stdout.trim().split('\n');
+        assert.equal(lines.length, 1);
+        assert.deepEqual(JSON.parse(lines[0] as string), { event: 'listening', url: engine.url });
+        assert.match(engine.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+        const calls = serviceCalls(engine.url, engine.tokens[0] as string);
+        const id = (await calls.submit({ model_id: mini, text: ARTICLE_TEXT })).jobId;
+        await waitForJob(calls, id, (j) => j.status === 'succeeded', 60_000);
+        // The extension dies: the engine's stdin closes.
+        engine.closeStdin();
+        assert.deepEqual(await engine.exited, { code: 0, signal: null });
+      } finally {
+        await engine.dispose();
+      }
+    },
+  );
 
-  it('dist/engine.js reports bad settings as a JSON error line and exit code 2', async () => {
+  it('dist/engine.js reports bad settings as a JSON error line and exit code 2', { skip: embeddedOnly }, async () => {
     const child = spawn(
       process.execPath,
       [path.join(repoRoot, 'dist', 'engine.js'), '--port', '0', '--data-dir', path.join(repoRoot, 'out', 'never')],
@@ -213,26 +227,30 @@ describe('engine process: clean stop, the extension entry, one engine per data d
     assert.match(message.message, /ARTICLE_AUDIO_TOKENS/);
   });
 
-  it('refuses a second engine on a data dir in use, and takes the dir over after a kill -9', async () => {
-    const first = await startEngineProcess();
-    try {
-      await assert.rejects(
-        startEngineProcess({ dataDir: first.dataDir, args: ['--lock-wait-s', '0.5'], startTimeoutMs: 30_000 }),
-        /Another engine \(pid \d+\) is using the data dir/,
-      );
-      await first.kill9();
-      const second = await startEngineProcess({ dataDir: first.dataDir });
-      assert.equal(
-        (
-          await serviceCalls(second.url, second.tokens[0] as string).get(
-            '/v1/jobs/00000000-0000-4000-8000-000000000000',
-          )
-        ).status,
-        404,
-      );
-      await second.dispose();
-    } finally {
-      await first.dispose();
-    }
-  });
+  it(
+    'refuses a second engine on a data dir in use, and takes the dir over after a kill -9',
+    { skip: embeddedOnly },
+    async () => {
+      const first = await startEngineProcess();
+      try {
+        await assert.rejects(
+          startEngineProcess({ dataDir: first.dataDir, args: ['--lock-wait-s', '0.5'], startTimeoutMs: 30_000 }),
+          /Another engine \(pid \d+\) is using the data dir/,
+        );
+        await first.kill9();
+        const second = await startEngineProcess({ dataDir: first.dataDir });
+        assert.equal(
+          (
+            await serviceCalls(second.url, second.tokens[0] as string).get(
+              '/v1/jobs/00000000-0000-4000-8000-000000000000',
+            )
+          ).status,
+          404,
+        );
+        await second.dispose();
+      } finally {
+        await first.dispose();
+      }
+    },
+  );
 });

@@ -4,7 +4,7 @@
 // Needs `npm run build` first (the test command builds before running suites).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -35,6 +35,8 @@ export interface ProcessExit {
 }
 
 export interface EngineProcess {
+  /** `embedded` (the data dir engine) or `postgres` (a team service: API node and worker, ARTICLE_AUDIO_TEST_ENGINE). */
+  readonly mode: 'embedded' | 'postgres';
   readonly url: string;
   readonly port: number;
   readonly tokens: string[];
@@ -51,6 +53,8 @@ export interface EngineProcess {
   closeStdin(): void;
   /** Sends SIGTERM (or SIGINT) and waits for the exit. */
   stop(signal?: 'SIGTERM' | 'SIGINT', timeoutMs?: number): Promise<ProcessExit>;
+  /** The ids of the jobs the engine keeps (the data dir's job folders, or the team database's rows). */
+  storedJobIds(): Promise<string[]>;
   /** Starts the engine again on the same data dir and port (after stop or kill9). */
   restart(): Promise<void>;
   /** Ends the process if it runs and removes a data dir this helper created. */
@@ -162,6 +166,7 @@ export async function startEngineProcess(options: EngineProcessOptions = {}): Pr
   await launch();
 
   const handle: EngineProcess = {
+    mode: 'embedded',
     get url() {
       return url;
     },
@@ -202,6 +207,10 @@ export async function startEngineProcess(options: EngineProcessOptions = {}): Pr
         }),
       ]).finally(() => clearTimeout(timer));
       return result;
+    },
+    storedJobIds() {
+      const jobs = path.join(dataDir, 'jobs');
+      return Promise.resolve(existsSync(jobs) ? readdirSync(jobs) : []);
     },
     async restart() {
       if (child.exitCode === null && child.signalCode === null)

@@ -33,18 +33,46 @@ export async function startTeamEngineProcess(
   const cluster = await startCluster({
     serverUrl: postgres.url,
     realWorker: true,
-    // The tests' pages are served from loopback, which a team worker refuses to fetch unless told otherwise.
-    workerArgs: ['--lease-s', '5', '--allow-private-network', ...workerArgs],
+    // The tests' pages are served from loopback, which a team worker refuses to fetch unless told otherwise. A short
+    // lease so that a killed service's jobs are taken over soon after the restart; no grace on SIGTERM, so that a
+    // stopped service gives its running jobs back at once, as the embedded engine does.
+    workerArgs: ['--lease-s', '2', '--stop-grace-s', '0', '--allow-private-network', ...workerArgs],
   });
   const teamArgs = ['--database', cluster.databaseUrl, '--storage', cluster.storage];
   const api = await embedded({ ...options, args: [...teamArgs, ...args] });
   await cluster.startWorker();
+  const stopApi = api.stop.bind(api);
+  const kill9Api = api.kill9.bind(api);
+  const restartApi = api.restart.bind(api);
   const dispose = api.dispose.bind(api);
-  api.dispose = async () => {
-    await cluster.dispose();
-    await dispose();
-  };
-  return api;
+  /** The workers that still run (a kill or stop of the service ends them all). */
+  const liveWorkers = () => cluster.workers.splice(0);
+  // The handle stands for the whole service, as `serve` is for the embedded engine: kill -9 kills the API node and
+  // its worker (what a machine losing power does to a one-machine team service), restart starts both again.
+  return Object.assign(api, {
+    mode: 'postgres' as const,
+    async kill9() {
+      const exit = await kill9Api();
+      await Promise.all(liveWorkers().map((w) => w.kill9()));
+      return exit;
+    },
+    async stop(signal: 'SIGTERM' | 'SIGINT' = 'SIGTERM', timeoutMs?: number) {
+      // Workers first: they give their running jobs back, and the API node's streams carry that before they end.
+      await Promise.all(liveWorkers().map((w) => w.stop()));
+      return stopApi(signal, timeoutMs);
+    },
+    async restart() {
+      await restartApi();
+      await cluster.startWorker();
+    },
+    async storedJobIds() {
+      return (await cluster.query<{ id: string }>('SELECT id FROM aa_jobs ORDER BY id')).map((r) => r.id);
+    },
+    async dispose() {
+      await cluster.dispose();
+      await dispose();
+    },
+  });
 }
 
 /** Stops the Postgres server the fixtures of this test process shared (its child process keeps node alive). */

@@ -140,6 +140,9 @@ export class PgEventBus implements EventBus {
   }
 
   async close(): Promise<void> {
+    // A stopping node first hands every open stream what was committed up to now (a worker that gave its job back
+    // on the same SIGTERM wrote that just before), so that clients resume elsewhere from the latest event.
+    await Promise.all([...this.subscribers.values()].flatMap((set) => [...set].map((s) => this.read(s))));
     this.closed = true;
     if (this.poll) clearInterval(this.poll);
     const client = this.listenClient;
