@@ -19,6 +19,7 @@ import { splitSentences } from '../src/engine/pipeline/sentences';
 import { SynthesisPool } from '../src/engine/pipeline/synth-pool';
 import type { FliteVoice } from '../src/engine/pipeline/synth-protocol';
 import { parseWebVtt } from '../src/webview/transcript';
+import { lastWordSaid } from '../test/support/last-word';
 import { repoRoot } from './lib/articles';
 import { type Bench, type ModelId, type Row, below, shortModel } from './lib/report';
 
@@ -271,8 +272,8 @@ export const listening: Bench = {
 };
 
 /**
- * Every line of this repo's README.md and ARCHITECTURE.md, as Pro says it, against the same line without its last
- * word: a line that is not longer by at least 0.1 s lost its last word.
+ * Every line of this repo's README.md and ARCHITECTURE.md, as Pro says it: its last word must be said, read from
+ * Flite's segments (test/support/last-word.ts: the line ends with the word's phones, no vowel of it swallowed).
  */
 async function lastWords(pool: SynthesisPool, progress: (m: string) => void): Promise<Row[]> {
   const rows: Row[] = [];
@@ -287,12 +288,10 @@ async function lastWords(pool: SynthesisPool, progress: (m: string) => void): Pr
     let checked = 0;
     await Promise.all(
       lines.map(async (line) => {
-        const words = line.spoken.trim().split(/\s+/);
-        if (words.length < 2) return;
-        const cut = words.slice(0, -1).join(' ');
-        const [full, shorter] = await Promise.all([pool.synthesize(line.spoken, voice), pool.synthesize(cut, voice)]);
+        const result = await lastWordSaid(pool, line.spoken, voice);
+        if (!result) return;
         checked++;
-        if ((full.samples.length - shorter.samples.length) / full.sampleRate < 0.1) lost.push(line.spoken.slice(-40));
+        if (!result.said) lost.push(`${line.spoken.slice(-40)} (${result.detail})`);
       }),
     );
     rows.push({

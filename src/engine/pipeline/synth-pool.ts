@@ -6,11 +6,13 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { type MemoryLimits, withImportedMemory } from './flite-module';
 import { workerScript } from './worker-script';
-import type { FliteVoice, SynthesisRequest, SynthesisResponse } from './synth-protocol';
+import type { FliteVoice, Segment, SynthesisRequest, SynthesisResponse } from './synth-protocol';
 
 export interface Utterance {
   samples: Int16Array;
   sampleRate: number;
+  /** Flite's phones and their end times, when asked for. */
+  segments?: Segment[];
 }
 
 interface Task {
@@ -54,7 +56,13 @@ export class SynthesisPool {
   synthesize(
     text: string,
     voice: FliteVoice,
-    options: { durationStretch?: number; pitchMean?: number; pitchSpread?: number; signal?: AbortSignal } = {},
+    options: {
+      durationStretch?: number;
+      pitchMean?: number;
+      pitchSpread?: number;
+      segments?: boolean;
+      signal?: AbortSignal;
+    } = {},
   ): Promise<Utterance> {
     if (this.closed) return Promise.reject(new Error('The synthesis pool is closed'));
     options.signal?.throwIfAborted();
@@ -66,6 +74,7 @@ export class SynthesisPool {
         durationStretch: options.durationStretch,
         pitchMean: options.pitchMean,
         pitchSpread: options.pitchSpread,
+        ...(options.segments ? { segments: true } : {}),
       };
       const { signal } = options;
       const onAbort = () => {
@@ -122,7 +131,12 @@ export class SynthesisPool {
       const task = entry.task;
       entry.task = undefined;
       if (task && task.request.id === response.id) {
-        if (response.ok) task.resolve({ samples: response.samples, sampleRate: response.sampleRate });
+        if (response.ok)
+          task.resolve({
+            samples: response.samples,
+            sampleRate: response.sampleRate,
+            ...(response.segments ? { segments: response.segments } : {}),
+          });
         else task.reject(new Error(`Speech synthesis failed: ${response.error}`));
       }
       this.dispatch();

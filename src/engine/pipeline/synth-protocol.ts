@@ -12,7 +12,16 @@ export interface SynthesisRequest {
   pitchMean?: number;
   /** Spread of the pitch in Hz (Flite's int_f0_target_stddev): more makes a livelier, less monotone voice. */
   pitchSpread?: number;
+  /** Also return Flite's segments (phones with their end times): for checks that every word was said. */
+  segments?: boolean;
+}
+
+/** One phone as Flite placed it: its name ("pau" for silence) and its end in seconds. */
+export interface Segment {
+  phone: string;
+  end: number;
 }
 
 export type SynthesisResponse =
-  { id: number; ok: true; samples: Int16Array; sampleRate: number } | { id: number; ok: false; error: string };
+  | { id: number; ok: true; samples: Int16Array; sampleRate: number; segments?: Segment[] }
+  | { id: number; ok: false; error: string };

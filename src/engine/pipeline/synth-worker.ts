@@ -1,12 +1,12 @@
 // A speech synthesis worker thread: Flite compiled to WebAssembly (WASI), one utterance per request. The module is
 // compiled once per worker; each utterance gets a fresh instance (a WASI program runs once), which costs a few
 // milliseconds against tens to hundreds of milliseconds of synthesis.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { SCRATCH_PREFIX } from '../scratch-dirs';
-import type { SynthesisRequest, SynthesisResponse } from './synth-protocol';
+import type { Segment, SynthesisRequest, SynthesisResponse } from './synth-protocol';
 
 // node:wasi announces itself as experimental on load; that line would land in every engine log.
 const emitWarning = process.emitWarning.bind(process);
@@ -55,12 +55,27 @@ function readWav(bytes: Buffer): { samples: Int16Array; sampleRate: number } {
   throw new Error('The WAV file from Flite has no data');
 }
 
-/** One line, ended with a newline: the form in which Flite says every word of it. */
+/**
+ * One line, ended with a newline: the form in which Flite says every word of it. A spelled letter that ends the line
+ * gets its punctuation as a separate token: "open the U R L." gave the "L" a 38 ms vowel (Flite shortens a letter
+ * carrying the final period), "U R L ." gives it 152 ms, as in the middle of a line.
+ */
 function fliteInput(text: string): string {
-  return `${text.replace(/\s+/g, ' ').trim()}\n`;
+  const line = text
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/(^|\s)([A-Za-z])([.!?;:,]+)$/, '$1$2 $3');
+  return `${line}\n`;
 }
 
-async function synthesize(request: SynthesisRequest): Promise<{ samples: Int16Array; sampleRate: number }> {
+/** Flite's -psdur output: "pau:0.174 ih:0.294 …". */
+function parseSegments(text: string): Segment[] {
+  return [...text.matchAll(/([a-z]+):(\d+(?:\.\d+)?)/g)].map((m) => ({ phone: m[1]!, end: Number(m[2]) }));
+}
+
+async function synthesize(
+  request: SynthesisRequest,
+): Promise<{ samples: Int16Array; sampleRate: number; segments?: Segment[] }> {
   const module = await modulePromise;
   // A fresh instance starts from zeroed memory (its zero-initialized data is not in its data segments); the data
   // segments are written again when it is instantiated.
@@ -76,20 +91,43 @@ async function synthesize(request: SynthesisRequest): Promise<{ samples: Int16Ar
     args.push('--setf', `duration_stretch=${request.durationStretch}`);
   if (request.pitchMean) args.push('--setf', `int_f0_target_mean=${request.pitchMean}`);
   if (request.pitchSpread) args.push('--setf', `int_f0_target_stddev=${request.pitchSpread}`);
-  const wasi = new WASI({ version: 'preview1', args, env: {}, preopens: { '/work': scratch }, returnOnExit: true });
+  // -psdur prints the segments on standard output, which goes to a file here (only checks ask for it).
+  const segmentsFile = path.join(scratch, 'segments.txt');
+  const stdout = request.segments ? openSync(segmentsFile, 'w') : undefined;
+  if (request.segments) args.splice(1, 0, '-psdur');
+  const wasi = new WASI({
+    version: 'preview1',
+    args,
+    env: {},
+    preopens: { '/work': scratch },
+    returnOnExit: true,
+    ...(stdout !== undefined ? { stdout } : {}),
+  });
   const instance = await WebAssembly.instantiate(module, {
     ...(wasi.getImportObject() as WebAssembly.Imports),
     env: { memory },
   });
-  const code = wasi.start(instance);
+  let code: number;
+  try {
+    code = wasi.start(instance);
+  } finally {
+    if (stdout !== undefined) closeSync(stdout);
+  }
   if (code !== 0) throw new Error(`Flite exited with code ${code}`);
-  return readWav(readFileSync(path.join(scratch, 'out.wav')));
+  const wav = readWav(readFileSync(path.join(scratch, 'out.wav')));
+  return request.segments ? { ...wav, segments: parseSegments(readFileSync(segmentsFile, 'utf8')) } : wav;
 }
 
 parentPort!.on('message', (request: SynthesisRequest) => {
   synthesize(request).then(
-    ({ samples, sampleRate }) => {
-      const response: SynthesisResponse = { id: request.id, ok: true, samples, sampleRate };
+    ({ samples, sampleRate, segments }) => {
+      const response: SynthesisResponse = {
+        id: request.id,
+        ok: true,
+        samples,
+        sampleRate,
+        ...(segments ? { segments } : {}),
+      };
       parentPort!.postMessage(response, [samples.buffer as ArrayBuffer]);
     },
     (error: unknown) => {

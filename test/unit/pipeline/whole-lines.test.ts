@@ -5,6 +5,7 @@ import * as assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { SynthesisPool } from '../../../src/engine/pipeline/synth-pool';
 import type { FliteVoice } from '../../../src/engine/pipeline/synth-protocol';
+import { endsWithWord, lastWordSaid } from '../../support/last-word';
 
 /** A one-syllable word takes Flite at least this long (measured: "yes" about 0.35 s in rms and kal16). */
 const SHORT_WORD_S = 0.2;
@@ -34,6 +35,49 @@ describe('pipeline: every word of a line is synthesized', () => {
       });
     }
   }
+
+  // A spelled acronym at the end of a line: "open the U R L." gave the L a 38 ms vowel before Flite got the period as
+  // a token of its own (synth-worker.ts); "… V P N." is barely longer than "… V P." though the N is said in full,
+  // so these are read from Flite's segments (test/support/last-word.ts), not from the length.
+  for (const voice of ['rms', 'kal16', 'slt'] as const) {
+    for (const line of [
+      'Open the U R L.',
+      'Check it opens without a login or V P N.',
+      'Did you set the A P I?',
+      'Set the key from the A P I K.',
+      'There is one player: opening another job switches it.',
+    ]) {
+      it(`${voice}: the last word of ${JSON.stringify(line)} is said in full`, async () => {
+        const result = await lastWordSaid(pool, line, voice);
+        assert.ok(result?.said, result?.detail);
+      });
+    }
+  }
+
+  it('the check finds a missing or swallowed last word', async () => {
+    // What Flite made of "The answer is simple: patience." before lines were ended: the line without its last word.
+    const cut = await pool.synthesize('The answer is simple:', 'rms', { segments: true });
+    const word = await pool.synthesize('patience', 'rms', { segments: true });
+    assert.equal(endsWithWord(cut.segments!, word.segments!).said, false);
+    const full = await pool.synthesize('The answer is simple: patience.', 'rms', { segments: true });
+    assert.equal(endsWithWord(full.segments!, word.segments!).said, true);
+    // "open the U R L." before the period was split off: the L's vowel lasted 38 ms (Flite's segments then).
+    const swallowed = [
+      { phone: 'pau', end: 0.168 },
+      { phone: 'r', end: 1.016 },
+      { phone: 'eh', end: 1.054 },
+      { phone: 'l', end: 1.201 },
+      { phone: 'pau', end: 1.384 },
+    ];
+    const letter = [
+      { phone: 'pau', end: 0.1 },
+      { phone: 'eh', end: 0.25 },
+      { phone: 'l', end: 0.4 },
+      { phone: 'pau', end: 0.6 },
+    ];
+    assert.equal(endsWithWord(swallowed, letter).said, false);
+    assert.equal(await lastWordSaid(pool, 'Yes.', 'rms'), undefined, 'one word: nothing to compare');
+  });
 
   it('a line with newlines inside is said as one line, every word of it', async () => {
     const full = await seconds('Settings:\nUse\n', 'rms');

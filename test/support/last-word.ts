@@ -1,0 +1,74 @@
+// Whether Flite said the last word of a line, read from Flite's own segments (its phones and their end times)
+// rather than from the line's length: a line is not always longer than itself without its last word (the final
+// lengthening moves to the word before: "… V P N." is only 50 ms longer than "… V P."), and a line ending in
+// punctuation has no word to lose there. Used by test/unit/pipeline/whole-lines.test.ts and bench/listening.ts.
+import type { SynthesisPool } from '../../src/engine/pipeline/synth-pool';
+import type { FliteVoice, Segment } from '../../src/engine/pipeline/synth-protocol';
+
+const VOWELS = new Set([
+  'aa',
+  'ae',
+  'ah',
+  'ao',
+  'aw',
+  'ax',
+  'axr',
+  'ay',
+  'eh',
+  'er',
+  'ey',
+  'ih',
+  'iy',
+  'ow',
+  'oy',
+  'uh',
+  'uw',
+]);
+/** A vowel shorter than this is swallowed, not said (Flite's shortest vowels in running speech are about 40 ms). */
+export const MIN_VOWEL_S = 0.05;
+
+export interface LastWord {
+  /** The last word of the line (the last token with a letter or digit), without punctuation. */
+  word: string;
+  said: boolean;
+  /** The word's phones as Flite says it alone, and the end of the line as Flite said it, with durations. */
+  detail: string;
+}
+
+function spoken(segments: Segment[]): { phone: string; duration: number }[] {
+  const out = segments.map((s, i) => ({ phone: s.phone, duration: s.end - (segments[i - 1]?.end ?? 0) }));
+  return out.filter((s) => s.phone !== 'pau');
+}
+
+/**
+ * Whether a line's segments end with a word's phones (as Flite says the word alone), none of its vowels swallowed.
+ */
+export function endsWithWord(lineSegments: Segment[], wordSegments: Segment[]): { said: boolean; detail: string } {
+  const wordPhones = spoken(wordSegments);
+  const end = spoken(lineSegments).slice(-wordPhones.length);
+  const said =
+    wordPhones.length > 0 &&
+    end.length === wordPhones.length &&
+    end.every((s, i) => s.phone === wordPhones[i]!.phone && (!VOWELS.has(s.phone) || s.duration >= MIN_VOWEL_S));
+  return {
+    said,
+    detail: `${wordPhones.map((s) => s.phone).join(' ')} | line ends ${end.map((s) => `${s.phone} ${(s.duration * 1000).toFixed(0)} ms`).join(', ')}`,
+  };
+}
+
+/** The line's last word, and whether Flite said it (endsWithWord). Undefined for a line of fewer than two words. */
+export async function lastWordSaid(
+  pool: SynthesisPool,
+  line: string,
+  voice: FliteVoice,
+): Promise<LastWord | undefined> {
+  const words = line.split(/\s+/).filter((token) => /[\p{L}\p{N}]/u.test(token));
+  if (words.length < 2) return undefined;
+  const word = words.at(-1)!.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '');
+  const [full, alone] = await Promise.all([
+    pool.synthesize(line, voice, { segments: true }),
+    pool.synthesize(word, voice, { segments: true }),
+  ]);
+  const { said, detail } = endsWithWord(full.segments ?? [], alone.segments ?? []);
+  return { word, said, detail: `${word}: ${detail}` };
+}
