@@ -64,6 +64,36 @@ export function wordsOf(text: string): string[] {
     .filter(Boolean);
 }
 
+/** The reference and what was heard, aligned word by word: "[meant->heard]", "[-missed]", "[+inserted]". */
+export function alignWords(reference: string[], heard: string[]): string {
+  const d = Array.from({ length: reference.length + 1 }, (_, i) =>
+    Array.from({ length: heard.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  for (let i = 1; i <= reference.length; i++)
+    for (let j = 1; j <= heard.length; j++)
+      d[i]![j] = Math.min(
+        d[i - 1]![j]! + 1,
+        d[i]![j - 1]! + 1,
+        d[i - 1]![j - 1]! + (reference[i - 1] === heard[j - 1] ? 0 : 1),
+      );
+  const out: string[] = [];
+  let i = reference.length;
+  let j = heard.length;
+  while (i > 0 || j > 0) {
+    const same = i > 0 && j > 0 && reference[i - 1] === heard[j - 1];
+    if (i > 0 && j > 0 && d[i]![j] === d[i - 1]![j - 1]! + (same ? 0 : 1)) {
+      out.push(same ? reference[i - 1]! : `[${reference[i - 1]}->${heard[j - 1]}]`);
+      i--;
+      j--;
+    } else if (i > 0 && d[i]![j] === d[i - 1]![j]! + 1) {
+      out.push(`[-${reference[--i]}]`);
+    } else {
+      out.push(`[+${heard[--j]}]`);
+    }
+  }
+  return out.reverse().join(' ');
+}
+
 /** Word error rate: word-level Levenshtein distance over the reference length. */
 export function wordError(reference: string[], heard: string[]): number {
   let previous = Array.from({ length: heard.length + 1 }, (_, j) => j);
@@ -185,6 +215,9 @@ export const listening: Bench = {
           }));
           const level = loudness(mp3);
           const werMeant = wordError(meant, heard);
+          // What the errors are: meant and heard words side by side, for the Pro rows (LISTENING_ALIGN=1: every row).
+          if (model === 'article-audio-1-pro' || process.env.LISTENING_ALIGN === '1')
+            options.progress(`listening aligned (${shortModel(model)}, ${name}): ${alignWords(meant, heard)}`);
           const target = TARGETS[model]?.[name];
           const label = `${shortModel(model)}, ${name}`;
           push({
@@ -273,7 +306,7 @@ export const listening: Bench = {
 
 /**
  * Every line of this repo's README.md and ARCHITECTURE.md, as Pro says it: its last word must be said, read from
- * Flite's segments (test/support/last-word.ts: the line ends with the word's phones, no vowel of it swallowed).
+ * Flite's segments (test/support/last-word.ts: the line ends with the word's phones, its main vowel not swallowed).
  */
 async function lastWords(pool: SynthesisPool, progress: (m: string) => void): Promise<Row[]> {
   const rows: Row[] = [];
