@@ -11,7 +11,7 @@ const LAYERS = [
   { folder: 'protocol', may: [], vscode: false, node: false },
   { folder: 'api', may: ['protocol'], vscode: false },
   { folder: 'engine', may: ['protocol'], vscode: false },
-  { folder: 'cli', may: ['protocol', 'api', 'engine'], vscode: false },
+  { folder: 'cli', may: ['protocol', 'api', 'engine', 'error-advice'], vscode: false },
   { folder: 'jobs', may: ['protocol', 'api'], vscode: false },
   {
     folder: 'connection',
@@ -34,6 +34,7 @@ const MODULES = [
   'commands',
   'extension',
   'notify',
+  'error-advice',
   'job-notices',
   'config',
   'command-ids',

@@ -16,6 +16,9 @@ const CASES = [
   ['src/api/x.ts', "import * as vscode from 'vscode';", true],
   ['src/api/x.ts', "import { startEngine } from '../engine/index';", true],
   ['src/api/x.ts', "import { MODELS } from '../protocol';", false],
+  // Advice on what to do lives beside notify.ts; the client states facts.
+  ['src/api/x.ts', "import { adviceFor } from '../error-advice';", true],
+  ['src/cli/x.ts', "import { adviceFor } from '../error-advice';", false],
   ['src/engine/x.ts', "import { JobServiceClient } from '../api/index';", true],
   ['src/engine/http/x.ts', "import { JobServiceClient } from '../../api/client';", true],
   ['src/engine/pipeline/x.ts', "import * as vscode from 'vscode';", true],

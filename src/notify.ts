@@ -1,16 +1,5 @@
 // Every failure a user can cause or meet becomes one notification that says what happened and offers the fix.
 import * as vscode from 'vscode';
-import {
-  ArticleAudioError,
-  AuthenticationError,
-  ConnectionError,
-  JobFailedError,
-  NotFoundError,
-  RateLimitError,
-  ServerError,
-  TimeoutError,
-  ValidationError,
-} from './api/index';
 import { Commands } from './command-ids';
 import { KeyringUnavailableError } from './connection/api-key';
 import { MissingApiKeyError, OtherServiceError } from './connection/connection';
@@ -19,6 +8,7 @@ import type { Logger } from './connection/log';
 import type { Redactor } from './api/index';
 import type { JobRecord } from './jobs/types';
 import { plainMessage } from './views/safe-text';
+import { describeClientError, type FixKind } from './error-advice';
 
 export interface Fix {
   title: string;
@@ -188,43 +178,18 @@ function troubleshooting(readme: vscode.Uri): Fix {
 }
 
 /**
- * What to say about an error and which fixes fit it. src/api states facts ("rejected the API key … (HTTP 401)");
- * the advice is added here, once. `passing`: trying the same again may work.
+ * What to say about an error and which fixes fit it: the errors made in src/connection carry their own words; a
+ * client error states facts, and error-advice.ts adds what to do, once. `passing`: trying the same again may work.
  */
 function describe(error: unknown, readme: vscode.Uri): { message: string; fixes: Fix[]; passing: boolean } {
-  const sentence = (text: string) => text.replace(/\.?$/, '.');
   if (error instanceof MissingApiKeyError) return { message: error.message, fixes: [setKey, useLocal], passing: false };
-  if (error instanceof AuthenticationError) {
-    const advice = /Set (the|an) API key/i.test(error.message) ? '' : ' Set the right key with "Set API Key".';
-    return { message: `${sentence(error.message)}${advice}`, fixes: [setKey], passing: false };
-  }
   if (error instanceof KeyringUnavailableError)
     return { message: error.message, fixes: [troubleshooting(readme)], passing: false };
-  if (error instanceof RateLimitError) {
-    const wait = error.retryAfterMs !== undefined ? ` Try again in ${Math.ceil(error.retryAfterMs / 1000)} s.` : '';
-    return {
-      message: `${error.message}${wait && !error.message.includes('again in') ? wait : ''}`,
-      fixes: [],
-      passing: true,
-    };
-  }
-  if (error instanceof ConnectionError || error instanceof TimeoutError)
-    return { message: error.message, fixes: [useLocal], passing: true };
   if (error instanceof EngineStartError)
     return { message: `${error.message} See the log for the engine's own words.`, fixes: [], passing: true };
-  if (error instanceof NotFoundError) {
-    // At submission a 404 means the address is not a job service (or not its root); trying again will not help.
-    return {
-      message: `${sentence(error.message)} Check the service address.`,
-      fixes: [Fixes.useRemote, useLocal],
-      passing: false,
-    };
-  }
-  if (error instanceof ServerError) return { message: error.message, fixes: [], passing: true };
-  if (error instanceof ValidationError || error instanceof JobFailedError)
-    return { message: error.message, fixes: [], passing: false };
   if (error instanceof OtherServiceError) return { message: error.message, fixes: [], passing: false };
-  if (error instanceof ArticleAudioError || error instanceof Error)
-    return { message: error.message, fixes: [], passing: true };
-  return { message: String(error), fixes: [], passing: true };
+  if (!(error instanceof Error)) return { message: String(error), fixes: [], passing: true };
+  const { message, fixes, passing } = describeClientError(error);
+  const buttons: Record<FixKind, Fix> = { setKey, useLocal, useRemote: Fixes.useRemote };
+  return { message, fixes: fixes.map((kind) => buttons[kind]), passing };
 }

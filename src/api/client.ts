@@ -137,9 +137,7 @@ export class JobServiceClient {
     if (!checked.ok) {
       const { issues } = checked;
       throw new ValidationError(
-        this.redactor.redact(
-          `The article request is invalid: ${describeIssues(issues)}. Correct ${issues.length === 1 ? 'this field' : 'these fields'} and submit again.`,
-        ),
+        this.redactor.redact(`The article request is invalid: ${describeIssues(issues)}.`),
         issues.map((issue) => ({ field: issue.field, message: this.redactor.redact(issue.message) })),
         { code: 'invalid_request' },
       );
@@ -147,7 +145,7 @@ export class JobServiceClient {
     const key = options.idempotencyKey === undefined ? randomUUID() : options.idempotencyKey;
     if (key !== null && !/^[\x21-\x7e]{1,255}$/.test(key)) {
       throw new ValidationError(
-        'The idempotency key must be 1 to 255 visible ASCII characters. Use another key.',
+        'The idempotency key must be 1 to 255 visible ASCII characters.',
         [{ field: 'idempotencyKey', message: 'must be 1 to 255 visible ASCII characters' }],
         { code: 'invalid_idempotency_key' },
       );
@@ -252,8 +250,7 @@ export class JobServiceClient {
       options.onEvent?.(event);
       if (event.type === 'end') final = event.job;
     }
-    if (!final)
-      throw new InvalidResponseError(`Following job ${id} ended without its final state. Check the job again.`);
+    if (!final) throw new InvalidResponseError(`Following job ${id} ended without its final state.`);
     if (final.status === 'failed') throw this.jobFailed(final);
     return final;
   }
@@ -280,9 +277,7 @@ export class JobServiceClient {
     const code = job.error?.code;
     const reason = job.error?.message ?? 'the service gave no reason';
     return new JobFailedError(
-      this.redactor.redact(
-        `Job ${job.id} failed${code ? ` (${code})` : ''}: ${reason.replace(/\.?\s*$/, '')}. ${failureAdvice(code)}`,
-      ),
+      this.redactor.redact(`Job ${job.id} failed${code ? ` (${code})` : ''}: ${reason.replace(/\.?\s*$/, '')}.`),
       job,
     );
   }
@@ -333,32 +328,6 @@ function acceptedFromLocation(answer: JsonAnswer): { jobId: string; self?: strin
   const value = Array.isArray(location) ? location[0] : location;
   const match = value ? /\/v1\/jobs\/([^/?#]+)\/?$/.exec(value) : null;
   return match?.[1] ? { jobId: decodeURIComponent(match[1]) } : undefined;
-}
-
-/** What to do about a failed job, by the error codes the engine documents; generic for anything else. */
-function failureAdvice(code: string | undefined): string {
-  switch (code) {
-    case 'cancelled':
-      return 'It was cancelled; submit it again to start over.';
-    case 'interrupted':
-      return 'The service stopped while working on it; submit it again.';
-    case 'fetch_failed':
-      return 'Check that the address opens in a browser, or paste the text instead.';
-    case 'not_an_article':
-    case 'too_short':
-      return 'Use a page or text with more readable prose.';
-    case 'too_long':
-      return 'Split the text into shorter parts.';
-    case 'intro_unusable':
-    case 'outro_unusable':
-      return 'Use an MP3, OGG or WAV file that can be downloaded, or leave it out.';
-    case 'too_complex':
-      return "Select the article's text in a browser or editor and convert the selection instead.";
-    case 'storage_failed':
-      return "Free disk space on the service's machine, then submit it again.";
-    default:
-      return 'Check the input and submit it again; if it keeps failing, the service may have a problem.';
-  }
 }
 
 function positive(value: number | undefined, fallback: number, name: string): number {

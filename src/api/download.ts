@@ -59,7 +59,7 @@ function isFileError(error: unknown): error is NodeJS.ErrnoException {
 function fileError(error: NodeJS.ErrnoException, file: string): ArticleAudioError {
   return new ArticleAudioError(
     `Could not write ${file} (${error.code ?? 'error'}: ${error.message.replace(/^\w+: /, '').replace(/, \w+ '.*'$/, '')}).`,
-    { code: error.code === 'ENOSPC' ? 'disk_full' : 'file_not_writable', cause: error },
+    { code: error.code, cause: error },
   );
 }
 

@@ -166,25 +166,22 @@ export class HttpClient {
     } catch (error) {
       if (signal.aborted) throw abortReason(signal);
       throw new AuthenticationError(
-        this.settings.redactor.redact(`Could not read the API key (${errorText(error)}). Set the API key again.`),
+        this.settings.redactor.redact(`Could not read the API key (${errorText(error)}).`),
         { code: 'api_key_unavailable' },
       );
     }
     this.settings.redactor.add(key);
     const trimmed = key?.trim();
     if (!trimmed) {
-      throw new AuthenticationError(
-        `No API key is set for the job service at ${this.base.origin}. Set an API key and try again.`,
-        {
-          code: 'missing_api_key',
-        },
-      );
+      throw new AuthenticationError(`No API key is set for the job service at ${this.base.origin}.`, {
+        code: 'missing_api_key',
+      });
     }
     // A key with a line break would split the header (and undici would put the header's name in its message).
     // eslint-disable-next-line no-control-regex
     if (/[\u0000-\u001f\u007f]/.test(trimmed)) {
       throw new AuthenticationError(
-        'The API key contains a line break or another control character, so it cannot be sent. Set the API key again, pasting only the key.',
+        'The API key contains a line break or another control character, so it cannot be sent.',
         { code: 'malformed_api_key' },
       );
     }
@@ -287,8 +284,7 @@ export class HttpClient {
     return new InvalidResponseError(
       this.settings.redactor.redact(
         `The job service sent an answer the client cannot read while ${spec.operation}` +
-          `${response ? ` (HTTP ${response.statusCode} from ${describeUrl(spec.url)})` : ''}: ${why}. ` +
-          'Check that the service address points at an Article Audio job service, and try again.',
+          `${response ? ` (HTTP ${response.statusCode} from ${describeUrl(spec.url)})` : ''}: ${why}.`,
       ),
       {
         status: response?.statusCode,
@@ -302,8 +298,7 @@ export class HttpClient {
 
   private requestTimeout(spec: { operation: string }, timeoutMs: number): TimeoutError {
     return new TimeoutError(
-      `The job service did not answer within ${formatDuration(timeoutMs)} while ${spec.operation}. ` +
-        'Try again; if it keeps happening, the service may be overloaded or the network slow.',
+      `The job service did not answer within ${formatDuration(timeoutMs)} while ${spec.operation}.`,
       'request',
       timeoutMs,
     );
@@ -414,45 +409,35 @@ export class HttpClient {
         status === 413
           ? 'The request is too large for the job service'
           : `The job service did not accept the request ${where}`;
-      const fix =
-        status === 413
-          ? ' Shorten the text and submit again.'
-          : fields.length > 0
-            ? ` Correct ${fields.length === 1 ? 'this field' : 'these fields'} and submit again.`
-            : ' Check the request and submit again.';
       const listed = fields.length > 0 ? `: ${describeIssues(fields)}` : detail;
-      return new ValidationError(`${what} (HTTP ${status})${listed}.${fix}`, fields, details);
+      return new ValidationError(`${what} (HTTP ${status})${listed}.`, fields, details);
     }
     if (status === 404) {
       const message = spec.jobId
-        ? `The job service does not know job ${spec.jobId} (HTTP 404${detail}). It may have expired or belong to another API key; submit the article again.`
+        ? `The job service does not know job ${spec.jobId} (HTTP 404${detail}).`
         : `The job service has nothing at ${describeUrl(spec.url)} (HTTP 404${detail}).`;
       return new NotFoundError(redact(message), details);
     }
     if (status === 408) {
       return new TimeoutError(
-        redact(`The job service timed out ${where} (HTTP 408${detail}). Try again in a moment.`),
+        redact(`The job service timed out ${where} (HTTP 408${detail}).`),
         'request',
         undefined,
         details,
       );
     }
     if (status === 429) {
-      const when =
-        retryAfterMs !== undefined ? `Try again in ${formatDuration(retryAfterMs)}.` : 'Wait a little and try again.';
+      const when = retryAfterMs !== undefined ? ` It asked to wait ${formatDuration(retryAfterMs)}.` : '';
       return new RateLimitError(
-        redact(`The job service is limiting requests (HTTP 429${detail}). ${when}`),
+        redact(`The job service is limiting requests (HTTP 429${detail}).${when}`),
         retryAfterMs,
         details,
       );
     }
     if (status >= 500) {
-      const when =
-        retryAfterMs !== undefined ? `Try again in ${formatDuration(retryAfterMs)}` : 'Try again in a moment';
+      const when = retryAfterMs !== undefined ? ` It asked to wait ${formatDuration(retryAfterMs)}.` : '';
       return new ServerError(
-        redact(
-          `The job service failed ${where} (HTTP ${status}${detail}). ${when}; if it keeps failing, the service may be down.`,
-        ),
+        redact(`The job service failed ${where} (HTTP ${status}${detail}).${when}`),
         retryAfterMs,
         details,
       );
@@ -465,17 +450,12 @@ export class HttpClient {
       } catch {
         // An unreadable Location: the status still says what happened.
       }
-      return new ArticleAudioError(
-        redact(
-          `The job service redirected ${spec.operation}${target} (HTTP ${status}). Set the service address to where it redirects (often https:// instead of http://).`,
-        ),
-        { ...details, code: details.code ?? 'redirect' },
-      );
+      return new ArticleAudioError(redact(`The job service redirected ${spec.operation}${target} (HTTP ${status}).`), {
+        ...details,
+        code: details.code ?? 'redirect',
+      });
     }
-    return new ArticleAudioError(
-      redact(`The job service answered HTTP ${status} ${where}${detail}. Check the service address and try again.`),
-      details,
-    );
+    return new ArticleAudioError(redact(`The job service answered HTTP ${status} ${where}${detail}.`), details);
   }
 
   /**
@@ -489,20 +469,16 @@ export class HttpClient {
     const origin = describeUrl(spec.url).replace(/^(\w+:\/\/[^/]+).*$/, '$1');
     const redact = (text: string) => this.settings.redactor.redact(text);
     if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
-      return new TimeoutError(
-        `The job service stopped answering while ${spec.operation}. Try again; if it keeps happening, the service may be overloaded or the network slow.`,
-        'request',
-        undefined,
-        { code },
-      );
+      return new TimeoutError(`The job service stopped answering while ${spec.operation}.`, 'request', undefined, {
+        code,
+      });
     }
     if (
       code &&
       (/^(ERR_TLS|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|ERR_SSL)/.test(code) || code === 'HOSTNAME_MISMATCH')
     ) {
       return new ConnectionError(
-        `Could not make a secure connection to the job service at ${origin} while ${spec.operation} (certificate problem: ${code}). ` +
-          "Check the service's certificate, or the proxy's if you use one.",
+        `Could not make a secure connection to the job service at ${origin} while ${spec.operation} (certificate problem: ${code}).`,
         false,
         { code },
       );
@@ -510,9 +486,7 @@ export class HttpClient {
     const message = errorText(error);
     if (/proxy/i.test(message)) {
       return new ConnectionError(
-        redact(
-          `The proxy did not let the request through while ${spec.operation} (${truncate(message, 200)}). Check the proxy settings.`,
-        ),
+        redact(`The proxy did not let the request through while ${spec.operation} (${truncate(message, 200)}).`),
         false,
         { code },
       );
@@ -520,20 +494,15 @@ export class HttpClient {
     const words = code ? CONNECTION_WORDS[code] : undefined;
     if (words || (code && /^E[A-Z]+$/.test(code))) {
       return new ConnectionError(
-        redact(
-          `Could not reach the job service at ${origin} while ${spec.operation} (${words ?? code}). ` +
-            'Check the service address, that the service is running, and your network or proxy settings.',
-        ),
+        redact(`Could not reach the job service at ${origin} while ${spec.operation} (${words ?? code}).`),
         !(code && NOT_SENT_CODES.has(code)),
         { code },
       );
     }
-    return new ArticleAudioError(
-      redact(
-        `The request failed while ${spec.operation} (${truncate(message, 200)}). Check the service address and try again.`,
-      ),
-      { code, cause: error },
-    );
+    return new ArticleAudioError(redact(`The request failed while ${spec.operation} (${truncate(message, 200)}).`), {
+      code,
+      cause: error,
+    });
   }
 
   /** How long to wait before retrying after `error`, or undefined when it must not be retried. */

@@ -62,7 +62,7 @@ export class ServiceBase {
 
 function invalidBase(value: string, problem: string): ValidationError {
   return new ValidationError(
-    `The job service address ${JSON.stringify(value)} ${problem}. Set an address such as https://audio.example.com.`,
+    `The job service address ${JSON.stringify(value)} ${problem}.`,
     [{ field: 'baseUrl', message: problem }],
     { code: 'invalid_base_url' },
   );

@@ -24,6 +24,7 @@ import { UsageError } from '../engine/settings';
 import { readArticleInput } from './article-input';
 import { EXIT, EXIT_CODES_HELP } from './exit-codes';
 import { ProgressDisplay } from './progress-display';
+import { adviceFor, withAdvice } from '../error-advice';
 
 /** The default voice: people convert an article to listen to all of it, so the most intelligible one. */
 export const DEFAULT_MODEL: ModelId = 'article-audio-1-pro';
@@ -225,8 +226,10 @@ function report(error: unknown): number {
     say(`the job failed (${error.jobError.code ?? 'no code'}): ${error.jobError.message ?? error.message}`);
     return EXIT.jobFailed;
   }
+  // The client states facts; what to do comes from the same advice the extension shows.
+  const advised = (error: Error) => withAdvice(error.message, adviceFor(error).advice);
   if (error instanceof ValidationError) {
-    say(error.message);
+    say(advised(error));
     for (const field of error.fields) process.stderr.write(`  ${field.field || '(request)'}: ${field.message}\n`);
     return EXIT.refused;
   }
@@ -235,14 +238,14 @@ function report(error: unknown): number {
     return EXIT.refused;
   }
   if (error instanceof RateLimitError || error instanceof NotFoundError) {
-    say(error.message);
+    say(advised(error));
     return EXIT.refused;
   }
   if (error instanceof ConnectionError || error instanceof TimeoutError || error instanceof ServerError) {
-    say(error.message);
+    say(advised(error));
     return EXIT.network;
   }
-  say(error instanceof Error ? error.message : String(error));
+  say(error instanceof Error ? advised(error) : String(error));
   return EXIT.failure;
 }
 

@@ -142,7 +142,7 @@ describe('retries', () => {
     const { error } = await rejectionOf(client.getJob('r8', { signal: AbortSignal.timeout(10_000) }));
     assert.ok(error instanceof RateLimitError, String(error));
     assert.equal(error.retryAfterMs, 3_600_000);
-    assert.match(error.message, /limiting requests \(HTTP 429: too_many_jobs: busy\)\. Try again in 1 h\./);
+    assert.match(error.message, /limiting requests \(HTTP 429: too_many_jobs: busy\)\. It asked to wait 1 h\.$/);
     assert.equal(server.requestsTo('GET', '/v1/jobs/r8').length, 1);
 
     // The cap is the caller's: 2 s is too long for a 1 s cap.
