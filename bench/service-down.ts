@@ -1,8 +1,9 @@
 // How long the extension takes to tell a user that the job service is down: a JobTracker (as the extension builds
-// it, with the client's default retries, stream and polling settings) follows a job on a test service, which then
-// goes away; the row is the time from the service going away to onDidLoseContact (the "Cannot reach …" notice).
-// Following goes on in the background after that. Two ways to be down: the process stopped (connections refused),
-// and a service that accepts connections but never answers (hung).
+// it, with the client's default retries, stream and polling settings) follows a job on the real engine running the
+// test pipeline (the job held in processing), which then goes away; the row is the time from the engine going away to
+// onDidLoseContact (the "Cannot reach …" notice). Following goes on in the background after that. Two ways to be
+// down: the engine stopped (connections refused), and, on the same port, something that accepts connections but
+// never answers (hung).
 import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -10,7 +11,8 @@ import path from 'node:path';
 import { JobServiceClient } from '../src/api';
 import { AudioCache } from '../src/jobs/audio-cache';
 import { JobTracker } from '../src/jobs/job-tracker';
-import { jobBody, openSse, sendEnvelope, startFaultServer } from '../test/support/fault-server';
+import { startEngine } from '../src/engine/index';
+import { createTestPipeline } from '../test/support/test-pipeline';
 import { MemoryStore, PlainEmitter, nextEvent } from '../test/support/plain-node';
 import { type Bench, type Row, below } from './lib/report';
 
@@ -18,17 +20,17 @@ const TARGET_S = 30;
 const TEXT = 'This is a short article. It has enough characters to pass the minimum length check easily.';
 
 async function timeToNotice(hang: boolean): Promise<number> {
-  const server = await startFaultServer();
-  const port = Number(new URL(server.url).port);
-  server.on('POST', '/v1/article-to-audio', (_req, res) =>
-    sendEnvelope(res, 202, { job_id: 'down', links: { self: '/v1/jobs/down', stream: '/v1/jobs/down/stream' } }),
-  );
-  server.on('GET', '/v1/jobs/down', (_req, res) => sendEnvelope(res, 200, jobBody('down', 'processing')));
-  server.on('GET', '/v1/jobs/down/stream', (_req, res) =>
-    openSse(res).send({ id: '1', event: 'status', data: { status: 'processing', progress: 0.1 } }),
-  );
-  const client = new JobServiceClient({ baseUrl: server.url, apiKey: 'bench-key' });
   const dir = mkdtempSync(path.join(os.tmpdir(), 'aa-bench-down-'));
+  let release = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const engine = await startEngine({
+    dataDir: path.join(dir, 'engine'),
+    tokens: ['bench-key'],
+    pipeline: createTestPipeline({ steps: 2, stepMs: 1, hold: () => held }),
+    log: () => undefined,
+  });
+  const port = engine.port;
+  const client = new JobServiceClient({ baseUrl: engine.url, apiKey: 'bench-key' });
   const tracker = new JobTracker({
     store: new MemoryStore(),
     cache: new AudioCache(dir),
@@ -49,7 +51,7 @@ async function timeToNotice(hang: boolean): Promise<number> {
     await processing;
     const lost = nextEvent(tracker.onDidLoseContact);
     const downAt = performance.now();
-    await server.close();
+    await engine.close();
     if (hang) {
       // The same port, now held by something that takes connections and never answers.
       hung = net.createServer((socket) => sockets.add(socket));
@@ -59,6 +61,8 @@ async function timeToNotice(hang: boolean): Promise<number> {
     return (performance.now() - downAt) / 1000;
   } finally {
     tracker.dispose();
+    release();
+    await engine.close().catch(() => undefined);
     for (const socket of sockets) socket.destroy();
     hung?.close();
     rmSync(dir, { recursive: true, force: true });
@@ -82,7 +86,7 @@ export const serviceDown: Bench = {
         result: `${seconds.toFixed(1)} s`,
         target: `< ${TARGET_S} s`,
         verdict: below(seconds, TARGET_S),
-        note: 'JobTracker + client defaults on a test service; following goes on in the background',
+        note: 'JobTracker + client defaults on the engine (test pipeline); following goes on in the background',
       });
     }
     return rows;
