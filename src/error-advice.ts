@@ -13,6 +13,7 @@ import {
   TimeoutError,
   ValidationError,
   formatDuration,
+  isCertificateProblem,
 } from './api/index';
 
 /** The buttons that fit, by name; notify.ts turns them into commands. */
@@ -25,8 +26,6 @@ export interface Advice {
   /** Trying the same again may work (the network, a busy service). */
   passing: boolean;
 }
-
-const CERTIFICATE = /^(ERR_TLS|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|ERR_SSL|HOSTNAME_MISMATCH)/;
 
 export function adviceFor(error: unknown): Advice {
   const code = error instanceof ArticleAudioError ? error.code : undefined;
@@ -62,14 +61,13 @@ export function adviceFor(error: unknown): Advice {
     return { advice, fixes: ['useLocal'], passing: true };
   }
   if (error instanceof ConnectionError) {
-    const advice =
-      code && CERTIFICATE.test(code)
-        ? "Check the service's certificate, or the proxy's if you use one."
-        : /proxy/i.test(error.message)
-          ? 'Check the proxy settings.'
-          : code === 'resume_refused' || code === 'incomplete_download' || code === 'bad_range'
-            ? 'Try again.'
-            : 'Check the service address, that the service is running, and your network or proxy settings.';
+    const advice = isCertificateProblem(code)
+      ? "Check the service's certificate, or the proxy's if you use one."
+      : /proxy/i.test(error.message)
+        ? 'Check the proxy settings.'
+        : code === 'resume_refused' || code === 'incomplete_download' || code === 'bad_range'
+          ? 'Try again.'
+          : 'Check the service address, that the service is running, and your network or proxy settings.';
     return { advice, fixes: ['useLocal'], passing: true };
   }
   if (error instanceof NotFoundError) {

@@ -146,6 +146,11 @@ export function abortReason(signal: AbortSignal): unknown {
   return error;
 }
 
+/** Whether a connection error code is a TLS certificate problem (it does not pass by itself). */
+export function isCertificateProblem(code: string | undefined): boolean {
+  return !!code && /^(ERR_TLS|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|ERR_SSL|HOSTNAME_MISMATCH)/.test(code);
+}
+
 /** "2 min 5 s", "1.5 s", "300 ms": durations in messages. */
 export function formatDuration(ms: number): string {
   if (!Number.isFinite(ms)) return 'an unknown time';

@@ -14,6 +14,7 @@ import {
   TimeoutError,
   ValidationError,
   formatDuration,
+  isCertificateProblem,
 } from './errors';
 import type { Redactor } from './redact';
 import { fieldIssuesFrom, readEnvelope, readServiceErrors, type ServiceErrorEntry } from './schemas';
@@ -473,10 +474,7 @@ export class HttpClient {
         code,
       });
     }
-    if (
-      code &&
-      (/^(ERR_TLS|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|ERR_SSL)/.test(code) || code === 'HOSTNAME_MISMATCH')
-    ) {
+    if (isCertificateProblem(code)) {
       return new ConnectionError(
         `Could not make a secure connection to the job service at ${origin} while ${spec.operation} (certificate problem: ${code}).`,
         false,
@@ -517,8 +515,7 @@ export class HttpClient {
     if (error instanceof ConnectionError) {
       retryable = idempotent || !error.mayHaveReachedService;
       // Certificate and proxy problems do not go away by themselves.
-      if (error.code && /^(ERR_TLS|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|ERR_SSL|HOSTNAME_MISMATCH)/.test(error.code))
-        retryable = false;
+      if (isCertificateProblem(error.code)) retryable = false;
     } else if (error instanceof TimeoutError) {
       retryable = error.kind === 'request' && idempotent;
     } else if (error.status !== undefined) {

@@ -12,6 +12,7 @@ export {
   TimeoutError,
   ValidationError,
   formatDuration,
+  isCertificateProblem,
   type ErrorDetails,
   type TimeoutKind,
 } from './errors';
