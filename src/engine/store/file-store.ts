@@ -18,7 +18,7 @@
 // temp files and folders of jobs whose creation never finished are removed on open.
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { chmod, lstat, mkdir, open, readFile, readdir, rm, stat } from 'node:fs/promises';
+import { chmod, type FileHandle, lstat, mkdir, open, readFile, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
@@ -92,6 +92,13 @@ export class FileJobStore implements JobStore, OutputStorage {
   private lostTo: string | undefined;
   /** Jobs whose last append failed part-way: the next append starts on a fresh line. */
   private readonly tornLogs = new Set<string>();
+  /**
+   * The event logs of running jobs, kept open: an append is then one write, not open, write and close, each a trip
+   * through libuv's thread pool, where a loaded machine queues them behind the fsyncs of parts and records (measured
+   * at load 17: p99 129 ms against 26 ms). Every follower waits for that append before it gets the event. Closed
+   * with a job's last (durable) events, before it is removed, and when the store closes.
+   */
+  private readonly eventLogs = new Map<string, Promise<FileHandle>>();
   private readonly log: NonNullable<FileJobStoreOptions['log']>;
 
   constructor(private readonly options: FileJobStoreOptions) {
@@ -199,15 +206,33 @@ export class FileJobStore implements JobStore, OutputStorage {
     this.assertOwner();
     if (events.length === 0) return;
     const lead = this.tornLogs.has(jobId) ? '\n' : '';
-    const handle = await open(path.join(this.jobDir(jobId), EVENTS), 'a', 0o600);
+    let opened = this.eventLogs.get(jobId);
+    if (!opened) {
+      opened = open(path.join(this.jobDir(jobId), EVENTS), 'a', 0o600);
+      this.eventLogs.set(jobId, opened);
+    }
     try {
+      const handle = await opened;
       this.tornLogs.add(jobId);
       await handle.writeFile(lead + events.map(eventLine).join(''));
       this.tornLogs.delete(jobId);
       if (durable) await handle.datasync();
-    } finally {
-      await handle.close();
+    } catch (error) {
+      await this.closeEventLog(jobId);
+      throw error;
     }
+    // The events that end a job are the durable ones: its log is complete.
+    if (durable) await this.closeEventLog(jobId);
+  }
+
+  private async closeEventLog(jobId: string): Promise<void> {
+    const opened = this.eventLogs.get(jobId);
+    if (!opened) return;
+    this.eventLogs.delete(jobId);
+    await opened.then(
+      (handle) => handle.close(),
+      () => undefined,
+    );
   }
 
   async readEvents(jobId: string): Promise<StoredEvent[]> {
@@ -341,6 +366,7 @@ export class FileJobStore implements JobStore, OutputStorage {
   async remove(jobId: string): Promise<void> {
     const aside = path.join(this.trashDir, `${jobId}.${randomBytes(4).toString('hex')}`);
     await mkdir(this.trashDir, { recursive: true, mode: PRIVATE_DIR });
+    await this.closeEventLog(jobId);
     try {
       await renameWithRetry(this.jobDir(jobId), aside);
     } catch (error) {
@@ -352,6 +378,7 @@ export class FileJobStore implements JobStore, OutputStorage {
   }
 
   async close(): Promise<void> {
+    await Promise.all([...this.eventLogs.keys()].map((jobId) => this.closeEventLog(jobId)));
     await this.lock?.release();
     this.lock = undefined;
   }
