@@ -9,8 +9,8 @@ import type { ModelId } from './report';
 
 const SAMPLE_RATE = 16_000;
 
-/** Seconds it takes to encode `seconds` of audio at the model's bitrate. */
-export async function encodingTime(model: ModelId, seconds: number): Promise<number> {
+/** Seconds it takes to encode `seconds` of audio at the model's bitrate: wall time, and CPU time (load-proof). */
+export async function encodingTime(model: ModelId, seconds: number): Promise<{ wallS: number; cpuS: number }> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'article-audio-bench-mp3-'));
   try {
     // About four seconds per sentence: a few harmonics with a slow envelope and a little noise, roughly voice-like.
@@ -23,11 +23,13 @@ export async function encodingTime(model: ModelId, seconds: number): Promise<num
         (0.2 * Math.sin(2 * Math.PI * 140 * t) + 0.1 * Math.sin(2 * Math.PI * 420 * t) + 0.05 * (Math.random() - 0.5));
     }
     const started = performance.now();
+    const cpu = process.cpuUsage();
     const writer = await Mp3Writer.create(path.join(dir, 'audio.mp3'), SAMPLE_RATE, MODEL_PROFILES[model].bitrate);
     for (let done = 0; done < seconds; done += 4)
       await writer.write(chunk.slice(0, Math.round(Math.min(4, seconds - done) * SAMPLE_RATE)));
     await writer.finish();
-    return (performance.now() - started) / 1000;
+    const used = process.cpuUsage(cpu);
+    return { wallS: (performance.now() - started) / 1000, cpuS: (used.user + used.system) / 1e6 };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

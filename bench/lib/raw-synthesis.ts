@@ -13,6 +13,8 @@ export interface RawSynthesis {
   /** Seconds of speech the synthesizer produced (before trimming, without the pipeline's pauses). */
   audioS: number;
   workers: number;
+  /** CPU seconds of this process (the synthesis worker threads included) over the same span. */
+  cpuS: number;
 }
 
 export async function rawSynthesis(model: ModelId, article: ArticleName): Promise<RawSynthesis> {
@@ -23,6 +25,7 @@ export async function rawSynthesis(model: ModelId, article: ArticleName): Promis
     // Start the workers and compile Flite before the clock starts, as a running engine has.
     await Promise.all(Array.from({ length: pool.size }, () => pool.synthesize('Warm up.', profile.voices[0]!.flite)));
     const started = performance.now();
+    const cpu = process.cpuUsage();
     const samples = await Promise.all(
       lines.map(async (line) => {
         const voice = profile.voices[line.voice]!;
@@ -31,7 +34,9 @@ export async function rawSynthesis(model: ModelId, article: ArticleName): Promis
       }),
     );
     const wallS = (performance.now() - started) / 1000;
-    return { lines: lines.length, wallS, audioS: samples.reduce((a, b) => a + b, 0), workers: pool.size };
+    const used = process.cpuUsage(cpu);
+    const cpuS = (used.user + used.system) / 1e6;
+    return { lines: lines.length, wallS, audioS: samples.reduce((a, b) => a + b, 0), workers: pool.size, cpuS };
   } finally {
     await pool.close();
   }
