@@ -87,7 +87,7 @@ export class JobTracker implements PlayableJobs {
   private readonly partSequences = new Map<string, PartSequence>();
   private readonly partDownloads = new Map<string, Promise<void>>();
   private readonly unreachable = new Set<ServiceId>();
-  /** The client each job is followed with, to notice when the service has moved (a restarted local engine). */
+  /** The client each job is followed with, to notice when the service's client has changed. */
   private readonly clients = new Map<string, JobClient>();
   private readonly changed: Emitter<JobRecord | undefined>;
   private readonly finished: Emitter<FinishedJob>;
@@ -445,9 +445,9 @@ export class JobTracker implements PlayableJobs {
   }
 
   /**
-   * A local engine that stopped is started again on another port: the follower would keep knocking at the old one,
-   * so the job is followed again with the client for the new address. Not a retry: nothing is repeated if the
-   * service is where it was.
+   * The service's client changed during an outage (its proxy or key settings did): the job is followed again with
+   * the new client. Not a retry: nothing is repeated if the client is the same. A local engine restarted on another
+   * port needs nothing here: its client reads the engine's address before every request.
    */
   private followAgainIfMoved(job: JobRecord): void {
     const used = this.clients.get(job.id);
