@@ -1,8 +1,9 @@
 // Jobs waiting for a processing slot, first come first served, with at most `concurrency` running at once and at
 // most `depth` waiting (new submissions beyond that are refused with 429; jobs recovered after a restart are
 // always taken back, whatever the depth). It is the embedded engine's WorkQueue (the seam team/worker.ts's
-// PgWorkQueue implements over Postgres): the engine's own slots claim from it, one lease per run; a lease lives as
-// long as its run in this process, so a crash ends every lease at once and JobService.start takes the jobs back.
+// PgWorkQueue implements over Postgres): the engine's own slots claim from it, one lease per run, and hand the job to
+// the WorkerLoop (embedded/worker-loop.ts); a lease lives as long as its run in this process, so a crash ends every
+// lease at once and Recovery (embedded/recovery.ts) takes the jobs back at the next start.
 import { randomBytes } from 'node:crypto';
 import type { Claim, WorkQueue } from './store/types';
 
@@ -30,7 +31,7 @@ export class JobQueue<T extends QueueEntry> implements WorkQueue {
 
   /**
    * Holds a place in the queue for a submission that is being stored; false when the queue is full. `beyondDepth`:
-   * a place even so (for a client below its fair share of a queue that others filled; see JobService.submit).
+   * a place even so (for a client below its fair share of a queue that others filled; see Intake.submit).
    */
   reserve(beyondDepth = false): boolean {
     if (!beyondDepth && this.waiting.length + this.reserved >= this.depth) return false;

@@ -1,6 +1,6 @@
 // What one client (one token) may use of a shared engine, checked before a submission is stored: a rate of
 // submissions, the bytes of finished files it keeps, and the free space the data dir's disk must keep for everyone.
-// (Its share of the queue is JobService's, which knows what waits.)
+// (Its share of the queue is Intake's (embedded/intake.ts), which knows what waits.)
 import { statfs } from 'node:fs/promises';
 import type { OwnerId } from '../auth';
 import { ApiError } from './api-error';
