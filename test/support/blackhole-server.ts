@@ -120,7 +120,7 @@ export function prepareBlackhole(): PreparedBlackhole {
   };
   const listen = async (port = 0): Promise<Blackhole> => {
     try {
-      child.stdin!.end(`${port}\n`);
+      child.stdin.end(`${port}\n`);
       const listening = await announced;
       // Each filler completes its handshake in the kernel and waits in the accept queue for ever.
       for (let i = 0; i <= BACKLOG; i++) {
