@@ -2,48 +2,43 @@
 // in the response headers, between events, in the middle of an event line. JobServiceClient.followJob must still
 // hand every event of the job to its caller exactly once and in order, by reconnecting with Last-Event-ID, without
 // falling back to polling (which would lose the log lines). The job's true history is read from the engine directly.
+// The engine is the test-pipeline fixture: in-process (embedded), or an API node and a worker over Postgres when
+// test/team/suites-postgres.test.ts runs this file.
 import * as assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type JobEvent, JobServiceClient } from '../../src/api';
-import { type RunningEngine, startEngine } from '../../src/engine/index';
 import { type ChaosProxy, seededRandom, startChaosProxy } from '../support/chaos-proxy';
 import { openStream } from '../support/sse-reader';
-import { createTestPipeline } from '../support/test-pipeline';
+import { type TestPipelineEngine, startTestPipelineEngine } from '../support/test-pipeline-engine';
 
 const TOKEN = 'chaos-token-0123456789abcdef';
 const SEED = Number(process.env.FAULT_SEED ?? 20261122);
 const JOBS = 4;
 
 describe('fault: every event stream dropped at random points (chaos proxy)', () => {
-  let engine: RunningEngine;
-  let dataDir: string;
+  let engine: TestPipelineEngine;
   let proxy: ChaosProxy;
 
   before(async () => {
-    dataDir = mkdtempSync(path.join(os.tmpdir(), 'aa-fault-chaos-'));
-    engine = await startEngine({
-      dataDir,
+    engine = await startTestPipelineEngine({
       tokens: [TOKEN],
       concurrency: JOBS,
       // Many small events over about two seconds; a short `retry:` hint so that reconnecting takes little time.
-      pipeline: createTestPipeline({ steps: 40, stepMs: 45 }),
+      steps: 40,
+      stepMs: 45,
       progressIntervalMs: 1,
       streamRetryMs: 15,
       heartbeatMs: 200,
     });
-    proxy = await startChaosProxy(engine.port, seededRandom(SEED), 3000);
+    proxy = await startChaosProxy(Number(new URL(engine.url).port), seededRandom(SEED), 3000);
   });
   after(async () => {
-    await proxy.close();
-    await engine.close();
-    rmSync(dataDir, { recursive: true, force: true });
+    await proxy?.close();
+    await engine?.close();
   });
 
   it(`delivers every event of ${JOBS} jobs exactly once and in order through streams cut at random bytes`, async (t) => {
-    t.diagnostic(`chaos seed ${SEED} (replay with FAULT_SEED=${SEED})`);
+    t.diagnostic(`chaos seed ${SEED} (replay with FAULT_SEED=${SEED}), ${engine.mode} engine`);
     const client = new JobServiceClient({
       baseUrl: proxy.url,
       apiKey: TOKEN,

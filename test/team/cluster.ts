@@ -29,6 +29,8 @@ export interface ClusterOptions {
   workerArgs?: string[];
   /** Environment for workers (AA_TEST_STEPS, AA_TEST_STEP_MS). */
   workerEnv?: Record<string, string>;
+  /** API tokens. Default: two random ones. */
+  tokens?: string[];
   /** Use the real speech pipeline (dist/cli.js worker) instead of the test pipeline. */
   realWorker?: boolean;
 }
@@ -56,7 +58,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const databaseUrl = await createDatabase(options.serverUrl, `aa_${randomBytes(6).toString('hex')}`);
   const folder = options.s3 ? undefined : mkdtempSync(path.join(os.tmpdir(), 'aa-team-files-'));
   const storage = options.s3 ? `s3://${options.s3.bucket}/${randomBytes(4).toString('hex')}` : (folder as string);
-  const tokens = [randomBytes(16).toString('hex'), randomBytes(16).toString('hex')];
+  const tokens = options.tokens ?? [randomBytes(16).toString('hex'), randomBytes(16).toString('hex')];
   const teamArgs = ['--database', databaseUrl, '--storage', storage];
   const env = { ...(options.s3?.env ?? {}) };
   const apis: EngineProcess[] = [];

@@ -7,17 +7,20 @@
 //   test/engine/api-errors.test.ts  every bad request gets the documented error and stores nothing
 //   test/engine/durability.test.ts  kill -9 and restart lose nothing; clean SIGTERM
 //   test/fault/kill-phases.test.ts  kill -9 in every job phase
+//   test/fault/hostile-corpus.test.ts  inputs made to freeze, exhaust or crash the engine end with a clear code
+//                                   (parsed in the worker; its parse limit comes from the same environment)
+//   test/fault/chaos-streams.test.ts   streams cut at random bytes; the client still gets every event once, in order
+//   test/fault/validator-fuzz.test.ts  fast-check bodies and headers at POST /v1/article-to-audio on an API node
+// The last two use the test pipeline (test/support/test-pipeline-engine.ts): in-process in embedded mode, an API node
+// and a test worker (no worker for the fuzz: its accepted jobs stay queued) over Postgres here. One difference in
+// chaos-streams: an API node's `retry:` hint is its default, 2 s (`serve` has no flag for it), not the 15 ms of the
+// embedded run, so the client waits longer between reconnections; what is checked is the same.
 //
 // Not run in Postgres mode, and why:
 //   - durability: the dist/engine.js cases (the extension's engine has no Postgres mode) and the data-dir lock (API
 //     nodes and workers share a database by design): skipped inside the file, with the reason.
 //   - test/fault/storage.test.ts: it fills and locks the embedded engine's data dir; the team worker's full disks
 //     (scratch folder and output folder) are test/team/storage-failure.test.ts.
-//   - test/fault/chaos-streams.test.ts and validator-fuzz.test.ts: they start the engine in-process with a test
-//     pipeline (startEngine), not through the process fixture; streams cut and resumed across nodes are covered by
-//     test/team/fleet-kills.test.ts, and the validator is the same code (http/request-handler.ts) in both modes.
-//   - test/fault/hostile-corpus.test.ts: it applies (the parse limits run in the worker) but is not wired here yet:
-//     its cases run minutes of parsing each, which this 2-core machine could not spare twice.
 import { after } from 'node:test';
 import { stopTeamPostgres } from './team-engine';
 
@@ -27,6 +30,9 @@ require('../engine/jobs.test');
 require('../engine/api-errors.test');
 require('../engine/durability.test');
 require('../fault/kill-phases.test');
+require('../fault/hostile-corpus.test');
+require('../fault/chaos-streams.test');
+require('../fault/validator-fuzz.test');
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 after(() => stopTeamPostgres());

@@ -18,12 +18,17 @@ const WORKER_FLAGS = new Set([
   '--fetch-max-redirects',
 ]);
 
+/** The Postgres server the fixtures of this test process share (started on first use). */
+export function teamPostgres(): Promise<TestPostgres> {
+  server ??= startPostgres();
+  return server;
+}
+
 export async function startTeamEngineProcess(
   options: EngineProcessOptions,
   embedded: (options: EngineProcessOptions) => Promise<EngineProcess>,
 ): Promise<EngineProcess> {
-  server ??= startPostgres();
-  const postgres = await server;
+  const postgres = await teamPostgres();
   const args = options.args ?? [];
   const workerArgs: string[] = [];
   for (let i = 0; i < args.length; i++) {
@@ -37,6 +42,9 @@ export async function startTeamEngineProcess(
     // lease so that a killed service's jobs are taken over soon after the restart; no grace on SIGTERM, so that a
     // stopped service gives its running jobs back at once, as the embedded engine does.
     workerArgs: ['--lease-s', '2', '--stop-grace-s', '0', '--allow-private-network', ...workerArgs],
+    // The engine's environment settings (e.g. ARTICLE_AUDIO_PARSE_TIMEOUT_S) are the worker's business as much as the
+    // API node's: the worker runs the pipeline.
+    ...(options.env ? { workerEnv: options.env } : {}),
   });
   const teamArgs = ['--database', cluster.databaseUrl, '--storage', cluster.storage];
   const api = await embedded({ ...options, args: [...teamArgs, ...args] });
