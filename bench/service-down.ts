@@ -163,7 +163,7 @@ export const serviceDown: Bench = {
         result: `${seconds.toFixed(1)} s`,
         target: `< ${TARGET_S} s`,
         verdict: below(seconds, TARGET_S),
-        note: 'JobTracker.submit + client defaults (3 attempts); nothing goes on after the error',
+        note: 'JobTracker.submit + client defaults (up to 3 attempts within 30 s); nothing goes on after the error',
       });
     }
     return rows;

@@ -55,8 +55,13 @@ export interface JobServiceClientOptions {
   /** undici dispatcher, such as a ProxyAgent built from VS Code's proxy settings. */
   dispatcher?: Dispatcher;
   userAgent?: string;
-  /** Limit for one request (until its whole answer is read; for a stream, until its headers). Default 30 s. */
+  /** Limit for one request (until its whole answer is read; for a stream, until its headers). Default 20 s. */
   requestTimeoutMs?: number;
+  /**
+   * Retries after a timeout stop when another attempt would end later than this after the call began, so that a
+   * service that is down is reported in time. Default 30 s.
+   */
+  timeoutRetryBudgetMs?: number;
   /** Retries of one request after a failure that may pass (connection, timeout, 408, 429, 5xx). Default 2. */
   maxRetries?: number;
   /** Longest Retry-After the client waits for; a longer one ends the call with the error. Default 60 s. */
@@ -92,13 +97,14 @@ export class JobServiceClient {
         // A failing logger must not break the client.
       }
     };
-    this.requestTimeoutMs = positive(options.requestTimeoutMs, 30_000, 'requestTimeoutMs');
+    this.requestTimeoutMs = positive(options.requestTimeoutMs, 20_000, 'requestTimeoutMs');
     const retryAfterCapMs = positive(options.retryAfterCapMs, 60_000, 'retryAfterCapMs');
     this.http = new HttpClient({
       base: options.baseUrl,
       dispatcher: options.dispatcher,
       userAgent: options.userAgent ?? DEFAULT_USER_AGENT,
       requestTimeoutMs: this.requestTimeoutMs,
+      timeoutRetryBudgetMs: positive(options.timeoutRetryBudgetMs, 30_000, 'timeoutRetryBudgetMs'),
       maxRetries: Math.max(0, Math.floor(options.maxRetries ?? 2)),
       retryAfterCapMs,
       retryBackoff: options.retryBackoff ?? { initialMs: 500, maxMs: 8000 },

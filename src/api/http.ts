@@ -31,6 +31,12 @@ export interface HttpSettings {
   dispatcher?: Dispatcher;
   userAgent: string;
   requestTimeoutMs: number;
+  /**
+   * A call that has waited out a timeout (no answer, or no connection) tries again only if the user still hears of
+   * the failure within this time: a service that is down is reported in under 30 s (README, "service down"), and
+   * whoever follows a job keeps trying in the background after that.
+   */
+  timeoutRetryBudgetMs: number;
   maxRetries: number;
   retryAfterCapMs: number;
   retryBackoff: { initialMs: number; maxMs: number };
@@ -73,6 +79,7 @@ export interface OpenSpec {
 
 const MAX_JSON_BYTES = 16 * 1024 * 1024;
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
+
 const MAX_DETAIL_LENGTH = 300;
 
 /** Connection failures that happen before a single byte of the request can have reached the service. */
@@ -112,6 +119,11 @@ function errorCode(error: unknown): string | undefined {
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** A failure that came from waiting out a limit: no answer in time, or no connection in time. */
+function isTimeout(error: ArticleAudioError): boolean {
+  return (error instanceof TimeoutError && error.kind === 'request') || error.code === 'UND_ERR_CONNECT_TIMEOUT';
 }
 
 /** STYLE.md: 408, 409 (a request with the same Idempotency-Key still in progress), 429 and 5xx may pass by themselves. */
@@ -196,14 +208,24 @@ export class HttpClient {
    */
   async callJson(spec: CallSpec, scope: OperationScope): Promise<JsonAnswer> {
     const body = spec.json === undefined ? undefined : JSON.stringify(spec.json);
+    const started = Date.now();
     for (let attempt = 0; ; attempt++) {
       scope.throwIfDone();
+      const attemptStarted = Date.now();
       const error = await this.attemptJson(spec, body, scope).then(
         (answer) => answer,
         (failure: unknown) => this.toClientError(failure, spec, scope),
       );
       if (!(error instanceof ArticleAudioError)) return error;
-      const delay = this.retryDelay(error, spec.idempotent, attempt, scope);
+      let delay = this.retryDelay(error, spec.idempotent, attempt, scope);
+      // Another attempt that times out would take as long as this one did.
+      const now = Date.now();
+      if (
+        delay !== undefined &&
+        isTimeout(error) &&
+        now - started + delay + (now - attemptStarted) > this.settings.timeoutRetryBudgetMs
+      )
+        delay = undefined;
       if (delay === undefined) throw error;
       this.settings.log(
         'warn',

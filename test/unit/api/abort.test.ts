@@ -97,6 +97,20 @@ describe('cancelling and deadlines', () => {
     assert.ok(ms >= 380, `took ${ms} ms`);
   });
 
+  it('a timed-out request is not tried again when another attempt would end past the retry budget', async () => {
+    server.on('GET', '/v1/jobs/a9', () => {
+      // never answers
+    });
+    // One attempt takes 300 ms; a second would end at 600 ms or later, past the 500 ms budget, so the user hears of
+    // the failure after one attempt whatever the retry count allows. The count cannot change with the machine's load:
+    // a slower attempt only ends later.
+    const { client } = clientFor(server, { requestTimeoutMs: 300, maxRetries: 5, timeoutRetryBudgetMs: 500 });
+    const { error } = await rejectionOf(client.getJob('a9'));
+    assert.ok(error instanceof TimeoutError, String(error));
+    assert.equal(error.kind, 'request');
+    assert.equal(server.requestsTo('GET', '/v1/jobs/a9').length, 1);
+  });
+
   it('a key store that never answers is bounded by the request timeout', async () => {
     const before = server.requests.length;
     const { client } = clientFor(server, {
