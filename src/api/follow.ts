@@ -56,6 +56,8 @@ const MAX_RECONNECT_BACKOFF_MS = 30_000;
 const STREAM_HEADERS_TIMEOUT_MS = 10_000;
 /** How long the stream is read on after a terminal status, for the result and `end` that should follow it. */
 const TERMINAL_GRACE_MS = 2000;
+/** The longest wait before reconnecting within that grace. */
+const TERMINAL_RECONNECT_MS = 250;
 
 /**
  * Puts announced parts in order, each once: a part seen before (a replayed stream, a reconnect that started over) is
@@ -310,8 +312,14 @@ async function* followStream(
 
   const delayAfter = (failure: ArticleAudioError | undefined): number => {
     const hinted = retryAfterOf(failure) ?? retryHintMs;
-    if (hinted !== undefined) return Math.min(Math.max(0, hinted), deps.retryAfterCapMs);
-    return backoffDelay(Math.max(0, failures - 1), deps.stream.reconnectMs, MAX_RECONNECT_BACKOFF_MS);
+    const delay =
+      hinted !== undefined
+        ? Math.min(Math.max(0, hinted), deps.retryAfterCapMs)
+        : backoffDelay(Math.max(0, failures - 1), deps.stream.reconnectMs, MAX_RECONNECT_BACKOFF_MS);
+    // After the terminal status only the result and `end` are missing, and the grace is short: a reconnection that
+    // failed while opening (a cut inside the headers) must not wait out the server's `retry:` hint (2 s by default)
+    // and lose them.
+    return terminalSeen ? Math.min(delay, TERMINAL_RECONNECT_MS) : delay;
   };
 
   for (;;) {
@@ -461,7 +469,7 @@ async function* followStream(
       'debug',
       `job ${id}: the event stream dropped (${lastFailure?.message ?? 'closed'}); ${fresh} new events on that connection`,
     );
-    waitMs = terminalSeen ? Math.min(delayAfter(undefined), 250) : delayAfter(undefined);
+    waitMs = delayAfter(undefined);
   }
 }
 
