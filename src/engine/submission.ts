@@ -3,6 +3,7 @@
 // a different request under the same key.
 import { createHash } from 'node:crypto';
 import type { ArticleSubmission } from '../protocol';
+import type { PipelineInput } from './pipeline/types';
 
 export { type ArticleSubmission, type FieldIssue, type SubmissionCheck, checkSubmission } from '../protocol';
 
@@ -10,4 +11,16 @@ export { type ArticleSubmission, type FieldIssue, type SubmissionCheck, checkSub
 export function submissionDigest(submission: ArticleSubmission): string {
   const ordered = Object.fromEntries(Object.entries(submission).sort(([a], [b]) => (a < b ? -1 : 1)));
   return createHash('sha256').update(JSON.stringify(ordered)).digest('hex');
+}
+
+/** What the pipeline gets for one run of a stored submission (embedded worker loop and team worker alike). */
+export function pipelineInputOf(jobId: string, request: ArticleSubmission): PipelineInput {
+  return {
+    jobId,
+    modelId: request.model_id,
+    ...(request.url !== undefined ? { url: request.url } : {}),
+    ...(request.text !== undefined ? { text: request.text } : {}),
+    ...(request.intro_audio_url !== undefined ? { introAudioUrl: request.intro_audio_url } : {}),
+    ...(request.outro_audio_url !== undefined ? { outroAudioUrl: request.outro_audio_url } : {}),
+  };
 }

@@ -17,6 +17,7 @@ import {
   PipelineError,
 } from '../pipeline/types';
 import { ProgressThrottle } from '../progress-throttle';
+import { pipelineInputOf } from '../submission';
 import { closingEvents, logEvent, partResultEvent, runLog, statusEvent } from '../stream-events';
 import { type JobStore, type OutputStorage, type StoredOutput, isTerminal } from '../store/types';
 import type { Logger } from '../job-service';
@@ -74,24 +75,14 @@ export class WorkerLoop {
     let failure: unknown;
     try {
       active.workDir = await this.options.store.prepareRun(job.id);
-      output = await this.options.pipeline.run(
-        {
-          jobId: job.id,
-          modelId: request.model_id,
-          ...(request.url !== undefined ? { url: request.url } : {}),
-          ...(request.text !== undefined ? { text: request.text } : {}),
-          ...(request.intro_audio_url !== undefined ? { introAudioUrl: request.intro_audio_url } : {}),
-          ...(request.outro_audio_url !== undefined ? { outroAudioUrl: request.outro_audio_url } : {}),
-        },
-        {
-          workDir: active.workDir,
-          signal: active.controller.signal,
-          progress: (fraction) => throttle.report(fraction),
-          log,
-          fetchLimits: this.options.fetchLimits,
-          publishPart: (part) => job.serially(() => this.publishPart(job, active, part)),
-        },
-      );
+      output = await this.options.pipeline.run(pipelineInputOf(job.id, request), {
+        workDir: active.workDir,
+        signal: active.controller.signal,
+        progress: (fraction) => throttle.report(fraction),
+        log,
+        fetchLimits: this.options.fetchLimits,
+        publishPart: (part) => job.serially(() => this.publishPart(job, active, part)),
+      });
     } catch (error) {
       failure = error;
     } finally {

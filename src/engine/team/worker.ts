@@ -19,6 +19,7 @@ import {
   PipelineError,
 } from '../pipeline/types';
 import { ProgressThrottle } from '../progress-throttle';
+import { pipelineInputOf } from '../submission';
 import type { Claim, JobFailure, OutputStorage, StoredJob, StoredOutput, WorkQueue } from '../store/types';
 import { closingEvents, logEvent, partResultEvent, runLog, statusEvent } from '../stream-events';
 import { newClient, transaction } from './db';
@@ -296,30 +297,20 @@ export class Worker {
     let output: PipelineOutput | undefined;
     let failure: unknown;
     try {
-      output = await options.pipeline.run(
-        {
-          jobId: claim.jobId,
-          modelId: request.model_id,
-          ...(request.url !== undefined ? { url: request.url } : {}),
-          ...(request.text !== undefined ? { text: request.text } : {}),
-          ...(request.intro_audio_url !== undefined ? { introAudioUrl: request.intro_audio_url } : {}),
-          ...(request.outro_audio_url !== undefined ? { outroAudioUrl: request.outro_audio_url } : {}),
+      output = await options.pipeline.run(pipelineInputOf(claim.jobId, request), {
+        workDir,
+        signal: controller.signal,
+        progress: (fraction) => throttle.report(fraction),
+        log,
+        fetchLimits: options.fetchLimits,
+        publishPart: (part) => {
+          const published = chain.then(() => (lostLease ? undefined : this.publishPart(claim, workDir, part)));
+          chain = published.catch((error: unknown) =>
+            options.log('warn', `Job ${claim.jobId}: could not publish part ${part.index} (${describe(error)}).`),
+          );
+          return chain;
         },
-        {
-          workDir,
-          signal: controller.signal,
-          progress: (fraction) => throttle.report(fraction),
-          log,
-          fetchLimits: options.fetchLimits,
-          publishPart: (part) => {
-            const published = chain.then(() => (lostLease ? undefined : this.publishPart(claim, workDir, part)));
-            chain = published.catch((error: unknown) =>
-              options.log('warn', `Job ${claim.jobId}: could not publish part ${part.index} (${describe(error)}).`),
-            );
-            return chain;
-          },
-        },
-      );
+      });
     } catch (error) {
       failure = error;
     } finally {
