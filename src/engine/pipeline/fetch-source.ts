@@ -3,7 +3,7 @@
 // undici's redirect interceptor follows them through the same policy agent, and refuses non-http(s) targets and loops.
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { interceptors, request } from 'undici';
+import { type Dispatcher, interceptors, request } from 'undici';
 import { policyAgent } from './network-policy';
 import type { FetchLimits } from './types';
 
@@ -98,6 +98,10 @@ export async function fetchWithLimits(
     connectTimeoutMs: limits.timeoutMs,
   });
   let current = url;
+  const recordHops: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (options, handler) => {
+    if (options.origin !== undefined) current = new URL(options.path, options.origin).href;
+    return dispatch(options, handler);
+  };
   const tooManyRedirects = () => new FetchError(`${url} redirects more than ${limits.maxRedirects} times.`);
   try {
     const parsed = new URL(current);
@@ -106,14 +110,13 @@ export async function fetchWithLimits(
     const response = await request(current, {
       method: 'GET',
       signal: combined,
-      dispatcher: dispatcher.compose(interceptors.redirect({ maxRedirections: limits.maxRedirects })),
+      // The recorder sits inside the redirect interceptor, so it sees every hop, also one that fails to connect:
+      // the error then names the address that failed, not the one the user gave.
+      dispatcher: dispatcher.compose(recordHops, interceptors.redirect({ maxRedirections: limits.maxRedirects })),
       headers: { accept, 'user-agent': 'ArticleAudio/0.1 (+local engine)', 'accept-encoding': 'gzip, deflate, br' },
       headersTimeout: limits.timeoutMs,
       bodyTimeout: limits.timeoutMs,
     });
-    // The redirect handler records every address it asked, the last being the one that answered.
-    const visited = (response.context as { history?: URL[] } | undefined)?.history;
-    current = visited?.at(-1)?.href ?? current;
     if (response.statusCode >= 300 && response.statusCode < 400 && response.headers.location) {
       // Past the limit, the interceptor hands the redirect itself over.
       await response.body.dump();

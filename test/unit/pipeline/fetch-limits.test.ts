@@ -120,6 +120,17 @@ describe('pipeline: fetching within limits', () => {
       fetchWithLimits(url, FETCH_LIMITS, new AbortController().signal, ACCEPT),
       /connection was refused/,
     );
+    // A redirect to that closed address: the error names the hop that failed, not the address the user gave.
+    const hop = await startPageServer({ '/moved': redirectTo(url) });
+    try {
+      await assert.rejects(
+        fetchWithLimits(hop.url('/moved'), FETCH_LIMITS, new AbortController().signal, ACCEPT),
+        (error: Error) =>
+          error instanceof FetchError && error.message === `Could not fetch ${url}: the connection was refused.`,
+      );
+    } finally {
+      await hop.close();
+    }
   });
 
   it('stops at once when the job is cancelled, with the cancellation as the reason (not a fetch failure)', async () => {
