@@ -111,15 +111,29 @@ export interface JobStore {
   close(): Promise<void>;
 }
 
+/** What put() is told about a file besides its bytes. */
+export interface OutputMeta {
+  contentType: string;
+  durationS?: number;
+  key?: string;
+}
+
+/** How every OutputStorage describes a file it stored. */
+export function storedOutput(name: string, meta: OutputMeta, bytes: number, etag: string): StoredOutput {
+  return {
+    name,
+    contentType: meta.contentType,
+    ...(meta.durationS !== undefined ? { durationS: meta.durationS } : {}),
+    bytes,
+    etag,
+    ...(meta.key ? { key: meta.key } : {}),
+  };
+}
+
 /** Where output files live. put() makes a file visible whole or not at all, also while its job still runs (parts). */
 export interface OutputStorage {
   /** Stores the local file `file` as output `name` of the job (under `key` when given) and describes it. */
-  put(
-    jobId: string,
-    name: string,
-    file: string,
-    meta: { contentType: string; durationS?: number; key?: string },
-  ): Promise<StoredOutput>;
+  put(jobId: string, name: string, file: string, meta: OutputMeta): Promise<StoredOutput>;
   read(jobId: string, output: StoredOutput, range?: ByteRange): Readable;
   /** Deletes every file of the job (or, with `key`, the files under that key only). */
   remove(jobId: string, key?: string): Promise<void>;

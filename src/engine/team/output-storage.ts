@@ -9,7 +9,7 @@ import { PassThrough, type Readable } from 'node:stream';
 import type * as S3 from '@aws-sdk/client-s3';
 import { isJobId } from '../job-id';
 import { OUTPUT_NAME } from '../store/file-store';
-import type { ByteRange, OutputStorage, StoredOutput } from '../store/types';
+import { type ByteRange, type OutputMeta, type OutputStorage, type StoredOutput, storedOutput } from '../store/types';
 
 const KEY = /^[A-Za-z0-9][A-Za-z0-9._/-]{0,200}$/;
 
@@ -39,12 +39,7 @@ async function describeFile(file: string): Promise<{ bytes: number; etag: string
 export class DirOutputStorage implements OutputStorage {
   constructor(private readonly root: string) {}
 
-  async put(
-    jobId: string,
-    name: string,
-    file: string,
-    meta: { contentType: string; durationS?: number; key?: string },
-  ): Promise<StoredOutput> {
+  async put(jobId: string, name: string, file: string, meta: OutputMeta): Promise<StoredOutput> {
     const target = path.join(this.root, keyOf(jobId, { name, ...(meta.key ? { key: meta.key } : {}) }));
     const { bytes, etag } = await describeFile(file);
     await mkdir(path.dirname(target), { recursive: true });
@@ -58,14 +53,7 @@ export class DirOutputStorage implements OutputStorage {
       await handle.close();
     }
     await rename(temp, target);
-    return {
-      name,
-      contentType: meta.contentType,
-      ...(meta.durationS !== undefined ? { durationS: meta.durationS } : {}),
-      bytes,
-      etag,
-      ...(meta.key ? { key: meta.key } : {}),
-    };
+    return storedOutput(name, meta, bytes, etag);
   }
 
   read(jobId: string, output: StoredOutput, range?: ByteRange): Readable {
@@ -118,12 +106,7 @@ export class S3OutputStorage implements OutputStorage {
     return new S3OutputStorage(sdk, client, parsed[1] as string, prefix === '' ? '' : `${prefix}/`);
   }
 
-  async put(
-    jobId: string,
-    name: string,
-    file: string,
-    meta: { contentType: string; durationS?: number; key?: string },
-  ): Promise<StoredOutput> {
+  async put(jobId: string, name: string, file: string, meta: OutputMeta): Promise<StoredOutput> {
     const key = this.prefix + keyOf(jobId, { name, ...(meta.key ? { key: meta.key } : {}) });
     const { bytes, etag } = await describeFile(file);
     // One PUT: S3 makes an object visible whole or not at all.
@@ -136,14 +119,7 @@ export class S3OutputStorage implements OutputStorage {
         ContentType: meta.contentType,
       }),
     );
-    return {
-      name,
-      contentType: meta.contentType,
-      ...(meta.durationS !== undefined ? { durationS: meta.durationS } : {}),
-      bytes,
-      etag,
-      ...(meta.key ? { key: meta.key } : {}),
-    };
+    return storedOutput(name, meta, bytes, etag);
   }
 
   read(jobId: string, output: StoredOutput, range?: ByteRange): Readable {
