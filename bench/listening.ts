@@ -20,6 +20,7 @@ import { SynthesisPool } from '../src/engine/pipeline/synth-pool';
 import type { FliteVoice } from '../src/engine/pipeline/synth-protocol';
 import { parseWebVtt } from '../src/webview/transcript';
 import { lastWordSaid } from '../test/support/last-word';
+import { pcm16Wav } from '../test/support/speech-support';
 import { repoRoot } from './lib/articles';
 import { type Bench, type ModelId, type Row, below, shortModel } from './lib/report';
 
@@ -135,23 +136,7 @@ function loudness(file: string): { lufs: number; truePeak: number } {
 }
 
 function writeWav(file: string, samples: Int16Array[], sampleRate: number): void {
-  const count = samples.reduce((n, s) => n + s.length, 0);
-  const wav = Buffer.alloc(44 + count * 2);
-  wav.write('RIFF', 0, 'ascii');
-  wav.writeUInt32LE(36 + count * 2, 4);
-  wav.write('WAVEfmt ', 8, 'ascii');
-  wav.writeUInt32LE(16, 16);
-  wav.writeUInt16LE(1, 20);
-  wav.writeUInt16LE(1, 22);
-  wav.writeUInt32LE(sampleRate, 24);
-  wav.writeUInt32LE(sampleRate * 2, 28);
-  wav.writeUInt16LE(2, 32);
-  wav.writeUInt16LE(16, 34);
-  wav.write('data', 36, 'ascii');
-  wav.writeUInt32LE(count * 2, 40);
-  let offset = 44;
-  for (const part of samples) for (const s of part) offset = wav.writeInt16LE(s, offset);
-  writeFileSync(file, wav);
+  writeFileSync(file, pcm16Wav(samples, sampleRate));
 }
 
 const median = (values: number[]) =>

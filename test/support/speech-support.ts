@@ -263,9 +263,9 @@ export function toneShare(audio: DecodedAudio, from: number, to: number, frequen
   return energy === 0 ? 0 : power / energy / (part.length / 2);
 }
 
-/** A WAV file (16-bit PCM mono) holding a sine tone, as an intro or outro a user might link to. */
-export function toneWav(frequency: number, seconds: number, sampleRate = 44_100, amplitude = 0.5): Buffer {
-  const count = Math.round(seconds * sampleRate);
+/** A WAV file (16-bit PCM mono) of the given samples, pieces one after another. */
+export function pcm16Wav(samples: readonly Int16Array[], sampleRate: number): Buffer {
+  const count = samples.reduce((n, s) => n + s.length, 0);
   const wav = Buffer.alloc(44 + count * 2);
   wav.write('RIFF', 0, 'ascii');
   wav.writeUInt32LE(36 + count * 2, 4);
@@ -279,7 +279,15 @@ export function toneWav(frequency: number, seconds: number, sampleRate = 44_100,
   wav.writeUInt16LE(16, 34);
   wav.write('data', 36, 'ascii');
   wav.writeUInt32LE(count * 2, 40);
-  for (let i = 0; i < count; i++)
-    wav.writeInt16LE(Math.round(Math.sin((2 * Math.PI * frequency * i) / sampleRate) * amplitude * 32767), 44 + i * 2);
+  let offset = 44;
+  for (const part of samples) for (const s of part) offset = wav.writeInt16LE(s, offset);
   return wav;
+}
+
+/** A WAV file (16-bit PCM mono) holding a sine tone, as an intro or outro a user might link to. */
+export function toneWav(frequency: number, seconds: number, sampleRate = 44_100, amplitude = 0.5): Buffer {
+  const tone = new Int16Array(Math.round(seconds * sampleRate));
+  for (let i = 0; i < tone.length; i++)
+    tone[i] = Math.round(Math.sin((2 * Math.PI * frequency * i) / sampleRate) * amplitude * 32767);
+  return pcm16Wav([tone], sampleRate);
 }
