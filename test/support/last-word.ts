@@ -24,8 +24,9 @@ const VOWELS = new Set([
   'uh',
   'uw',
 ]);
+const GLIDES = new Set(['y', 'w']);
 /**
- * A word whose longest vowel is shorter than this was swallowed, not said ("rule." gave its only vowel 29 ms, "L." 38
+ * A word whose longest vowel (with a glide before it: the "y" of "mute") is shorter than this was swallowed, not said ("rule." gave its only vowel 29 ms, "L." 38
  * ms; with the period apart, 177 and 152 ms). Words said in full have a main vowel of 80 ms or more; schwas and
  * other unstressed vowels are often 20 to 40 ms and are not held to it ("storage": "ao" 45 ms then "r" 118 ms).
  */
@@ -52,8 +53,14 @@ export function endsWithWord(lineSegments: Segment[], wordSegments: Segment[]): 
   const end = spoken(lineSegments).slice(-wordPhones.length);
   // Phones as Flite says the word alone, a vowel allowed to be reduced in the line ("convert": k aa n … / k ax n …).
   // The word's main vowel (its longest) must be said, not swallowed; a final schwa is short by nature ("items").
-  const vowels = end.filter((s) => VOWELS.has(s.phone));
-  const longest = Math.max(0, ...vowels.map((s) => s.duration));
+  // A glide before the vowel belongs to its nucleus: "mute" is m y uw t, /juː/, and after a comma pause rms gives
+  // "y" 86 ms and "uw" 39 ms ("M: does, mute."); the recogniser hears "mute" there all the same.
+  const vowels = end.flatMap((s, i) =>
+    VOWELS.has(s.phone)
+      ? [s.duration + (i > 0 && GLIDES.has(end[i - 1]!.phone) ? end[i - 1]!.duration : 0)]
+      : [],
+  );
+  const longest = Math.max(0, ...vowels);
   const said =
     wordPhones.length > 0 &&
     end.length === wordPhones.length &&

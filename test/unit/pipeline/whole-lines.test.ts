@@ -76,6 +76,21 @@ describe('pipeline: every word of a line is synthesized', () => {
       { phone: 'pau', end: 0.6 },
     ];
     assert.equal(endsWithWord(swallowed, letter).said, false);
+    // "M: does, mute." (README's keyboard table): rms gives "mute" y 86 ms, uw 39 ms after the comma pause, and
+    // pocketsphinx hears "mute"; the glide is part of the vowel /juː/, so the word counts as said.
+    const mute = await lastWordSaid(pool, 'M: does, mute.', 'rms');
+    assert.ok(mute?.said, mute?.detail);
+    // A glide and a vowel that together last 30 ms are still a swallowed word.
+    const muteAlone = await pool.synthesize('mute', 'rms', { segments: true });
+    const swallowedMute = [
+      { phone: 'pau', end: 0.1 },
+      { phone: 'm', end: 0.166 },
+      { phone: 'y', end: 0.186 },
+      { phone: 'uw', end: 0.196 },
+      { phone: 't', end: 0.286 },
+      { phone: 'pau', end: 0.4 },
+    ];
+    assert.equal(endsWithWord(swallowedMute, muteAlone.segments!).said, false);
     assert.equal(await lastWordSaid(pool, 'Yes.', 'rms'), undefined, 'one word: nothing to compare');
   });
 
