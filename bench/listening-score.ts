@@ -1,0 +1,151 @@
+// Word error as the listening bench counts it (bench/listening.ts). The strict figure compares the words the engine
+// meant to say with what pocketsphinx wrote, word for word. Two things in it are about the recogniser, not the voice,
+// so the bench prints a second figure with them set apart, and says how many words that concerned:
+// - spelling variants: the recogniser's language model writes "harbor" for a clear "harbour" (both are in its
+//   dictionary; the sound is the same), so variants of one word count as that word in both texts;
+// - words the recogniser cannot write: a meant word missing from its pronouncing dictionary (kubernetes, config,
+//   retries) can never come out right, whatever the voice does; such words are left out of the count (with whatever
+//   the recogniser put in their place), and listed.
+import { readFileSync } from 'node:fs';
+
+/** Lower-case words without punctuation, as the recogniser writes them. */
+export function wordsOf(text: string): string[] {
+  return text
+    .toLowerCase()
+    .replace(/[’']/g, "'")
+    .replace(/-/g, ' ')
+    .split(/[^a-z0-9']+/)
+    .map((w) => w.replace(/^'+|'+$/g, ''))
+    .filter(Boolean);
+}
+
+/** British spellings and the American ones the recogniser writes for the same sound (with their inflections). */
+const VARIANTS: [RegExp, string][] = [
+  [/^(harb|neighb|col|flav|hon|lab|behavi|favo|hum|rum|vap|arm|endeav|odo|parl|rig|savo|vig)our(s|ed|ing|ite|ites|hood|hoods)?$/, '$1or$2'],
+  [/^(cent|met|lit|theat|fib|calib|spect|somb)re(s)?$/, '$1er$2'],
+  [/^(organi|reali|recogni|apologi|summari|optimi|minimi|maximi|priori|authori|categori|emphasi|normali|speciali|standardi|synchroni|utili|visuali)s(e|es|ed|ing|ation|ations)$/, '$1z$2'],
+  [/^(ana|cata|paraly)lys(e|es|ed|ing)$/, '$1lyz$2'],
+  [/^(travel|model|cancel|label|signal|level|fuel|total)l(ed|ing|er|ers)$/, '$1$2'],
+  [/^(catalog|dialog|analog|prolog)ue(s)?$/, '$1$2'],
+  [/^(defen|offen|licen|preten)ce(s)?$/, '$1se$2'],
+  [/^grey(s|er|est|ish)?$/, 'gray$1'],
+  [/^programme(s)?$/, 'program$1'],
+  [/^tyre(s)?$/, 'tire$1'],
+  [/^kerb(s)?$/, 'curb$1'],
+];
+
+/** One spelling for a word that is spelled two ways ("harbour" -> "harbor"). */
+export function commonSpelling(word: string): string {
+  for (const [pattern, replacement] of VARIANTS) if (pattern.test(word)) return word.replace(pattern, replacement);
+  return word;
+}
+
+interface Step {
+  kind: 'same' | 'substituted' | 'missed' | 'inserted';
+  meant?: string;
+  heard?: string;
+}
+
+/** The fewest edits from meant to heard (word-level Levenshtein), as steps. */
+function alignment(meant: string[], heard: string[]): Step[] {
+  const d = Array.from({ length: meant.length + 1 }, (_, i) =>
+    Array.from({ length: heard.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  for (let i = 1; i <= meant.length; i++)
+    for (let j = 1; j <= heard.length; j++)
+      d[i]![j] = Math.min(
+        d[i - 1]![j]! + 1,
+        d[i]![j - 1]! + 1,
+        d[i - 1]![j - 1]! + (meant[i - 1] === heard[j - 1] ? 0 : 1),
+      );
+  const steps: Step[] = [];
+  let i = meant.length;
+  let j = heard.length;
+  while (i > 0 || j > 0) {
+    const same = i > 0 && j > 0 && meant[i - 1] === heard[j - 1];
+    if (i > 0 && j > 0 && d[i]![j] === d[i - 1]![j - 1]! + (same ? 0 : 1)) {
+      steps.push({ kind: same ? 'same' : 'substituted', meant: meant[--i], heard: heard[--j] });
+    } else if (i > 0 && d[i]![j] === d[i - 1]![j]! + 1) {
+      steps.push({ kind: 'missed', meant: meant[--i] });
+    } else {
+      steps.push({ kind: 'inserted', heard: heard[--j] });
+    }
+  }
+  return steps.reverse();
+}
+
+/** The reference and what was heard, aligned word by word: "[meant->heard]", "[-missed]", "[+inserted]". */
+export function alignWords(meant: string[], heard: string[]): string {
+  return alignment(meant, heard)
+    .map((s) =>
+      s.kind === 'same'
+        ? s.meant
+        : s.kind === 'substituted'
+          ? `[${s.meant}->${s.heard}]`
+          : s.kind === 'missed'
+            ? `[-${s.meant}]`
+            : `[+${s.heard}]`,
+    )
+    .join(' ');
+}
+
+/** Word error rate: word-level Levenshtein distance over the reference length. */
+export function wordError(meant: string[], heard: string[]): number {
+  if (meant.length === 0) return 0;
+  return alignment(meant, heard).filter((s) => s.kind !== 'same').length / meant.length;
+}
+
+export interface FairScore {
+  /** Errors over the meant words the recogniser can write, spelling variants as one word. */
+  rate: number;
+  /** Meant words it cannot write (not in its dictionary), each once. */
+  unwritable: string[];
+  /** How many meant word occurrences were set aside as unwritable. */
+  setAside: number;
+  /** How many errors of the strict count were spelling variants only. */
+  variants: number;
+}
+
+/**
+ * The second figure: spelling variants count as the same word; a meant word the recogniser cannot write is left out
+ * with what it heard in its place (a substitution or a miss), and out of the word count. Inserted words still count.
+ */
+export function fairWordError(meant: string[], heard: string[], canWrite: (word: string) => boolean): FairScore {
+  const strict = alignment(meant, heard);
+  const variants = strict.filter(
+    (s) => s.kind === 'substituted' && commonSpelling(s.meant!) === commonSpelling(s.heard!),
+  ).length;
+  const steps = alignment(meant.map(commonSpelling), heard.map(commonSpelling));
+  const unwritable = new Set<string>();
+  let setAside = 0;
+  let errors = 0;
+  for (const step of steps) {
+    // Only letter words: a digit or a glued identifier left in the meant text is the normalizer's fault, counted.
+    if (step.meant !== undefined && /^[a-z']+$/.test(step.meant) && !canWrite(step.meant)) {
+      unwritable.add(step.meant);
+      setAside++;
+      continue;
+    }
+    if (step.kind !== 'same') errors++;
+  }
+  const counted = meant.length - setAside;
+  return { rate: counted === 0 ? 0 : errors / counted, unwritable: [...unwritable], setAside, variants };
+}
+
+/** The words pocketsphinx's pronouncing dictionary has ("word" and "word(2)" lines), or undefined if it is not there. */
+export function recogniserWords(
+  dictionary = '/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict',
+): Set<string> | undefined {
+  let text: string;
+  try {
+    text = readFileSync(dictionary, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const words = new Set<string>();
+  for (const line of text.split('\n')) {
+    const word = line.split(/\s/, 1)[0]!.replace(/\(\d+\)$/, '');
+    if (word) words.add(word);
+  }
+  return words;
+}

@@ -1,0 +1,53 @@
+// How the listening bench counts word error: the strict figure, and the one with the recogniser's limits set apart
+// (spelling variants as one word, meant words it cannot write left out and listed).
+import * as assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { alignWords, commonSpelling, fairWordError, wordError, wordsOf } from '../../../bench/listening-score';
+
+describe('bench: listening word error', () => {
+  it('counts substitutions, misses and insertions over the meant words', () => {
+    const meant = wordsOf('The old mill stood empty.');
+    assert.equal(wordError(meant, wordsOf('the old mail stood empty')), 1 / 5);
+    assert.equal(wordError(meant, wordsOf('the mill stood empty')), 1 / 5);
+    assert.equal(wordError(meant, wordsOf('the old mill stood so empty')), 1 / 5);
+    assert.equal(alignWords(meant, wordsOf('a old mill empty')), '[the->a] old mill [-stood] empty');
+    assert.equal(alignWords(meant, wordsOf('the old mill stood so empty')), 'the old mill stood [+so] empty');
+  });
+
+  it('writes British and American spellings of a word one way', () => {
+    const cases: [string, string][] = [
+      ['harbour', 'harbor'],
+      ['neighbours', 'neighbors'],
+      ['centre', 'center'],
+      ['organised', 'organized'],
+      ['travelled', 'traveled'],
+      ['catalogue', 'catalog'],
+      ['grey', 'gray'],
+      ['harbor', 'harbor'],
+      ['hour', 'hour'],
+      ['four', 'four'],
+      ['genre', 'genre'],
+      ['rise', 'rise'],
+    ];
+    for (const [word, common] of cases) assert.equal(commonSpelling(word), common, word);
+  });
+
+  it('sets apart spelling variants and words the recogniser cannot write, and says which', () => {
+    const canWrite = (w: string) => !['kubernetes', 'config'].includes(w);
+    const meant = wordsOf('the harbour and the kubernetes config');
+    const heard = wordsOf('the harbor and the cooper needy is con fig');
+    const fair = fairWordError(meant, heard, canWrite);
+    assert.equal(wordError(meant, heard), 6 / 6);
+    assert.equal(fair.variants, 1);
+    assert.deepEqual(fair.unwritable, ['kubernetes', 'config']);
+    assert.equal(fair.setAside, 2);
+    // Four meant words count; the insertions around the two set-aside words still count as errors.
+    assert.equal(fair.rate, 3 / 4);
+  });
+
+  it('never sets aside a number the normalizer left as digits', () => {
+    const fair = fairWordError(wordsOf('kubernetes 3'), wordsOf('three'), (w) => w !== 'kubernetes');
+    assert.deepEqual(fair.unwritable, ['kubernetes']);
+    assert.equal(fair.rate, 1);
+  });
+});
