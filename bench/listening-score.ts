@@ -21,9 +21,15 @@ export function wordsOf(text: string): string[] {
 
 /** British spellings and the American ones the recogniser writes for the same sound (with their inflections). */
 const VARIANTS: [RegExp, string][] = [
-  [/^(harb|neighb|col|flav|hon|lab|behavi|favo|hum|rum|vap|arm|endeav|odo|parl|rig|savo|vig)our(s|ed|ing|ite|ites|hood|hoods)?$/, '$1or$2'],
+  [
+    /^(harb|neighb|col|flav|hon|lab|behavi|favo|hum|rum|vap|arm|endeav|odo|parl|rig|savo|vig)our(s|ed|ing|ite|ites|hood|hoods)?$/,
+    '$1or$2',
+  ],
   [/^(cent|met|lit|theat|fib|calib|spect|somb)re(s)?$/, '$1er$2'],
-  [/^(organi|reali|recogni|apologi|summari|optimi|minimi|maximi|priori|authori|categori|emphasi|normali|speciali|standardi|synchroni|utili|visuali)s(e|es|ed|ing|ation|ations)$/, '$1z$2'],
+  [
+    /^(organi|reali|recogni|apologi|summari|optimi|minimi|maximi|priori|authori|categori|emphasi|normali|speciali|standardi|synchroni|utili|visuali)s(e|es|ed|ing|ation|ations)$/,
+    '$1z$2',
+  ],
   [/^(ana|cata|paraly)lys(e|es|ed|ing)$/, '$1lyz$2'],
   [/^(travel|model|cancel|label|signal|level|fuel|total)l(ed|ing|er|ers)$/, '$1$2'],
   [/^(catalog|dialog|analog|prolog)ue(s)?$/, '$1$2'],

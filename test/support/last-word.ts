@@ -56,9 +56,7 @@ export function endsWithWord(lineSegments: Segment[], wordSegments: Segment[]): 
   // A glide before the vowel belongs to its nucleus: "mute" is m y uw t, /juː/, and after a comma pause rms gives
   // "y" 86 ms and "uw" 39 ms ("M: does, mute."); the recogniser hears "mute" there all the same.
   const vowels = end.flatMap((s, i) =>
-    VOWELS.has(s.phone)
-      ? [s.duration + (i > 0 && GLIDES.has(end[i - 1]!.phone) ? end[i - 1]!.duration : 0)]
-      : [],
+    VOWELS.has(s.phone) ? [s.duration + (i > 0 && GLIDES.has(end[i - 1]!.phone) ? end[i - 1]!.duration : 0)] : [],
   );
   const longest = Math.max(0, ...vowels);
   const said =
