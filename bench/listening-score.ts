@@ -7,6 +7,7 @@
 //   retries) can never come out right, whatever the voice does; such words are left out of the count (with whatever
 //   the recogniser put in their place), and listed.
 import { readFileSync } from 'node:fs';
+import { americanSpelling } from '../src/engine/pipeline/normalize/spelling';
 
 /** Lower-case words without punctuation, as the recogniser writes them. */
 export function wordsOf(text: string): string[] {
@@ -19,32 +20,8 @@ export function wordsOf(text: string): string[] {
     .filter(Boolean);
 }
 
-/** British spellings and the American ones the recogniser writes for the same sound (with their inflections). */
-const VARIANTS: [RegExp, string][] = [
-  [
-    /^(harb|neighb|col|flav|hon|lab|behavi|favo|hum|rum|vap|arm|endeav|odo|parl|rig|savo|vig)our(s|ed|ing|ite|ites|hood|hoods)?$/,
-    '$1or$2',
-  ],
-  [/^(cent|met|lit|theat|fib|calib|spect|somb)re(s)?$/, '$1er$2'],
-  [
-    /^(organi|reali|recogni|apologi|summari|optimi|minimi|maximi|priori|authori|categori|emphasi|normali|speciali|standardi|synchroni|utili|visuali)s(e|es|ed|ing|ation|ations)$/,
-    '$1z$2',
-  ],
-  [/^(ana|cata|paraly)lys(e|es|ed|ing)$/, '$1lyz$2'],
-  [/^(travel|model|cancel|label|signal|level|fuel|total)l(ed|ing|er|ers)$/, '$1$2'],
-  [/^(catalog|dialog|analog|prolog)ue(s)?$/, '$1$2'],
-  [/^(defen|offen|licen|preten)ce(s)?$/, '$1se$2'],
-  [/^grey(s|er|est|ish)?$/, 'gray$1'],
-  [/^programme(s)?$/, 'program$1'],
-  [/^tyre(s)?$/, 'tire$1'],
-  [/^kerb(s)?$/, 'curb$1'],
-];
-
-/** One spelling for a word that is spelled two ways ("harbour" -> "harbor"). */
-export function commonSpelling(word: string): string {
-  for (const [pattern, replacement] of VARIANTS) if (pattern.test(word)) return word.replace(pattern, replacement);
-  return word;
-}
+/** One spelling for a word spelled two ways ("harbour" -> "harbor"): the normalizer's own table (what Pro says). */
+export const commonSpelling = americanSpelling;
 
 interface Step {
   kind: 'same' | 'substituted' | 'missed' | 'inserted';

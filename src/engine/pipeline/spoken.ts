@@ -4,6 +4,7 @@
 
 import { normalizeLate, normalizeTechnical } from './normalize';
 import { sayLongTokens } from './normalize/long-tokens';
+import { sayAmerican } from './normalize/spelling';
 import { numberToWords, ONES, ordinalWords, spellDigits, TENS, yearWords } from './normalize/numbers';
 
 export { numberToWords, ordinalWords, spellDigits, yearWords } from './normalize/numbers';
@@ -171,6 +172,7 @@ export function toSpoken(sentence: string): string {
   s = sayLongTokens(s);
   for (const [pattern, words] of ABBREVIATIONS) s = s.replace(pattern, words);
   s = normalizeTechnical(s);
+  s = sayAmerican(s);
 
   // Dates: 2024-03-05, March 5, 2024, 5 March 2024, March 2024.
   s = s.replace(/\b(\d{4})-(\d{2})-(\d{2})\b/g, (match, y: string, m: string, d: string) => {

@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { SCRATCH_PREFIX } from '../scratch-dirs';
+import { fliteLexicon } from './normalize/lexicon';
 import type { Segment, SynthesisRequest, SynthesisResponse } from './synth-protocol';
 
 // node:wasi announces itself as experimental on load; that line would land in every engine log.
@@ -33,6 +34,8 @@ const memory = new Memory(memoryLimits);
 // The engine's pid in the name lets the next engine remove what a killed one left behind (scratch-dirs.ts).
 const scratch = mkdtempSync(path.join(os.tmpdir(), `${SCRATCH_PREFIX}${process.pid}-`));
 const modulePromise = Promise.resolve(sharedModule);
+// Pronunciations Flite's lexicon gets wrong (normalize/lexicon.ts), read by Flite with each utterance.
+const LEXICON_TEXT = fliteLexicon();
 
 /** The samples of a 16-bit PCM WAV file (Flite writes mono 16 kHz). */
 function readWav(bytes: Buffer): { samples: Int16Array; sampleRate: number } {
@@ -86,7 +89,18 @@ async function synthesize(
   // Put back if a temp cleaner (or an engine that took this one for dead) removed it.
   mkdirSync(scratch, { recursive: true, mode: 0o700 });
   writeFileSync(path.join(scratch, 'in.txt'), fliteInput(request.text));
-  const args = ['flite', '-voice', request.voice, '-f', '/work/in.txt', '-o', '/work/out.wav'];
+  writeFileSync(path.join(scratch, 'lex.txt'), LEXICON_TEXT);
+  const args = [
+    'flite',
+    '-voice',
+    request.voice,
+    '-add_lex',
+    '/work/lex.txt',
+    '-f',
+    '/work/in.txt',
+    '-o',
+    '/work/out.wav',
+  ];
   if (request.durationStretch && request.durationStretch !== 1)
     args.push('--setf', `duration_stretch=${request.durationStretch}`);
   if (request.pitchMean) args.push('--setf', `int_f0_target_mean=${request.pitchMean}`);
