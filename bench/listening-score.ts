@@ -1,8 +1,10 @@
 // Word error as the listening bench counts it (bench/listening.ts). The strict figure compares the words the engine
-// meant to say with what pocketsphinx wrote, word for word. Two things in it are about the recogniser, not the voice,
-// so the bench prints a second figure with them set apart, and says how many words that concerned:
+// meant to say with what pocketsphinx wrote, word for word. Three things in it are about the recogniser, not the
+// voice, so the bench prints a second figure with them set apart, and says how many words that concerned:
 // - spelling variants: the recogniser's language model writes "harbor" for a clear "harbour" (both are in its
 //   dictionary; the sound is the same), so variants of one word count as that word in both texts;
+// - compounds: it writes "time out" for "timeout" (the same sound), so two neighbouring words are joined where the
+//   other text has them as one;
 // - words the recogniser cannot write: a meant word missing from its pronouncing dictionary (kubernetes, config,
 //   retries) can never come out right, whatever the voice does; such words are left out of the count (with whatever
 //   the recogniser put in their place), and listed.
@@ -87,10 +89,25 @@ export interface FairScore {
   setAside: number;
   /** How many errors of the strict count were spelling variants only. */
   variants: number;
+  /** How many compounds were written apart on one side and together on the other ("time out" for "timeout"). */
+  compounds: number;
+}
+
+/** Two neighbouring words joined where the other side has them as one word ("time out" -> "timeout"). */
+function joinCompounds(words: string[], otherSide: Set<string>): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < words.length; i++) {
+    const joined = `${words[i]}${words[i + 1] ?? ''}`;
+    if (i + 1 < words.length && otherSide.has(joined)) {
+      out.push(joined);
+      i++;
+    } else out.push(words[i]!);
+  }
+  return out;
 }
 
 /**
- * The second figure: spelling variants count as the same word; a meant word the recogniser cannot write is left out
+ * The second figure: spelling variants and compounds written apart ("time out" for "timeout") count as the same word; a meant word the recogniser cannot write is left out
  * with what it heard in its place (a substitution or a miss), and out of the word count. Inserted words still count.
  */
 export function fairWordError(meant: string[], heard: string[], canWrite: (word: string) => boolean): FairScore {
@@ -98,7 +115,12 @@ export function fairWordError(meant: string[], heard: string[], canWrite: (word:
   const variants = strict.filter(
     (s) => s.kind === 'substituted' && commonSpelling(s.meant!) === commonSpelling(s.heard!),
   ).length;
-  const steps = alignment(meant.map(commonSpelling), heard.map(commonSpelling));
+  const meantWords = new Set(meant.map(commonSpelling));
+  const heardWords = new Set(heard.map(commonSpelling));
+  const meantJoined = joinCompounds(meant.map(commonSpelling), heardWords);
+  const heardJoined = joinCompounds(heard.map(commonSpelling), meantWords);
+  const compounds = meant.length - meantJoined.length + heard.length - heardJoined.length;
+  const steps = alignment(meantJoined, heardJoined);
   const unwritable = new Set<string>();
   let setAside = 0;
   let errors = 0;
@@ -111,8 +133,8 @@ export function fairWordError(meant: string[], heard: string[], canWrite: (word:
     }
     if (step.kind !== 'same') errors++;
   }
-  const counted = meant.length - setAside;
-  return { rate: counted === 0 ? 0 : errors / counted, unwritable: [...unwritable], setAside, variants };
+  const counted = meantJoined.length - setAside;
+  return { rate: counted === 0 ? 0 : errors / counted, unwritable: [...unwritable], setAside, variants, compounds };
 }
 
 /** The words pocketsphinx's pronouncing dictionary has ("word" and "word(2)" lines), or undefined if it is not there. */

@@ -168,7 +168,7 @@ export const listening: Bench = {
             ...(target !== undefined
               ? { target: `<= ${target} %`, verdict: below(fair.rate * 100, target + 1e-9) }
               : {}),
-            note: `${fair.variants} errors were spelling variants (harbour/harbor), counted as right; ${fair.setAside} of ${meant.length} meant words set aside, not in the recogniser's dictionary so it can never write them: ${fair.unwritable.join(', ') || 'none'}`,
+            note: `${fair.variants} errors were spelling variants (harbour/harbor) and ${fair.compounds} compounds written apart (time out/timeout), counted as right; ${fair.setAside} of ${meant.length} meant words set aside, not in the recogniser's dictionary so it can never write them: ${fair.unwritable.join(', ') || 'none'}`,
           });
           const turns: number[] = [];
           let turnStart = cues[0]?.start ?? 0;
