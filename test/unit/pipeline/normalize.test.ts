@@ -36,6 +36,23 @@ const CASES: Record<string, [string, string][]> = {
     ['Three APIs.', "Three A P I's."],
     ['This is IMPORTANT.', 'This is important.'],
   ],
+  'paths and files': [
+    ['The cache lives in ~/.cache/build; clear it.', 'The cache lives in tilde slash dot cache slash build; clear it.'],
+    ['Edit ./src/index.ts now.', 'Edit dot slash src slash index dot T S now.'],
+    ['It is in /usr/local/bin today.', 'It is in slash usr slash local slash bin today.'],
+    ['Check the folder of git.exe.', 'Check the folder of git dot E X E.'],
+    ['Open package.json and README.md.', 'Open package dot jay son and read me dot M D.'],
+    ['Read it and/or skip it.', 'Read it and slash or skip it.'],
+  ],
+  'codes and commands': [
+    ['It fails with ENOENT, then EACCES.', 'It fails with E no ent, then E access.'],
+    ['The server answers with a 503 error.', 'The server answers with a five oh three error.'],
+    ['A 500 error and a 301 redirect.', 'A five hundred error and a three oh one redirect.'],
+    ['HTTP 404 means gone; status 200 is fine.', 'H T T P four oh four means gone; status two hundred is fine.'],
+    ['We had 503 guests.', 'We had five hundred three guests.'],
+    ['Run npm ci, then systemctl and openssl.', 'Run N P M C I, then system C T L and open S S L.'],
+    ['About 1/3.', 'About one third.'],
+  ],
   packages: [
     [
       'Run npm i @types/node@20.11.5 now.',

@@ -7,6 +7,7 @@ import {
   CAPITALIZED_WORDS,
   CURRENCY_PREFIXES,
   DENOMINATORS,
+  FILE_EXTENSIONS,
   IDENTIFIER_PARTS,
   NAMES,
   ROMAN_CARDINAL_BEFORE,
@@ -172,6 +173,51 @@ export function normalizeTechnical(text: string): string {
     (_m, before: string, scope: string, name: string) => `${before}at ${scope} slash ${name}`,
   );
 
+  // Paths and file names: ~/.cache/build, ./src, /usr/bin, git.exe, package.json.
+  s = s.replace(
+    /(^|[\s(“"'`])(~|\.{1,2})?((?:\/\.?[A-Za-z_][\w.-]*)+)\/?(?=$|[\s,;:!?)”"'`]|\.(?:\s|$))/g,
+    (match, before: string, start: string | undefined, rest: string) => {
+      if (!start && rest.split('/').length < 3) return match; // "/s" or "and /or": not a path
+      const parts = rest
+        .split('/')
+        .slice(1)
+        .map((part) => part.replace(/^\./, 'dot '));
+      const head = start === '~' ? 'tilde ' : start === '.' ? 'dot ' : start === '..' ? 'dot dot ' : '';
+      return `${before}${head}slash ${parts.join(' slash ')}`;
+    },
+  );
+  const extensions = Object.keys(FILE_EXTENSIONS).join('|');
+  s = s.replace(
+    new RegExp(`(^|[\\s(“"'\`])([A-Za-z_][\\w-]*)\\.(${extensions})(?=$|[\\s,;:!?)”"'\`]|\\.(?:\\s|$))`, 'g'),
+    (_m, before: string, name: string, extension: string) => `${before}${name} dot ${FILE_EXTENSIONS[extension]}`,
+  );
+
+  // HTTP status codes: "a 503 error" is "five oh three", "a 500 error" "five hundred".
+  s = s.replace(
+    /\b(?:(HTTP|status|code)\s+)?([1-5]\d\d)(?=\s+(?:error|errors|status|response|responses|code|redirect|page)\b)/g,
+    (_m, before: string | undefined, code: string) =>
+      `${before ? `${before} ` : ''}${
+        code.endsWith('00')
+          ? numberToWords(code)
+          : code
+              .split('')
+              .map((d) => (d === '0' ? 'oh' : numberToWords(d)))
+              .join(' ')
+      }`,
+  );
+  s = s.replace(
+    /\b(HTTP|status|code)\s+([1-5]\d\d)\b(?![.,]\d)/g,
+    (_m, before: string, code: string) =>
+      `${before} ${
+        code.endsWith('00')
+          ? numberToWords(code)
+          : code
+              .split('')
+              .map((d) => (d === '0' ? 'oh' : numberToWords(d)))
+              .join(' ')
+      }`,
+  );
+
   // Versions: v1.2.3, 3.12.1, 1.0.0-beta.2, "Python 3.12".
   s = s.replace(
     new RegExp(`\\b[vV](\\d+(?:\\.\\d+)*)${PRERELEASE}(?![\\w.]|\\.\\d)`, 'g'),
@@ -268,7 +314,7 @@ export function normalizeTechnical(text: string): string {
 
   // Fractions: 1/3, 3/4, 2/3 (dates like 3/4/2024 and paths are left alone).
   s = s.replace(
-    /(^|[^\w/.])(\d{1,3})\/(\d{1,4})(?![\w/.]|\.\d)/g,
+    /(^|[^\w/.])(\d{1,3})\/(\d{1,4})(?![\w/]|\.\w)/g,
     (match, before: string, top: string, bottom: string) => {
       const words = fractionWords(top, bottom);
       return words ? `${before}${words}` : match;
