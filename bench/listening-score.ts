@@ -2,7 +2,8 @@
 // meant to say with what pocketsphinx wrote, word for word. Three things in it are about the recogniser, not the
 // voice, so the bench prints a second figure with them set apart, and says how many words that concerned:
 // - spelling variants: the recogniser's language model writes "harbor" for a clear "harbour" (both are in its
-//   dictionary; the sound is the same), so variants of one word count as that word in both texts;
+//   dictionary; the sound is the same), so variants of one word count as that word in both texts, as do words
+//   that differ only by an apostrophe ("millers" for "miller's");
 // - compounds: it writes "time out" for "timeout" (the same sound), so two neighbouring words are joined where the
 //   other text has them as one;
 // - words the recogniser cannot write: a meant word missing from its pronouncing dictionary (kubernetes, config,
@@ -22,8 +23,13 @@ export function wordsOf(text: string): string[] {
     .filter(Boolean);
 }
 
-/** One spelling for a word spelled two ways ("harbour" -> "harbor"): the normalizer's own table (what Pro says). */
-export const commonSpelling = americanSpelling;
+/**
+ * One spelling for a word spelled two ways ("harbour" -> "harbor": the normalizer's own table, what Pro says), and
+ * without apostrophes (it writes "millers" for "miller's", the same sound).
+ */
+export function commonSpelling(word: string): string {
+  return americanSpelling(word).replace(/'/g, '');
+}
 
 interface Step {
   kind: 'same' | 'substituted' | 'missed' | 'inserted';

@@ -1,8 +1,9 @@
 // Listening quality (issue 18): what a speech recogniser hears. Each fixed text of bench/listening/ (prose,
 // technical, numeric) goes through the real pipeline in every model; Debian's pocketsphinx transcribes the MP3, and
 // the word error is counted against the words the engine meant to say (the script's spoken lines) and against the
-// source text. Raw Flite in the same run is the baseline: the same voice saying the engine's words straight to a
-// WAV file (no pauses, levelling or MP3), and the same voice given the source text as it is (no normalizer).
+// source text. Raw Flite in the same run is the baseline: the same voice (with the model's pace and pitch settings)
+// saying the engine's words straight to a WAV file (no pauses, levelling or MP3), and the same voice given the source
+// text as it is (no normalizer).
 // Also: words per minute, the pauses between sentences and paragraphs, podcast turn length, loudness (ffmpeg
 // ebur128), and whether any line of README.md or ARCHITECTURE.md loses its last word.
 //
@@ -14,10 +15,9 @@ import path from 'node:path';
 import { articleText as textOfArticle } from '../src/engine/pipeline/article';
 import { createSpeechPipeline } from '../src/engine/pipeline';
 import { parseMarkdown } from '../src/engine/pipeline/markdown';
-import { buildScript, MODEL_PROFILES } from '../src/engine/pipeline/script';
+import { buildScript, MODEL_PROFILES, type Voice } from '../src/engine/pipeline/script';
 import { splitSentences } from '../src/engine/pipeline/sentences';
 import { SynthesisPool } from '../src/engine/pipeline/synth-pool';
-import type { FliteVoice } from '../src/engine/pipeline/synth-protocol';
 import { parseWebVtt } from '../src/webview/transcript';
 import { lastWordSaid } from '../test/support/last-word';
 import { pcm16Wav } from '../test/support/speech-support';
@@ -87,12 +87,23 @@ const median = (values: number[]) =>
   values.length === 0 ? Number.NaN : [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
 
+/** Each line in its voice, with the model's settings for that voice (pace, pitch spread): only the pipeline differs. */
 async function synthesizeToWav(
   pool: SynthesisPool,
-  texts: { text: string; voice: FliteVoice }[],
+  texts: { text: string; voice: Voice }[],
   file: string,
 ): Promise<void> {
-  const parts = await Promise.all(texts.map(async ({ text, voice }) => (await pool.synthesize(text, voice)).samples));
+  const parts = await Promise.all(
+    texts.map(
+      async ({ text, voice }) =>
+        (
+          await pool.synthesize(text, voice.flite, {
+            durationStretch: voice.durationStretch,
+            pitchSpread: voice.pitchSpread,
+          })
+        ).samples,
+    ),
+  );
   writeWav(file, parts, 16_000);
 }
 
@@ -205,11 +216,11 @@ export const listening: Bench = {
 
           // Baselines: the same voice, straight to WAV: the engine's words, and the source text as written.
           const voices = MODEL_PROFILES[model].voices;
-          const voice = voices[0]!.flite;
+          const voice = voices[0]!;
           const rawMeant = path.join(workDir, 'raw-meant.wav');
           await synthesizeToWav(
             pool,
-            lines.map((l) => ({ text: l.spoken, voice: voices[l.voice]!.flite })),
+            lines.map((l) => ({ text: l.spoken, voice: voices[l.voice]! })),
             rawMeant,
           );
           const rawMeantHeard = wordsOf(recognise(rawMeant));

@@ -28,6 +28,7 @@ describe('bench: listening word error', () => {
       ['four', 'four'],
       ['genre', 'genre'],
       ['rise', 'rise'],
+      ["miller's", 'millers'],
     ];
     for (const [word, common] of cases) assert.equal(commonSpelling(word), common, word);
   });

@@ -1,15 +1,18 @@
 // Words Flite's lexicon lacks or gets wrong, with the pronunciation people use: a lexicon addendum the synthesis
-// worker hands to Flite (`-add_lex`). A pronunciation here keeps the word itself in the spoken text (and in what
-// the listening bench compares against); a respelling ("time out") would change the words. Phones are Flite's
-// (CMU ARPAbet, vowels with stress 0 or 1: Flite drops a vowel marked 2). Each entry was heard wrong in Flite's own reading (its segments):
-// "timeout" t ih m aw t, "kubernetes" k ax b er n iy t s, "retries" r iy t r iy z, "github" jh ih th ax b, "schema" sh k m ax. British
-// spellings are not here: the spoken text says them the American way (spelling.ts).
+// worker hands to Flite (`-add_lex`). A pronunciation here keeps the word itself in the spoken text (and in what the
+// listening bench compares against); a respelling ("time out") would change the words. Phones are Flite's (CMU
+// ARPAbet, vowels with stress 0 or 1: Flite drops a vowel marked 2). Each entry was said wrong in Flite's own reading
+// (its segments): "timeout" t ih m aw t, "kubernetes" k ax b er n iy t s, "retries" r iy t r iy z, "git" jh ih t,
+// "github" jh ih th ax b, "tilde" t ih l d, "schema" sh k m ax. British spellings are not here: the spoken text says
+// them the American way (spelling.ts).
 export const LEXICON: Record<string, string> = {
   timeout: 't ay1 m aw0 t',
   timeouts: 't ay1 m aw0 t s',
   kubernetes: 'k uw0 b er0 n eh1 t iy0 z',
   retries: 'r iy0 t r ay1 z',
+  git: 'g ih1 t',
   github: 'g ih1 t hh ax0 b',
+  tilde: 't ih1 l d ax0',
   tuple: 't uw1 p ax0 l',
   tuples: 't uw1 p ax0 l z',
   daemon: 'd iy1 m ax0 n',
