@@ -22,6 +22,7 @@ import { JobAudio } from './job-audio';
 import type { Script, ScriptHead } from './parse-protocol';
 import type { ScriptLine, Voice } from './script';
 import { SynthesisPool, type Utterance } from './synth-pool';
+import { intonationOf } from './pitch';
 import { type Chapter, type Cue, toChaptersJson, toWebVtt } from './transcript';
 import { DEFAULT_PARSE_LIMITS, type ParseLimits, ParseRunner, type ReadOptions } from './parse-runner';
 import {
@@ -156,7 +157,8 @@ function sameSpeech(a: ScriptLine, b: ScriptLine | undefined): boolean {
     a.voice === b.voice &&
     a.pauseBefore === b.pauseBefore &&
     a.pauseAfter === b.pauseAfter &&
-    Boolean(a.paragraph) === Boolean(b.paragraph)
+    Boolean(a.paragraph) === Boolean(b.paragraph) &&
+    Boolean(a.heading) === Boolean(b.heading)
   );
 }
 
@@ -439,6 +441,7 @@ class SpeechPipeline implements ArticlePipeline {
       const utterance = this.pool.synthesize(line.spoken, voice.flite, {
         durationStretch: voice.durationStretch,
         pitchSpread: voice.pitchSpread,
+        intonation: voice.intonation ? intonationOf(line.spoken, { heading: line.heading }) : undefined,
         signal,
       });
       utterance.catch(() => {}); // observed when its turn comes; never an unhandled rejection meanwhile

@@ -14,6 +14,8 @@ export interface Voice {
   durationStretch?: number;
   /** Pitch spread in Hz (Flite's default for slt is about 20): wider is less monotone. */
   pitchSpread?: number;
+  /** Questions, lists and headings get the intonation their text asks for (pitch.ts), bent after synthesis. */
+  intonation?: boolean;
 }
 
 export interface ModelProfile {
@@ -36,6 +38,8 @@ export const MODEL_PROFILES: Record<EngineModelId, ModelProfile> = {
   // between sentences, which listeners found rushed. With 1.06 and the pauses below it measured 183 (bench/listening.ts);
   // 1.13 aims at about 170. Its 32 kbps measured within 1 point of the raw voice, so it stays.
   'article-audio-1-mini': {
+    // No intonation: kal16's diphones give PSOLA unsteady pitch marks (three questions measured +9.7, -0.8 and -1.2
+    // semitones at the end), so Mini is said as Flite says it.
     voices: [{ name: 'Narrator', flite: 'kal16', durationStretch: 1.13 }],
     sentencePause: 0.35,
     paragraphPause: 0.7,
@@ -48,7 +52,9 @@ export const MODEL_PROFILES: Record<EngineModelId, ModelProfile> = {
   },
   // The most intelligible voice (lowest word error rate measured), with room to breathe and numbered sections.
   'article-audio-1-pro': {
-    voices: [{ name: 'Narrator', flite: 'rms' }],
+    // Questions, lists and headings get their intonation (pitch.ts): a yes/no question measured ending 4-5 semitones
+    // above the line instead of 2-3 below it.
+    voices: [{ name: 'Narrator', flite: 'rms', intonation: true }],
     sentencePause: 0.25,
     paragraphPause: 0.6,
     listItemPause: 0.35,
@@ -61,9 +67,9 @@ export const MODEL_PROFILES: Record<EngineModelId, ModelProfile> = {
   // Two clearly different voices (a male and a female one) sharing the article as a show.
   'article-podcast-1-pro': {
     voices: [
-      { name: 'Alex', flite: 'rms' },
+      { name: 'Alex', flite: 'rms', intonation: true },
       // slt is monotone by default (1.7 semitones of pitch variation against rms's 2.2); a wider spread measures 2.4.
-      { name: 'Sam', flite: 'slt', pitchSpread: 45 },
+      { name: 'Sam', flite: 'slt', pitchSpread: 45, intonation: true },
     ],
     sentencePause: 0.25,
     paragraphPause: 0.55,
@@ -90,6 +96,8 @@ export interface ScriptLine {
   section?: number;
   /** The line starts a paragraph of the text as written (the transcript marks it; the player starts a new one). */
   paragraph?: boolean;
+  /** The line is a heading (or the title): said a little higher when the voice has intonation. */
+  heading?: boolean;
   /** The podcast line this was made from (a greeting, a hand-over), so an episode can use each at most twice. */
   template?: string;
 }
@@ -531,7 +539,11 @@ export function buildScript(
           block.text,
           voice,
           profile.headingPauseAfter,
-          { pauseBefore: profile.headingPauseBefore, chapter: { title: block.text, level: block.level } },
+          {
+            pauseBefore: profile.headingPauseBefore,
+            chapter: { title: block.text, level: block.level },
+            heading: true,
+          },
           headingSpoken(block.text),
         );
         break;
@@ -626,7 +638,7 @@ export function buildScript(
         article.title,
         0,
         profile.headingPauseAfter + 0.2,
-        { chapter: { title: article.title, level: 1 }, paragraph: true },
+        { chapter: { title: article.title, level: 1 }, paragraph: true, heading: true },
         `${toSpoken(article.title)}.`,
       );
     if (article.byline) generated(`By ${article.byline}.`, 0, profile.paragraphPause);
@@ -644,6 +656,7 @@ export function buildScript(
           {
             pauseBefore: profile.headingPauseBefore,
             chapter: { title: section.heading.text, level: section.heading.level },
+            heading: true,
           },
           spoken,
         );
@@ -657,7 +670,7 @@ export function buildScript(
         'Notes',
         0,
         profile.headingPauseAfter,
-        { pauseBefore: profile.headingPauseBefore, chapter: { title: 'Notes', level: 2 } },
+        { pauseBefore: profile.headingPauseBefore, chapter: { title: 'Notes', level: 2 }, heading: true },
         'Notes.',
       );
       footnotes.forEach((note) => readBlock({ kind: 'paragraph', text: note }, 0));
@@ -713,6 +726,7 @@ function podcastScript(
         generated(`${heading}.`, voice, profile.headingPauseAfter, {
           chapter,
           pauseBefore: profile.headingPauseBefore,
+          heading: true,
         });
       }
     } else if (index > 0) {

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { type MemoryLimits, withImportedMemory } from './flite-module';
+import type { Intonation } from './pitch';
 import { workerScript } from './worker-script';
 import type { FliteVoice, Segment, SynthesisRequest, SynthesisResponse } from './synth-protocol';
 
@@ -60,6 +61,7 @@ export class SynthesisPool {
       durationStretch?: number;
       pitchMean?: number;
       pitchSpread?: number;
+      intonation?: Intonation;
       segments?: boolean;
       signal?: AbortSignal;
     } = {},
@@ -74,6 +76,7 @@ export class SynthesisPool {
         durationStretch: options.durationStretch,
         pitchMean: options.pitchMean,
         pitchSpread: options.pitchSpread,
+        ...(options.intonation ? { intonation: options.intonation } : {}),
         ...(options.segments ? { segments: true } : {}),
       };
       const { signal } = options;

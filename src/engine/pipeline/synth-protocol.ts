@@ -1,4 +1,5 @@
 // Messages between the synthesis pool and its worker threads.
+import type { Intonation } from './pitch';
 
 export type FliteVoice = 'kal16' | 'rms' | 'slt' | 'awb';
 
@@ -12,6 +13,8 @@ export interface SynthesisRequest {
   pitchMean?: number;
   /** Spread of the pitch in Hz (Flite's int_f0_target_stddev): more makes a livelier, less monotone voice. */
   pitchSpread?: number;
+  /** Pitch the text asks for (a question's rise, a list's, a heading's lift), bent after synthesis (pitch.ts). */
+  intonation?: Intonation;
   /** Also return Flite's segments (phones with their end times): for checks that every word was said. */
   segments?: boolean;
 }

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { SCRATCH_PREFIX } from '../scratch-dirs';
 import { fliteLexicon } from './normalize/lexicon';
+import { bendPitch, bendsFor, needsSegments, placeLastUtterance, utterancesOf } from './pitch';
 import type { Segment, SynthesisRequest, SynthesisResponse } from './synth-protocol';
 
 // node:wasi announces itself as experimental on load; that line would land in every engine log.
@@ -76,9 +77,12 @@ function parseSegments(text: string): Segment[] {
   return [...text.matchAll(/([a-z]+):(\d+(?:\.\d+)?)/g)].map((m) => ({ phone: m[1]!, end: Number(m[2]) }));
 }
 
-async function synthesize(
+/** One run of Flite: the line's samples, and its -psdur output when asked for. */
+async function runFlite(
+  text: string,
   request: SynthesisRequest,
-): Promise<{ samples: Int16Array; sampleRate: number; segments?: Segment[] }> {
+  psdur: boolean,
+): Promise<{ samples: Int16Array; sampleRate: number; psdur?: string }> {
   const module = await modulePromise;
   // A fresh instance starts from zeroed memory (its zero-initialized data is not in its data segments); the data
   // segments are written again when it is instantiated.
@@ -88,7 +92,7 @@ async function synthesize(
   // came out as "The answer is simple:"), so every line reaches it as one line, ended.
   // Put back if a temp cleaner (or an engine that took this one for dead) removed it.
   mkdirSync(scratch, { recursive: true, mode: 0o700 });
-  writeFileSync(path.join(scratch, 'in.txt'), fliteInput(request.text));
+  writeFileSync(path.join(scratch, 'in.txt'), fliteInput(text));
   writeFileSync(path.join(scratch, 'lex.txt'), LEXICON_TEXT);
   const args = [
     'flite',
@@ -105,10 +109,10 @@ async function synthesize(
     args.push('--setf', `duration_stretch=${request.durationStretch}`);
   if (request.pitchMean) args.push('--setf', `int_f0_target_mean=${request.pitchMean}`);
   if (request.pitchSpread) args.push('--setf', `int_f0_target_stddev=${request.pitchSpread}`);
-  // -psdur prints the segments on standard output, which goes to a file here (only checks ask for it).
+  // -psdur prints the segments on standard output, which goes to a file here (only checks and intonation ask).
   const segmentsFile = path.join(scratch, 'segments.txt');
-  const stdout = request.segments ? openSync(segmentsFile, 'w') : undefined;
-  if (request.segments) args.splice(1, 0, '-psdur');
+  const stdout = psdur ? openSync(segmentsFile, 'w') : undefined;
+  if (psdur) args.splice(1, 0, '-psdur');
   const wasi = new WASI({
     version: 'preview1',
     args,
@@ -129,7 +133,27 @@ async function synthesize(
   }
   if (code !== 0) throw new Error(`Flite exited with code ${code}`);
   const wav = readWav(readFileSync(path.join(scratch, 'out.wav')));
-  return request.segments ? { ...wav, segments: parseSegments(readFileSync(segmentsFile, 'utf8')) } : wav;
+  return psdur ? { ...wav, psdur: readFileSync(segmentsFile, 'utf8') } : wav;
+}
+
+async function synthesize(
+  request: SynthesisRequest,
+): Promise<{ samples: Int16Array; sampleRate: number; segments?: Segment[] }> {
+  const { intonation } = request;
+  const timed = intonation !== undefined && needsSegments(intonation);
+  const { samples, sampleRate, psdur } = await runFlite(request.text, request, Boolean(request.segments) || timed);
+  const segments = request.segments ? parseSegments(psdur ?? '') : undefined;
+  if (!intonation) return { samples, sampleRate, ...(segments ? { segments } : {}) };
+  const seconds = samples.length / sampleRate;
+  const last = timed ? placeLastUtterance(utterancesOf(psdur ?? ''), seconds) : undefined;
+  // The rise starts on the last word: how many phones it has, Flite tells when it says the word alone.
+  const word =
+    intonation.rise && intonation.lastWord && last
+      ? utterancesOf((await runFlite(intonation.lastWord, request, true)).psdur ?? '')[0]
+      : undefined;
+  const wordPhones = word?.filter((s) => s.phone !== 'pau').length;
+  const bent = bendPitch(samples, sampleRate, bendsFor(intonation, last, wordPhones, seconds));
+  return { samples: bent, sampleRate, ...(segments ? { segments } : {}) };
 }
 
 parentPort!.on('message', (request: SynthesisRequest) => {

@@ -1,0 +1,154 @@
+// Question and list intonation (src/engine/pipeline/pitch.ts): what a line's text asks for, and what the real
+// synthesizer then says, measured with a pitch tracker of its own (test/support/pitch-track.ts, YIN) rather than
+// the engine's. A yes/no question ends well above the rest of the line; a statement or a wh-question is left as
+// Flite says it (it ends below); the items of a list before the last end higher, the last one lower.
+import * as assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { HEADING_LIFT, intonationOf, type Intonation } from '../../../src/engine/pipeline/pitch';
+import { SynthesisPool } from '../../../src/engine/pipeline/synth-pool';
+import type { FliteVoice, Segment } from '../../../src/engine/pipeline/synth-protocol';
+import { endPitch, pitchContour, semitones } from '../../support/pitch-track';
+
+/** A question's end above the rest of its line, in semitones, at the least (measured 2.8 to 5.2 for rms and slt). */
+const MIN_QUESTION_RISE = 2;
+/** A list item's end above the rest of it (measured 1.3 to 2.2), and above where Flite alone ends it (4+). */
+const MIN_ITEM_RISE = 1;
+
+describe('intonation: what the text asks for', () => {
+  const cases: [string, Intonation | undefined][] = [
+    ['Is the new version ready for everyone?', { rise: true, lastWord: 'everyone' }],
+    ['Did it work?', { rise: true, lastWord: 'work' }],
+    ['So, are you sure?', { rise: true, lastWord: 'sure' }],
+    ['Sam, will you take us through the next part: Tests?', { rise: true, lastWord: 'tests' }],
+    ["You're sure?", { rise: true, lastWord: 'sure' }],
+    ['It works. Does it scale?', { rise: true, lastWord: 'scale' }],
+    ['What is the new version called?', undefined],
+    ['Alex, why does it matter?', undefined],
+    ['And how does that work?', undefined],
+    ['Would you like tea or coffee?', undefined],
+    ['The new version is ready for everyone.', undefined],
+    ['Ready, steady, go.', undefined],
+    ['We bought apples, pears, and plums.', { listPauses: [2, 1], fall: true }],
+    ['We need three things: eggs, milk, and bread.', { listPauses: [2, 1], fall: true }],
+    ['It runs on Linux, macOS, Windows and BSD.', { listPauses: [2, 1], fall: true }],
+    ['Pick red, green, blue, or yellow.', { listPauses: [3, 2, 1], fall: true }],
+    // A clause between commas is no list item; a comma inside a bracket would misplace the count back from the end.
+    ['When it rains, which it often does here in the north of the country, we stay in and read.', undefined],
+    ['We saw (briefly) red, green, and "blue".', undefined],
+    ['Do you want red, green, or blue?', { listPauses: [2, 1], fall: true }],
+  ];
+  for (const [text, expected] of cases) {
+    it(`${JSON.stringify(text)}`, () => {
+      assert.deepEqual(intonationOf(text), expected);
+    });
+  }
+
+  it('a heading is lifted, and a heading that is a question also rises', () => {
+    assert.deepEqual(intonationOf('Section 2: Settings.', { heading: true }), { lift: HEADING_LIFT });
+    assert.deepEqual(intonationOf('Why Rust?', { heading: true }), { lift: HEADING_LIFT });
+    assert.deepEqual(intonationOf('Is it worth it?', { heading: true }), {
+      lift: HEADING_LIFT,
+      rise: true,
+      lastWord: 'it',
+    });
+  });
+
+  it('a huge line asks for nothing (no scan of it)', () => {
+    assert.equal(intonationOf(`${'Is it '.repeat(2000)}done?`), undefined);
+  });
+});
+
+/** The stretches between Flite's pauses, in seconds (one per phrase: a list item ends at each). */
+function phrases(segments: Segment[]): { start: number; end: number }[] {
+  const out: { start: number; end: number }[] = [];
+  let start = 0;
+  segments.forEach((s, i) => {
+    const begin = i > 0 ? segments[i - 1]!.end : 0;
+    if (s.phone === 'pau') {
+      if (begin > start) out.push({ start, end: begin });
+      start = s.end;
+    }
+  });
+  return out;
+}
+
+/** The largest step between neighbouring samples: a click is a step far larger than the voice makes. */
+function largestStep(samples: Int16Array): number {
+  let largest = 0;
+  for (let i = 1; i < samples.length; i++) largest = Math.max(largest, Math.abs(samples[i]! - samples[i - 1]!));
+  return largest;
+}
+
+describe('intonation: what the synthesizer says', () => {
+  const pool = new SynthesisPool(1);
+  after(() => pool.close());
+
+  const say = async (text: string, voice: FliteVoice, heading = false) => {
+    const plain = await pool.synthesize(text, voice, { segments: true });
+    const intonation = intonationOf(text, { heading });
+    const bent = await pool.synthesize(text, voice, intonation ? { intonation } : {});
+    return { plain, bent };
+  };
+
+  for (const voice of ['rms', 'slt'] as const) {
+    for (const question of ['Is the new version ready for everyone?', 'Are you sure?', 'Did it work?']) {
+      it(`${voice}: ${JSON.stringify(question)} ends on a rise of ${MIN_QUESTION_RISE}+ semitones`, async () => {
+        const { plain, bent } = await say(question, voice);
+        const before = endPitch(pitchContour(plain.samples, plain.sampleRate));
+        const rise = endPitch(pitchContour(bent.samples, bent.sampleRate));
+        assert.ok(
+          rise >= MIN_QUESTION_RISE,
+          `ends ${rise.toFixed(1)} st above the line (Flite alone: ${before.toFixed(1)})`,
+        );
+        assert.ok(rise - before >= MIN_QUESTION_RISE, `${rise.toFixed(1)} st against ${before.toFixed(1)} st`);
+        assert.equal(bent.samples.length, plain.samples.length, 'the duration is unchanged');
+        // The rise starts on the last word: the line before it is untouched.
+        const word = await pool.synthesize(question.split(' ').at(-1)!.replace('?', ''), voice, { segments: true });
+        const phones = word.segments!.filter((s) => s.phone !== 'pau').length;
+        const spoken = plain.segments!.filter((s) => s.phone !== 'pau');
+        const untouched = Math.floor(spoken[spoken.length - phones - 1]!.end * plain.sampleRate);
+        assert.deepEqual(bent.samples.subarray(0, untouched), plain.samples.subarray(0, untouched));
+        assert.notDeepEqual(bent.samples.subarray(untouched), plain.samples.subarray(untouched));
+        assert.ok(
+          largestStep(bent.samples) <= largestStep(plain.samples) * 1.25,
+          `largest step ${largestStep(bent.samples)} against ${largestStep(plain.samples)} in Flite's own`,
+        );
+      });
+    }
+
+    for (const line of ['The new version is ready for everyone.', 'What is the new version called?']) {
+      it(`${voice}: ${JSON.stringify(line)} is said as Flite says it, ending below the line`, async () => {
+        const { plain, bent } = await say(line, voice);
+        assert.deepEqual(bent.samples, plain.samples);
+        const end = endPitch(pitchContour(bent.samples, bent.sampleRate));
+        assert.ok(end < 0, `ends ${end.toFixed(1)} st against the line`);
+      });
+    }
+
+    it(`${voice}: in "apples, pears, and plums" the first two items end higher, the last lower`, async () => {
+      const { plain, bent } = await say('We bought apples, pears, and plums.', voice);
+      const items = phrases(plain.segments!);
+      assert.equal(items.length, 3, 'Flite pauses after each item but the last');
+      const moves = items.map(({ start, end }) => endPitch(pitchContour(bent.samples, bent.sampleRate, start, end)));
+      const flite = items.map(({ start, end }) => endPitch(pitchContour(plain.samples, plain.sampleRate, start, end)));
+      const detail = `ends ${moves.map((m) => m.toFixed(1)).join(', ')} st (Flite alone: ${flite.map((m) => m.toFixed(1)).join(', ')})`;
+      assert.ok(moves[0]! >= MIN_ITEM_RISE && moves[1]! >= MIN_ITEM_RISE, detail);
+      assert.ok(moves[0]! - flite[0]! >= 2 * MIN_ITEM_RISE && moves[1]! - flite[1]! >= 2 * MIN_ITEM_RISE, detail);
+      assert.ok(moves[2]! < 0, detail);
+      assert.equal(bent.samples.length, plain.samples.length);
+    });
+
+    it(`${voice}: a heading is said higher, as long as before`, async () => {
+      const { plain, bent } = await say('Section two: Settings.', voice, true);
+      const median = (samples: Int16Array) => {
+        const f0 = pitchContour(samples, plain.sampleRate)
+          .map((f) => f.f0)
+          .sort((a, b) => a - b);
+        return f0[f0.length >> 1]!;
+      };
+      const lift = semitones(median(plain.samples), median(bent.samples));
+      assert.ok(Math.abs(lift - HEADING_LIFT) < 0.6, `lifted ${lift.toFixed(2)} st (asked ${HEADING_LIFT})`);
+      assert.equal(bent.samples.length, plain.samples.length);
+    });
+  }
+});
