@@ -5,7 +5,8 @@
 // saying the engine's words straight to a WAV file (no pauses, levelling or MP3), and the same voice given the source
 // text as it is (no normalizer).
 // Also: words per minute, the pauses between sentences and paragraphs, podcast turn length, loudness (ffmpeg
-// ebur128), and whether any line of README.md or ARCHITECTURE.md loses its last word.
+// ebur128), whether any line of README.md or ARCHITECTURE.md loses its last word, and how far questions rise
+// (bench/listening-intonation.ts).
 //
 // Needs pocketsphinx, pocketsphinx-en-us and ffmpeg; installed with apt-get when missing and running as root.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -20,6 +21,7 @@ import { splitSentences } from '../src/engine/pipeline/sentences';
 import { SynthesisPool } from '../src/engine/pipeline/synth-pool';
 import { parseWebVtt } from '../src/webview/transcript';
 import { lastWordSaid } from '../test/support/last-word';
+import { intonationRows } from './listening-intonation';
 import { pcm16Wav } from '../test/support/speech-support';
 import { repoRoot } from './lib/articles';
 import { alignWords, fairWordError, recogniserWords, wordError, wordsOf } from './listening-score';
@@ -126,6 +128,8 @@ export const listening: Bench = {
     const canWrite = (word: string) => dictionary?.has(word) ?? true;
     try {
       if (process.env.LISTENING_LAST_WORDS !== '0') push(...(await lastWords(pool, options.progress)));
+      if (process.env.LISTENING_INTONATION !== '0')
+        push(...(await intonationRows(pool, options.models, options.progress)));
       for (const name of selectedTexts()) {
         const markdown = readFileSync(path.join(__dirname, 'listening', `${name}.md`), 'utf8');
         const source = wordsOf(textOfArticle(parseMarkdown(markdown)));

@@ -1,0 +1,78 @@
+// Listening bench rows for intonation (src/engine/pipeline/pitch.ts): how far each model's voices end a yes/no
+// question above the rest of the line, in semitones, beside statements, wh-questions and list items. Each line is
+// synthesized as the engine asks for it (the model's voice settings and its intonation), and measured with the
+// tests' YIN pitch tracker (test/support/pitch-track.ts), not the engine's own.
+import { intonationOf } from '../src/engine/pipeline/pitch';
+import { MODEL_PROFILES, type Voice } from '../src/engine/pipeline/script';
+import type { SynthesisPool, Utterance } from '../src/engine/pipeline/synth-pool';
+import { endPitch, pitchContour } from '../test/support/pitch-track';
+import { type ModelId, type Row, atLeast, shortModel } from './lib/report';
+
+const QUESTIONS = [
+  'Is the new version ready for everyone?',
+  'Are you sure?',
+  'Did it work?',
+  'Can we start the meeting now?',
+  'Will the service keep running overnight?',
+];
+const STATEMENTS = ['The new version is ready for everyone.', 'We start the meeting now.'];
+const WH_QUESTIONS = ['What is the new version called?', 'Where does the service keep its files?'];
+const LIST = 'We bought apples, pears, and plums.';
+/** The least rise the unit tests accept (test/unit/pipeline/intonation.test.ts). */
+const MIN_RISE = 2;
+
+const median = (values: number[]) =>
+  values.length === 0 ? Number.NaN : [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const st = (value: number) => `${value >= 0 ? '+' : ''}${value.toFixed(1)} st`;
+
+function say(pool: SynthesisPool, text: string, voice: Voice, segments = false): Promise<Utterance> {
+  const intonation = voice.intonation ? intonationOf(text) : undefined;
+  return pool.synthesize(text, voice.flite, {
+    durationStretch: voice.durationStretch,
+    pitchSpread: voice.pitchSpread,
+    ...(intonation ? { intonation } : {}),
+    ...(segments ? { segments: true } : {}),
+  });
+}
+
+const end = (u: Utterance, from?: number, to?: number) => endPitch(pitchContour(u.samples, u.sampleRate, from, to));
+
+/** One row per voice of each model: the median end of its yes/no questions against the rest of the line. */
+export async function intonationRows(
+  pool: SynthesisPool,
+  models: readonly ModelId[],
+  progress: (m: string) => void,
+): Promise<Row[]> {
+  const rows: Row[] = [];
+  for (const model of models) {
+    for (const voice of MODEL_PROFILES[model].voices) {
+      progress(`listening: intonation of ${shortModel(model)}, ${voice.name}`);
+      const measureWith = async (as: Voice, texts: string[]) =>
+        median(await Promise.all(texts.map(async (text) => end(await say(pool, text, as)))));
+      const measure = (texts: string[]) => measureWith(voice, texts);
+      const rise = await measure(QUESTIONS);
+      // The baseline in the same run: the same voice without intonation.
+      const flite = voice.intonation ? await measureWith({ ...voice, intonation: false }, QUESTIONS) : rise;
+      const statements = await measure(STATEMENTS);
+      const wh = await measure(WH_QUESTIONS);
+      // List items: the stretches between Flite's pauses (a one-utterance line, so its segments are its times).
+      const list = await say(pool, LIST, voice, true);
+      const items: number[] = [];
+      let start = 0;
+      list.segments!.forEach((s, i) => {
+        const begin = i > 0 ? list.segments![i - 1]!.end : 0;
+        if (s.phone !== 'pau') return;
+        if (begin > start) items.push(end(list, start, begin));
+        start = s.end;
+      });
+      rows.push({
+        bench: 'listening: question rise (end of a yes/no question vs the rest of its line)',
+        case: `${shortModel(model)}, ${voice.name} (${voice.flite}${voice.intonation ? '' : ', no intonation'})`,
+        result: st(rise),
+        ...(voice.intonation ? { target: `>= ${st(MIN_RISE)}`, verdict: atLeast(rise, MIN_RISE) } : {}),
+        note: `median of ${QUESTIONS.length} questions (Flite alone ${st(flite)}); statements end ${st(statements)}, wh-questions ${st(wh)}; "apples, pears, and plums" items end ${items.map(st).join(', ')}`,
+      });
+    }
+  }
+  return rows;
+}
