@@ -11,6 +11,7 @@ import { resample } from './resample';
 import type { AudioFinished, AudioRequest, AudioResponse, LineWritten, PartFile } from './audio-protocol';
 import { wholeFrames } from './mp3-frames';
 import { Mp3Writer } from './mp3-writer';
+import { lowerThisThreadsPriority } from './thread-priority';
 
 let writer: Mp3Writer | undefined;
 let partsDir = '';
@@ -123,6 +124,7 @@ async function handle(request: AudioRequest): Promise<LineWritten | AudioFinishe
   }
 }
 
+lowerThisThreadsPriority();
 let queue: Promise<void> = Promise.resolve();
 parentPort!.on('message', (request: AudioRequest) => {
   queue = queue.then(async () => {

@@ -9,6 +9,7 @@ import { SCRATCH_PREFIX } from '../scratch-dirs';
 import { fliteLexicon } from './normalize/lexicon';
 import { bendPitch, bendsFor, needsSegments, placeLastUtterance, utterancesOf } from './pitch';
 import type { Segment, SynthesisRequest, SynthesisResponse } from './synth-protocol';
+import { lowerThisThreadsPriority } from './thread-priority';
 
 // node:wasi announces itself as experimental on load; that line would land in every engine log.
 const emitWarning = process.emitWarning.bind(process);
@@ -156,6 +157,7 @@ async function synthesize(
   return { samples: bent, sampleRate, ...(segments ? { segments } : {}) };
 }
 
+lowerThisThreadsPriority();
 parentPort!.on('message', (request: SynthesisRequest) => {
   synthesize(request).then(
     ({ samples, sampleRate, segments }) => {
