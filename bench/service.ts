@@ -2,6 +2,8 @@
 // streams on one engine see what happens to a job while it is really being synthesized, and how many status
 // requests per second one engine answers. All against the real engine process (`node dist/cli.js serve`).
 import { fork } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Pool } from 'undici';
 import { type ArticleServer, startArticleServer } from '../test/support/article-server';
@@ -32,9 +34,11 @@ export const service: Bench = {
       rows.push(...(await firstStatus(engine, pages, options.quick ? 20 : 60, options.progress)));
       // One follower first: what the busy engine alone adds, against which the 500 are compared.
       rows.push(...(await manyStreams(engine, pages, 1, options.quick ? 1 : 3, options.progress)));
+      const waits = watchThreadWaits(engine.pid);
       rows.push(
         ...(await manyStreams(engine, pages, options.quick ? 200 : STREAMS, options.quick ? 1 : 3, options.progress)),
       );
+      rows.push(...waits.stop());
       rows.push(...(await statusRate(engine, options.quick ? 1500 : 4000, options.progress)));
     } finally {
       await engine?.dispose();
@@ -102,8 +106,8 @@ interface ProbeLine {
   createdAt: number | null;
   first: number;
   last: number;
-  /** When the last follower's write reached the kernel (its write callback). */
-  flushed: number;
+  /** When each follower's socket write was done (on loopback: the follower's socket has the bytes). */
+  sent: number[];
   writes: number;
 }
 
@@ -180,6 +184,7 @@ async function manyStreams(
     .map((d) => d.event.at - (d.event.createdAt as number));
   const logEvents = new Set(probes.filter((p) => p.createdAt !== null).map((p) => `${p.path} ${p.id}`)).size;
   const p99 = percentile(delays, 99);
+  const followerProcesses = Math.min(FOLLOWER_PROCESSES, count);
   const spread = (values: number[]) =>
     `p50 ${ms(percentile(values, 50))}, p99 ${ms(percentile(values, 99))}, max ${ms(Math.max(...values))}`;
   const following = `${count} stream${count === 1 ? '' : 's'} on one job (mini, synthesizing)`;
@@ -191,19 +196,24 @@ async function manyStreams(
       ...(count === 1 ? {} : { target: `p99 < ${STREAM_TARGET_P99_MS} ms`, verdict: below(p99, STREAM_TARGET_P99_MS) }),
       note:
         `${delays.length} deliveries of ${logEvents} log events over ${rounds} job${rounds === 1 ? '' : 's'}, created_at ` +
-        `(1 ms clock) to arrival; followers in ${Math.min(FOLLOWER_PROCESSES, count)} processes beside the engine; ` +
+        `(1 ms clock) to arrival in ${followerProcesses} follower process${followerProcesses === 1 ? '' : 'es'} beside the engine; ` +
         `${complete}/${count * rounds} streams got \`end\`${failed ? `, ${failed} failed` : ''}`,
     },
   ];
-  // The engine's share: from the event's created_at until its write to the last follower's socket was done.
-  const engineSide = probes.filter((p) => p.createdAt !== null).map((p) => p.flushed - (p.createdAt as number));
-  const fanOut = probes.map((p) => p.flushed - p.first);
+  // The engine's share: from the event's created_at until each follower's socket has it.
+  const engineSide = probes.flatMap((p) =>
+    p.createdAt === null ? [] : p.sent.map((t) => t - (p.createdAt as number)),
+  );
+  const fanOut = probes.map((p) => Math.max(...p.sent) - p.first);
+  const handOver = probes.filter((p) => p.createdAt !== null).map((p) => p.first - (p.createdAt as number));
   if (engineSide.length > 0)
     rows.push({
-      bench: 'service: engine side of each log event',
+      bench: "service: state change into each follower's socket",
       case: following,
       result: spread(engineSide),
-      note: `created_at to the last follower's socket write (first to last write of one event: ${spread(fanOut)}); bench/lib/fanout-probe.cjs in the engine`,
+      note:
+        `created_at to each follower's socket write, timed inside the engine by bench/lib/fanout-probe.cjs; of which ` +
+        `stored and handed to the first follower: ${spread(handOver)}; first to last follower: ${spread(fanOut)}`,
     });
   if (count > 1)
     rows.push({
@@ -229,6 +239,85 @@ async function probeLines(engine: EngineProcess, streamPath: string, after: numb
   while (!read().some((p) => p.event === 'end') && Date.now() < deadline)
     await new Promise((resolve) => setTimeout(resolve, 100));
   return read();
+}
+
+interface ThreadWait {
+  nice: number;
+  /** Nanoseconds on a CPU, nanoseconds runnable but waiting for one, and time slices (/proc/.../schedstat). */
+  run: number;
+  wait: number;
+  slices: number;
+}
+
+/**
+ * How long the engine's threads waited for a CPU while they could run (Linux schedstat), sampled every 100 ms so
+ * that the audio worker of a job that ended is counted too: the main thread's wait per time slice is what a
+ * follower's event waits before the engine can even start writing it.
+ */
+function watchThreadWaits(pid: number): { stop(): Row[] } {
+  const first = new Map<number, ThreadWait>();
+  const last = new Map<number, ThreadWait>();
+  const sample = (isFirst: boolean) => {
+    let tids: string[] = [];
+    try {
+      tids = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      return;
+    }
+    for (const tid of tids) {
+      try {
+        const [run, wait, slices] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
+        const stat: ThreadWait = {
+          nice: os.getPriority(Number(tid)),
+          run: run ?? 0,
+          wait: wait ?? 0,
+          slices: slices ?? 0,
+        };
+        // A thread started after the first sample counts from zero.
+        if (!first.has(Number(tid))) first.set(Number(tid), isFirst ? stat : { ...stat, run: 0, wait: 0, slices: 0 });
+        last.set(Number(tid), stat);
+      } catch {
+        // The thread ended between the listing and the read.
+      }
+    }
+  };
+  sample(true);
+  const timer = setInterval(() => sample(false), 100);
+  return {
+    stop() {
+      clearInterval(timer);
+      sample(false);
+      const main = last.get(pid);
+      if (!main) return [];
+      const total = (which: (tid: number, stat: ThreadWait) => boolean) => {
+        let run = 0;
+        let wait = 0;
+        let slices = 0;
+        for (const [tid, stat] of last) {
+          if (!which(tid, stat)) continue;
+          const start = first.get(tid) as ThreadWait;
+          run += stat.run - start.run;
+          wait += stat.wait - start.wait;
+          slices += stat.slices - start.slices;
+        }
+        return { run, wait, slices };
+      };
+      const describe = ({ run, wait, slices }: { run: number; wait: number; slices: number }) =>
+        `${ms(wait / Math.max(1, slices) / 1e6)} per time slice, ${Math.round((wait / Math.max(1, run)) * 100)} % of its CPU time`;
+      const lowered = total((tid, stat) => tid !== pid && stat.nice > main.nice);
+      const others = total((tid, stat) => tid !== pid && stat.nice <= main.nice);
+      return [
+        {
+          bench: 'service: engine main thread waiting for a CPU',
+          case: 'while the 500 streams follow',
+          result: describe(total((tid) => tid === pid)),
+          note:
+            `runnable but not running (/proc/<pid>/task/*/schedstat); threads at lower priority (nice ${main.nice} + ` +
+            `${lowered.slices > 0 ? describe(lowered) : 'none'}; other threads: ${describe(others)}`,
+        },
+      ];
+    },
+  };
 }
 
 /** GET /v1/jobs/{id} as fast as 32 keep-alive connections can ask, for a fixed time. */
