@@ -312,8 +312,8 @@ function watchThreadWaits(pid: number): { stop(): Row[] } {
           case: 'while the 500 streams follow',
           result: describe(total((tid) => tid === pid)),
           note:
-            `runnable but not running (/proc/<pid>/task/*/schedstat); threads at lower priority (nice ${main.nice} + ` +
-            `${lowered.slices > 0 ? describe(lowered) : 'none'}; other threads: ${describe(others)}`,
+            `runnable but not running (/proc/<pid>/task/*/schedstat); threads nicer than the main thread (audio work): ` +
+            `${lowered.slices > 0 ? describe(lowered) : 'none'}; the engine's other threads: ${describe(others)}`,
         },
       ];
     },
