@@ -5,6 +5,7 @@ import { createDefaultPipeline } from './default-pipeline';
 import { type RunningEngine, startEngine } from './index';
 import type { Logger, LogLevel } from './job-service';
 import { readEngineSettings, type ServiceDefaults } from './settings';
+import { traceMemory } from './pipeline/memory-trace';
 
 export interface EngineProcessOptions {
   args: readonly string[];
@@ -29,6 +30,7 @@ export function stderrLogger(minimum: LogLevel): Logger {
 
 /** Starts the engine; throws (UsageError or a start failure) before anything was announced. */
 export async function runEngineProcess(options: EngineProcessOptions): Promise<RunningEngine> {
+  traceMemory('main'); // only with ARTICLE_AUDIO_MEMORY_TRACE (memory diagnostics)
   const settings = readEngineSettings(options.args, options.env, {
     port: options.defaultPort,
     ...options.serviceDefaults,

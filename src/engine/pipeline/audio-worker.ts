@@ -3,6 +3,9 @@
 // cutting the encoded stream into parts. Requests are handled strictly in order.
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { traceMemory } from './memory-trace';
 import { parentPort } from 'node:worker_threads';
 import { int16ToFloat, silence, trimSilence } from './audio';
 import { id3Tag } from './id3';
@@ -31,6 +34,58 @@ let frameSamples = 576;
  * never on how far the encoder thread had got: a run after a crash cuts the same parts, byte for byte.
  */
 const HELD_BACK_FRAMES = 6;
+
+// Memory (issue 14: the engine under 250 MB on a 99k-character podcast). Each line's samples arrive from a synthesis
+// worker as a transferred buffer; this thread's own heap stays small, so V8 never collects for it and, on its own,
+// frees those buffers only once 64 MB of them have gathered (its external-memory limit): that was 50+ MB of the
+// engine's peak. So the line's work reuses buffers of this thread (floats, filter, silence), and a full collection
+// of this thread's few-MB heap runs whenever GARBAGE_BUDGET bytes of buffers have gathered since the last one
+// (a few milliseconds, every few minutes of audio; never per line).
+const GARBAGE_BUDGET = 8 * 1024 * 1024;
+/** Lines longer than this (65 s at 16 kHz) get buffers of their own instead of growing the reused ones. */
+const REUSED_SAMPLES_MAX = 1 << 20;
+let floats = new Float32Array(0);
+let filtered = new Float64Array(0);
+let zeros = new Float32Array(0);
+let collect: (() => void) | undefined;
+let externalAfterCollect = 0;
+
+/** Grows the reused buffers to hold `length` samples (up to the cap; a longer line allocates its own). */
+function reserve(length: number): void {
+  if (length <= floats.length || length > REUSED_SAMPLES_MAX) return;
+  const size = Math.min(REUSED_SAMPLES_MAX, Math.max(length, Math.ceil(floats.length * 1.5)));
+  floats = new Float32Array(size);
+  filtered = new Float64Array(size);
+}
+
+/** Silence from one zeroed buffer: the encoder only reads what it is given. */
+function quiet(seconds: number): Float32Array {
+  const length = Math.max(0, Math.round(seconds * sampleRate));
+  if (length > REUSED_SAMPLES_MAX) return silence(seconds, sampleRate);
+  if (length > zeros.length) zeros = new Float32Array(length);
+  return zeros.subarray(0, length);
+}
+
+/** V8's own gc(), obtained once: node exposes it only with --expose-gc, which can be set for a moment. */
+function fullCollection(): () => void {
+  v8.setFlagsFromString('--expose-gc');
+  try {
+    return runInNewContext('gc') as () => void;
+  } finally {
+    v8.setFlagsFromString('--no-expose-gc');
+  }
+}
+
+function collectIfDue(): void {
+  // `external` is what V8 itself weighs, the transferred buffers included. It falls only once the collector's
+  // concurrent sweep has freed them, so the lowest figure seen since the last collection is the base.
+  const { external } = process.memoryUsage();
+  externalAfterCollect = Math.min(externalAfterCollect, external);
+  if (external - externalAfterCollect < GARBAGE_BUDGET) return;
+  collect ??= fullCollection();
+  collect();
+  externalAfterCollect = process.memoryUsage().external;
+}
 
 function onFrames(data: Uint8Array): void {
   if (targets.length > 0) pending.push(data);
@@ -88,19 +143,19 @@ async function handle(request: AudioRequest): Promise<LineWritten | AudioFinishe
       await writer!.write(request.samples);
       return undefined;
     case 'silence':
-      await writer!.write(silence(request.seconds, sampleRate));
+      await writer!.write(quiet(request.seconds));
       return undefined;
     case 'line': {
-      const voiced = trimSilence(int16ToFloat(request.samples), request.sampleRate);
-      levelToLoudness(voiced, request.sampleRate);
+      reserve(request.samples.length);
+      const voiced = trimSilence(int16ToFloat(request.samples, floats), request.sampleRate);
+      levelToLoudness(voiced, request.sampleRate, undefined, filtered);
       // Up to the stream's rate when it is higher for intro and outro music (index.ts).
       const speech = await resample(voiced, request.sampleRate, sampleRate);
-      if (request.pauseBeforeS > 0 && writer!.durationS > 0)
-        await writer!.write(silence(request.pauseBeforeS, sampleRate));
+      if (request.pauseBeforeS > 0 && writer!.durationS > 0) await writer!.write(quiet(request.pauseBeforeS));
       const start = writer!.durationS;
       await writer!.write(speech);
       const end = writer!.durationS;
-      await writer!.write(silence(request.pauseAfterS, sampleRate));
+      await writer!.write(quiet(request.pauseAfterS));
       const target = targets[Math.min(partIndex, targets.length - 1)] ?? Infinity;
       let part: PartFile | undefined;
       if (writer!.durationS - lastCutS >= target) {
@@ -109,6 +164,7 @@ async function handle(request: AudioRequest): Promise<LineWritten | AudioFinishe
         if (frames > 0) part = await cutPart(frames);
       }
       if (part) lastCutS = writer!.durationS;
+      collectIfDue();
       return { start, end, ...(part ? { part } : {}) };
     }
     case 'finish': {
@@ -144,3 +200,5 @@ parentPort!.on('message', (request: AudioRequest) => {
     parentPort!.postMessage(response);
   });
 });
+
+traceMemory('audio');

@@ -1,7 +1,9 @@
 // Small signal-processing helpers for speech and for intro/outro audio, all on mono Float32 samples.
 
-export function int16ToFloat(samples: Int16Array): Float32Array {
-  const out = new Float32Array(samples.length);
+/** `into`, when given and long enough, receives the samples (its start is returned) instead of a new array. */
+export function int16ToFloat(samples: Int16Array, into?: Float32Array): Float32Array {
+  const out =
+    into && into.length >= samples.length ? into.subarray(0, samples.length) : new Float32Array(samples.length);
   for (let i = 0; i < samples.length; i++) out[i] = samples[i]! / 32768;
   return out;
 }

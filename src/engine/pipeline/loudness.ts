@@ -39,8 +39,8 @@ export function kWeightingFilters(sampleRate: number): [Biquad, Biquad] {
   return [shelf, highPass];
 }
 
-function filter(input: Float32Array | Float64Array, f: Biquad): Float64Array {
-  const out = new Float64Array(input.length);
+/** `out` may be `input` (each output sample is written after its input sample is read). */
+function filter(input: Float32Array | Float64Array, f: Biquad, out: Float64Array): Float64Array {
   let x1 = 0;
   let x2 = 0;
   let y1 = 0;
@@ -57,10 +57,17 @@ function filter(input: Float32Array | Float64Array, f: Biquad): Float64Array {
   return out;
 }
 
-/** Integrated loudness in LUFS of mono samples; -Infinity for silence. Shorter than one block: its mean square. */
-export function integratedLoudness(samples: Float32Array, sampleRate: number): number {
+/**
+ * Integrated loudness in LUFS of mono samples; -Infinity for silence. Shorter than one block: its mean square.
+ * `scratch` (at least as long as the samples) holds the filtered signal, for a caller that reuses one buffer.
+ */
+export function integratedLoudness(samples: Float32Array, sampleRate: number, scratch?: Float64Array): number {
   const [shelf, highPass] = kWeightingFilters(sampleRate);
-  const weighted = filter(filter(samples, shelf), highPass);
+  const out =
+    scratch && scratch.length >= samples.length
+      ? scratch.subarray(0, samples.length)
+      : new Float64Array(samples.length);
+  const weighted = filter(filter(samples, shelf, out), highPass, out);
   const block = Math.round(0.4 * sampleRate);
   const step = Math.round(0.1 * sampleRate);
   const powers: number[] = [];
@@ -86,8 +93,13 @@ export function integratedLoudness(samples: Float32Array, sampleRate: number): n
  * Scales samples in place to the target loudness, then lowers them if a peak would pass the ceiling (-1.5 dBFS
  * sample peak keeps the true peak under -1 dBTP for 16 kHz speech, which has little energy near Nyquist).
  */
-export function levelToLoudness(samples: Float32Array, sampleRate: number, targetLufs = TARGET_LUFS): Float32Array {
-  const lufs = integratedLoudness(samples, sampleRate);
+export function levelToLoudness(
+  samples: Float32Array,
+  sampleRate: number,
+  targetLufs = TARGET_LUFS,
+  scratch?: Float64Array,
+): Float32Array {
+  const lufs = integratedLoudness(samples, sampleRate, scratch);
   if (!Number.isFinite(lufs)) return samples;
   let peak = 0;
   for (const s of samples) peak = Math.max(peak, Math.abs(s));

@@ -7,6 +7,7 @@ import { type Article, articleText } from './article';
 import { htmlNestingDepth, markdownNestingDepth } from './nesting';
 import type { ParseRequest, ParseResponse, ParseStage } from './parse-protocol';
 import type { EngineModelId } from './types';
+import { traceMemory } from './memory-trace';
 
 // Each task loads only the code it needs (linkedom and Readability are most of this bundle): a thread starts per
 // task, and loading everything would cost every Markdown job the HTML parser's start-up. `require`, not `import()`:
@@ -173,3 +174,5 @@ port.once('message', (request: ParseRequest) => {
     (error: unknown) => port.postMessage({ ok: false, message: describe(error) } satisfies ParseResponse),
   );
 });
+
+traceMemory('parse');

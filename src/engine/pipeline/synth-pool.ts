@@ -3,7 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, Worker } from 'node:worker_threads';
 import { type MemoryLimits, withImportedMemory } from './flite-module';
 import type { Intonation } from './pitch';
 import { workerScript } from './worker-script';
@@ -34,6 +34,20 @@ function fliteLocation(): string {
   if (!existsSync(wasmPath))
     throw new Error(`The speech synthesizer is missing (${wasmPath}). Reinstall the extension or run npm run build.`);
   return wasmPath;
+}
+
+/**
+ * Frees buffers now instead of at the main thread's next full collection: the module's file and its rewrite are two
+ * 21 MB buffers, held for many seconds into the first job otherwise (issue 14, peak memory). A buffer transferred
+ * into a channel that is then closed is dropped with the channel's queue.
+ */
+function release(...views: Uint8Array[]): void {
+  // Only buffers that nothing else shares (a small Buffer may sit in Node's shared pool).
+  const own = views.filter((v) => v.byteOffset === 0 && v.byteLength === v.buffer.byteLength).map((v) => v.buffer);
+  const { port1, port2 } = new MessageChannel();
+  port1.postMessage(null, [...new Set(own)] as ArrayBuffer[]);
+  port1.close();
+  port2.close();
 }
 
 export class SynthesisPool {
@@ -120,8 +134,10 @@ export class SynthesisPool {
     const { script, evaluate } = workerScript('synth-worker');
     const wasmPath = fliteLocation();
     if (!this.module) {
-      const { bytes, limits } = withImportedMemory(readFileSync(wasmPath));
+      const file = readFileSync(wasmPath);
+      const { bytes, limits } = withImportedMemory(file);
       this.module = { compiled: new WebAssembly.Module(bytes), memoryLimits: limits };
+      release(file, bytes);
     }
     const worker = new Worker(script, {
       eval: evaluate,

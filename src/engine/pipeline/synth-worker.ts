@@ -1,9 +1,20 @@
 // A speech synthesis worker thread: Flite compiled to WebAssembly (WASI), one utterance per request. The module is
 // compiled once per worker; each utterance gets a fresh instance (a WASI program runs once), which costs a few
 // milliseconds against tens to hundreds of milliseconds of synthesis.
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  fstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { traceMemory } from './memory-trace';
 import { parentPort, workerData } from 'node:worker_threads';
 import { SCRATCH_PREFIX } from '../scratch-dirs';
 import { fliteLexicon } from './normalize/lexicon';
@@ -38,6 +49,28 @@ const scratch = mkdtempSync(path.join(os.tmpdir(), `${SCRATCH_PREFIX}${process.p
 const modulePromise = Promise.resolve(sharedModule);
 // Pronunciations Flite's lexicon gets wrong (normalize/lexicon.ts), read by Flite with each utterance.
 const LEXICON_TEXT = fliteLexicon();
+
+/**
+ * Flite's WAV file, read into one buffer reused from utterance to utterance. A new buffer per utterance was garbage
+ * that this thread's small heap let gather (up to 12 MB per worker) before V8 collected it.
+ */
+let wavBuffer = Buffer.alloc(0);
+function readOutput(file: string): Buffer {
+  const fd = openSync(file, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    if (size > wavBuffer.length) wavBuffer = Buffer.allocUnsafe(Math.max(size, Math.ceil(wavBuffer.length * 1.5)));
+    let read = 0;
+    while (read < size) {
+      const count = readSync(fd, wavBuffer, read, size - read, read);
+      if (count === 0) break;
+      read += count;
+    }
+    return wavBuffer.subarray(0, read);
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /** The samples of a 16-bit PCM WAV file (Flite writes mono 16 kHz). */
 function readWav(bytes: Buffer): { samples: Int16Array; sampleRate: number } {
@@ -133,7 +166,7 @@ async function runFlite(
     if (stdout !== undefined) closeSync(stdout);
   }
   if (code !== 0) throw new Error(`Flite exited with code ${code}`);
-  const wav = readWav(readFileSync(path.join(scratch, 'out.wav')));
+  const wav = readWav(readOutput(path.join(scratch, 'out.wav')));
   return psdur ? { ...wav, psdur: readFileSync(segmentsFile, 'utf8') } : wav;
 }
 
@@ -182,3 +215,5 @@ parentPort!.on('message', (request: SynthesisRequest) => {
 });
 
 process.on('exit', () => rmSync(scratch, { recursive: true, force: true }));
+
+traceMemory('synth');

@@ -34,6 +34,19 @@ describe('pipeline: loudness (BS.1770)', () => {
     assert.equal(integratedLoudness(new Float32Array(rate), rate), Number.NEGATIVE_INFINITY);
   });
 
+  it('a reused scratch buffer (longer, holding an earlier line) gives exactly the same loudness and levelling', () => {
+    const rate = 16_000;
+    const scratch = new Float64Array(rate * 4);
+    integratedLoudness(sine(440, 0.9, 4, rate), rate, scratch); // leaves a louder line's filtered samples behind
+    const line = sine(997, 0.05, 1.5, rate);
+    assert.equal(integratedLoudness(line, rate, scratch), integratedLoudness(line, rate));
+    const fresh = levelToLoudness(line.slice(), rate);
+    const reused = levelToLoudness(line.slice(), rate, TARGET_LUFS, scratch);
+    assert.deepEqual(reused, fresh);
+    // Too short a scratch is not used (and not overrun).
+    assert.equal(integratedLoudness(line, rate, new Float64Array(10)), integratedLoudness(line, rate));
+  });
+
   const pool = new SynthesisPool(1);
   after(() => pool.close());
 
