@@ -40,7 +40,7 @@ const HELD_BACK_FRAMES = 6;
 // frees those buffers only once 64 MB of them have gathered (its external-memory limit): that was 50+ MB of the
 // engine's peak. So the line's work reuses buffers of this thread (floats, filter, silence), and a full collection
 // of this thread's few-MB heap runs whenever GARBAGE_BUDGET bytes of buffers have gathered since the last one
-// (a few milliseconds, every few minutes of audio; never per line).
+// (measured 70-140 ms of wall time at load 15-20, about every 4 minutes of audio; never per line).
 const GARBAGE_BUDGET = 8 * 1024 * 1024;
 /** Lines longer than this (65 s at 16 kHz) get buffers of their own instead of growing the reused ones. */
 const REUSED_SAMPLES_MAX = 1 << 20;
@@ -48,7 +48,8 @@ let floats = new Float32Array(0);
 let filtered = new Float64Array(0);
 let zeros = new Float32Array(0);
 let collect: (() => void) | undefined;
-let externalAfterCollect = 0;
+/** The first check takes the base, so no collection delays the first lines (the first part waits for them). */
+let externalAfterCollect = Number.POSITIVE_INFINITY;
 
 /** Grows the reused buffers to hold `length` samples (up to the cap; a longer line allocates its own). */
 function reserve(length: number): void {
