@@ -17,8 +17,13 @@ const WINDOW_S = 0.03;
 /** YIN's absolute threshold: the first dip of the difference function below it is the period. */
 const THRESHOLD = 0.15;
 
-/** The voiced frames of 16-bit samples between two times (seconds), each with its pitch. */
-export function pitchContour(samples: Int16Array, rate: number, from = 0, to = samples.length / rate): PitchFrame[] {
+/** The voiced frames of samples (16-bit or float: the measure is scale-free) between two times in seconds. */
+export function pitchContour(
+  samples: Int16Array | Float32Array,
+  rate: number,
+  from = 0,
+  to = samples.length / rate,
+): PitchFrame[] {
   const window = Math.round(rate * WINDOW_S);
   const hop = Math.round(rate * HOP_S);
   const maxLag = Math.ceil(rate / MIN_F0);
