@@ -38,7 +38,7 @@ export const service: Bench = {
       rows.push(
         ...(await manyStreams(engine, pages, options.quick ? 200 : STREAMS, options.quick ? 1 : 3, options.progress)),
       );
-      rows.push(...waits.stop());
+      rows.push(...waits.stop(`while ${options.quick ? 200 : STREAMS} streams follow`));
       rows.push(...(await statusRate(engine, options.quick ? 1500 : 4000, options.progress)));
     } finally {
       await engine?.dispose();
@@ -254,7 +254,7 @@ interface ThreadWait {
  * that the audio worker of a job that ended is counted too: the main thread's wait per time slice is what a
  * follower's event waits before the engine can even start writing it.
  */
-function watchThreadWaits(pid: number): { stop(): Row[] } {
+function watchThreadWaits(pid: number): { stop(during: string): Row[] } {
   const first = new Map<number, ThreadWait>();
   const last = new Map<number, ThreadWait>();
   const sample = (isFirst: boolean) => {
@@ -284,7 +284,7 @@ function watchThreadWaits(pid: number): { stop(): Row[] } {
   sample(true);
   const timer = setInterval(() => sample(false), 100);
   return {
-    stop() {
+    stop(during) {
       clearInterval(timer);
       sample(false);
       const main = last.get(pid);
@@ -309,7 +309,7 @@ function watchThreadWaits(pid: number): { stop(): Row[] } {
       return [
         {
           bench: 'service: engine main thread waiting for a CPU',
-          case: 'while the 500 streams follow',
+          case: during,
           result: describe(total((tid) => tid === pid)),
           note:
             `runnable but not running (/proc/<pid>/task/*/schedstat); threads nicer than the main thread (audio work): ` +
