@@ -4,7 +4,18 @@
 // Flite says it (it ends below); the items of a list before the last end higher, the last one lower.
 import * as assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { HEADING_LIFT, intonationOf, type Intonation } from '../../../src/engine/pipeline/pitch';
+import {
+  bendPitch,
+  bendsFor,
+  HEADING_LIFT,
+  intonationOf,
+  type Intonation,
+  LIST_FALL,
+  LIST_RISE,
+  placeLastUtterance,
+  QUESTION_RISE,
+  utterancesOf,
+} from '../../../src/engine/pipeline/pitch';
 import { SynthesisPool } from '../../../src/engine/pipeline/synth-pool';
 import type { FliteVoice, Segment } from '../../../src/engine/pipeline/synth-protocol';
 import { endPitch, pitchContour, semitones } from '../../support/pitch-track';
@@ -55,6 +66,64 @@ describe('intonation: what the text asks for', () => {
 
   it('a huge line asks for nothing (no scan of it)', () => {
     assert.equal(intonationOf(`${'Is it '.repeat(2000)}done?`), undefined);
+  });
+});
+
+describe('intonation: where the bends go', () => {
+  // "Hello there: is it done ?" as rms says it: two utterances, each timed from its own start.
+  const psdur =
+    'pau:0.174 hh:0.25 ax:0.3 l:0.4 ow:0.6 dh:0.7 eh:0.9 r:1.0 pau:1.131\npau:0.174 ih:0.268 z:0.345 ih:0.416 t:0.480 d:0.588 ah:0.713 n:0.832 pau:1.017\n';
+
+  it('the last utterance is placed where the others end, or not at all when the lengths disagree (kal16)', () => {
+    const utterances = utterancesOf(psdur);
+    assert.equal(utterances.length, 2);
+    const placed = placeLastUtterance(utterances, 2.148)!;
+    assert.ok(Math.abs(placed[0]!.end - (2.148 - 1.017 + 0.174)) < 1e-9);
+    // kal16 trims each utterance's final pause: 0.2 s shorter than its segments say.
+    assert.equal(placeLastUtterance(utterances, 1.95), undefined);
+    assert.deepEqual(placeLastUtterance(utterances.slice(1), 0.9), utterances[1]);
+  });
+
+  it("a question rises from its last word's first full vowel to the end of the utterance", () => {
+    const segments = utterancesOf(psdur)[1]!;
+    // "done" is d ah n: three phones.
+    assert.deepEqual(bendsFor({ rise: true, lastWord: 'done' }, segments, 3, 1.017), [
+      { start: 0.588, end: 1.017, kind: 'rise', semitones: QUESTION_RISE },
+    ]);
+    // Without the word's phones (it could not be said alone) or the segments, nothing is bent.
+    assert.deepEqual(bendsFor({ rise: true, lastWord: 'done' }, segments, undefined, 1.017), []);
+    assert.deepEqual(bendsFor({ rise: true, lastWord: 'done' }, undefined, 3, 1.017), []);
+  });
+
+  it('list items rise from their last full vowel to the pause, counted back from the end', () => {
+    // "We bought apples, pears, and plums ." as rms says it.
+    const [segments] = utterancesOf(
+      'pau:0.142 w:0.250 iy:0.336 b:0.414 aa:0.533 t:0.620 ae:0.754 p:0.818 ax:0.856 l:1.008 z:1.132 pau:1.186 p:1.288 eh:1.375 r:1.506 z:1.637 pau:1.768 ae:1.908 n:1.966 d:2.022 p:2.163 l:2.216 ah:2.312 m:2.430 z:2.589 pau:2.771',
+    );
+    const bends = bendsFor({ listPauses: [2, 1], fall: true }, segments, undefined, 2.771);
+    assert.deepEqual(
+      bends.map((b) => [b.start, b.end, b.semitones]),
+      [
+        [0.62, 1.132, LIST_RISE],
+        [1.288, 1.637, LIST_RISE],
+        [2.216, 2.771, LIST_FALL],
+      ],
+    );
+    // A count back past the line's pauses finds nothing to bend.
+    assert.equal(bendsFor({ listPauses: [5] }, segments, undefined, 2.771).length, 0);
+  });
+
+  it('silence, noise and bends outside the samples leave the samples as they are', () => {
+    const silence = new Int16Array(16_000);
+    assert.equal(bendPitch(silence, 16_000, [{ start: 0, end: 1, kind: 'lift', semitones: 2 }]), silence);
+    let seed = 1;
+    const noise = Int16Array.from({ length: 16_000 }, () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return (seed % 20_000) - 10_000;
+    });
+    assert.equal(bendPitch(noise, 16_000, [{ start: 0, end: 1, kind: 'rise', semitones: 6 }]), noise);
+    assert.equal(bendPitch(noise, 16_000, [{ start: 5, end: 9, kind: 'lift', semitones: 2 }]), noise);
+    assert.equal(bendPitch(noise, 16_000, []), noise);
   });
 });
 
