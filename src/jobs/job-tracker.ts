@@ -400,8 +400,9 @@ export class JobTracker implements PlayableJobs {
     switch (event.type) {
       case 'status':
         if (event.status === job.status && event.progress === job.progress) return;
-        // `succeeded` is recorded once the files are downloaded (finish), so the tree never offers a play that fails.
-        if (event.status !== 'succeeded') job.status = event.status;
+        // An end is recorded by finish(): `succeeded` once the files are downloaded, so the tree never offers a play
+        // that fails, and `failed` together with its error, so nothing ever sees a failed job without its reason.
+        if (!isTerminalStatus(event.status)) job.status = event.status;
         if (event.progress !== undefined) job.progress = event.progress;
         this.changedJob(job, false);
         return;

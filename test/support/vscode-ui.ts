@@ -2,7 +2,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Frame, Page } from 'playwright-core';
+import type { Frame, Locator, Page } from 'playwright-core';
 
 export const repoRoot = path.resolve(__dirname, '..', '..');
 
@@ -11,6 +11,16 @@ export interface VSCodeSession {
   workspace: string;
   /** Opens the command palette and runs the command with this title (as shown in the palette). */
   runCommand(title: string): Promise<void>;
+  /**
+   * Opens a workspace file with Quick Open (Ctrl+P), as a person does, and waits until an editor shows `text` from it.
+   * Tries again while the file search has not listed the file yet or the editor did not come up.
+   */
+  openFile(name: string, text: string): Promise<void>;
+  /**
+   * The titles the Command Palette lists for a query, read once the row `present` is listed (so a list still being
+   * filtered is never read); the palette is closed again.
+   */
+  paletteRows(query: string, present: string): Promise<string[]>;
   /** The webview content frame of the editor tab with this title. */
   webviewFrame(title: string, timeoutMs?: number): Promise<Frame>;
   screenshot(name: string): Promise<string>;
@@ -23,6 +33,9 @@ export interface LaunchOptions {
   workspace?: string;
   env?: Record<string, string>;
 }
+
+const ok = (): boolean => true;
+const fail = (): boolean => false;
 
 export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeSession> {
   // vscode-web.mjs is an ES module (the launcher runs it without a TypeScript loader); this file is CommonJS.
@@ -46,24 +59,76 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
     throw error;
   }
 
+  /**
+   * Opens the Command Palette (F1) or Quick Open (Ctrl+P) and returns its input once it can be typed in. A key pressed
+   * while the previous picker is still closing is lost, and the input found then is the closing one: so wait for the
+   * old one to go, and press again if nothing opened.
+   */
+  async function openPicker(key: 'F1' | 'Control+P'): Promise<Locator> {
+    const widget = page.locator('.quick-input-widget');
+    const input = widget.locator('input').first();
+    for (let attempt = 1; ; attempt += 1) {
+      await page.keyboard.press('Escape');
+      await widget.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => undefined);
+      await page.keyboard.press(key);
+      if (await input.waitFor({ state: 'visible', timeout: 10_000 }).then(ok, fail)) return input;
+      if (attempt === 5) throw new Error(`${key} opened no picker`);
+    }
+  }
+
   async function runCommand(title: string): Promise<void> {
     // A palette opened before the extension has registered its commands misses them: retry until it lists it.
     const deadline = Date.now() + 60_000;
+    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
     for (;;) {
-      await page.keyboard.press('Escape');
-      await page.keyboard.press('F1');
-      const input = page.locator('.quick-input-widget input');
-      await input.waitFor({ timeout: 10_000 });
+      const input = await openPicker('F1');
       await input.fill(`>${title}`);
-      const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
-      try {
-        await row.waitFor({ timeout: 3_000 });
-        await input.press('Enter');
+      if (await row.waitFor({ timeout: 3_000 }).then(ok, fail)) {
+        // A click runs this row; Enter would run whichever row the palette has put first.
+        await row.click();
         return;
-      } catch (error) {
-        if (Date.now() > deadline) throw new Error(`The command palette never listed "${title}"`, { cause: error });
       }
+      if (Date.now() > deadline) throw new Error(`The command palette never listed "${title}"`);
     }
+  }
+
+  async function paletteRows(query: string, present: string): Promise<string[]> {
+    const rows = page.locator('.quick-input-list .monaco-list-row .label-name');
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const input = await openPicker('F1');
+      await input.fill(`>${query}`);
+      // The list is filtered as the query is typed: read it once the row that must be there is.
+      const listed = await page
+        .locator('.quick-input-list .monaco-list-row', { hasText: present })
+        .first()
+        .waitFor({ timeout: 3_000 })
+        .then(ok, fail);
+      const titles = listed ? await rows.allInnerTexts() : [];
+      await page.keyboard.press('Escape');
+      if (listed) return titles;
+      if (Date.now() > deadline) throw new Error(`The command palette never listed "${present}" for "${query}"`);
+    }
+  }
+
+  async function openFile(name: string, text: string): Promise<void> {
+    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first();
+    const editor = page.locator('.editor-instance .view-lines', { hasText: text }).filter({ visible: true }).first();
+    const deadline = Date.now() + 120_000;
+    let last = 'Quick Open never listed it';
+    while (Date.now() < deadline) {
+      const input = await openPicker('Control+P');
+      await input.fill(name);
+      // Quick Open finds a file once the workspace is indexed, which takes a while on a busy machine.
+      if (!(await row.waitFor({ timeout: 5_000 }).then(ok, fail))) continue;
+      await input.press('Enter');
+      if (await editor.waitFor({ timeout: 15_000 }).then(ok, fail)) return;
+      const tabs = await page.locator('.tabs-container .tab').allInnerTexts();
+      const active = await page.locator('.tabs-container .tab.active').allInnerTexts();
+      last = `Enter in Quick Open showed no editor with "${text}"; tabs: ${tabs.join(' | ')}; active: ${active.join(' | ')}`;
+    }
+    await screenshot(`open-file-${name.replace(/[^\w.-]/g, '_')}`).catch(() => undefined);
+    throw new Error(`Could not open ${name}: ${last}`);
   }
 
   async function webviewFrame(title: string, timeoutMs = 30_000): Promise<Frame> {
@@ -93,6 +158,8 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
     page,
     workspace,
     runCommand,
+    openFile,
+    paletteRows,
     webviewFrame,
     screenshot,
     async close() {

@@ -58,16 +58,7 @@ describe('Jobs view and status bar (UI)', () => {
 
   it('follows a running job in the status bar and the Jobs view, resumes it after a window reload, and finishes it', async () => {
     const { page } = vscode;
-    await page.keyboard.press('Control+P');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ timeout: 10_000 });
-    await input.fill('patient-work.md');
-    await page
-      .locator('.quick-input-list .monaco-list-row', { hasText: 'patient-work.md' })
-      .first()
-      .waitFor({ timeout: 10_000 });
-    await input.press('Enter');
-    await page.locator('.editor-instance .view-lines', { hasText: TITLE }).first().waitFor({ timeout: 20_000 });
+    await vscode.openFile('patient-work.md', TITLE);
 
     await vscode.runCommand('Article Audio: Convert Current Document to Audio');
     await vscode.runCommand('Article Audio: Show Jobs');

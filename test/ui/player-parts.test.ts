@@ -11,6 +11,7 @@ import type { Frame } from 'playwright-core';
 import { launchVSCode, repoRoot, type VSCodeSession } from '../support/vscode-ui';
 
 const TITLE = 'Article Audio Player';
+const LONG_HEADING = 'A long article about patient work';
 
 async function audio(frame: Frame, expression: string): Promise<unknown> {
   return frame.evaluate(`(() => { const a = document.getElementById('audio'); return ${expression}; })()`);
@@ -45,25 +46,7 @@ describe('Player plays a running job from its parts (UI)', () => {
 
   it('starts on the first part, crosses a part boundary, and moves to the finished file without starting over', async () => {
     const { page } = vscode;
-    const input = page.locator('.quick-input-widget input');
-    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'long.md' }).first();
-    // Quick Open finds the file once the workspace is indexed, which takes a while on a busy machine.
-    await waitFor(
-      'Quick Open to list long.md',
-      async () => {
-        await page.keyboard.press('Escape');
-        await page.keyboard.press('Control+P');
-        await input.waitFor({ timeout: 10_000 });
-        await input.fill('long.md');
-        return row.waitFor({ timeout: 5_000 }).then(
-          () => true,
-          () => false,
-        );
-      },
-      120_000,
-    );
-    await input.press('Enter');
-    await page.locator('.editor-instance .view-lines').first().waitFor({ timeout: 20_000 });
+    await vscode.openFile('long.md', LONG_HEADING);
     await vscode.runCommand('Article Audio: Convert Current Document to Audio');
 
     // The player opens with the first part, long before the job can be done.

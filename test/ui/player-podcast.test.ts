@@ -47,24 +47,14 @@ describe('Player with a podcast made from a selection (UI)', () => {
 
   it("names the speakers and marks only the article's sentences, inside the selection, in the editor", async () => {
     const { page } = vscode;
-    await page.keyboard.press('Control+P');
-    const input = page.locator('.quick-input-widget input');
-    await input.fill('notes.md');
-    await page
-      .locator('.quick-input-list .monaco-list-row', { hasText: 'notes.md' })
-      .first()
-      .waitFor({ timeout: 10_000 });
-    await input.press('Enter');
-    await page
-      .locator('.editor-instance .view-lines', { hasText: 'Notes on Bees' })
-      .first()
-      .waitFor({ timeout: 20_000 });
+    await vscode.openFile('notes.md', 'Notes on Bees');
     // Select from "## The quiet decline" (line 5) to the end.
     await page.keyboard.press('Control+Home');
     for (let i = 0; i < 4; i += 1) await page.keyboard.press('ArrowDown');
     await page.keyboard.press('Control+Shift+End');
     // Not runCommand: its opening Escape would clear the selection.
     await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
     await input.fill('>Article Audio: Convert Selection to Audio');
     await page
       .locator('.quick-input-list .monaco-list-row', { hasText: 'Article Audio: Convert Selection to Audio' })

@@ -87,21 +87,7 @@ describe('Player (UI)', () => {
   });
 
   async function openArticle(): Promise<void> {
-    const { page } = vscode;
-    await page.keyboard.press('Escape');
-    await page.keyboard.press('Control+P');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ timeout: 10_000 });
-    await input.fill('bees.md');
-    await page
-      .locator('.quick-input-list .monaco-list-row', { hasText: 'bees.md' })
-      .first()
-      .waitFor({ timeout: 10_000 });
-    await input.press('Enter');
-    await page
-      .locator('.editor-instance .view-lines', { hasText: 'Why Gardens Need Bees' })
-      .first()
-      .waitFor({ timeout: 20_000 });
+    await vscode.openFile('bees.md', 'Why Gardens Need Bees');
   }
 
   async function playerFrame(timeoutMs = 30_000): Promise<Frame> {

@@ -39,18 +39,6 @@ describe('Listening queue (UI)', () => {
     if (workspace) rmSync(workspace, { recursive: true, force: true });
   });
 
-  async function openFile(name: string, heading: string): Promise<void> {
-    const { page } = vscode;
-    await page.keyboard.press('Escape');
-    await page.keyboard.press('Control+P');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ timeout: 10_000 });
-    await input.fill(name);
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor({ timeout: 10_000 });
-    await input.press('Enter');
-    await page.locator('.editor-instance .view-lines', { hasText: heading }).first().waitFor({ timeout: 20_000 });
-  }
-
   /** Runs a palette command that asks for a job, and picks the row with this title (retrying while jobs finish). */
   async function runOnJob(command: string, title: string): Promise<void> {
     const { page } = vscode;
@@ -77,9 +65,9 @@ describe('Listening queue (UI)', () => {
 
   it('shows the queue in the player, plays from the editor key, and goes on to the queued article when the first ends', async () => {
     const { page } = vscode;
-    await openFile('first.md', 'First Story');
+    await vscode.openFile('first.md', 'First Story');
     await vscode.runCommand('Article Audio: Convert Current Document to Audio');
-    await openFile('second.md', 'Second Story');
+    await vscode.openFile('second.md', 'Second Story');
     await vscode.runCommand('Article Audio: Convert Current Document to Audio');
 
     await runOnJob('Article Audio: Add to Queue', 'Second Story');
@@ -94,7 +82,7 @@ describe('Listening queue (UI)', () => {
     assert.equal(await audio(frame, 'a.paused'), true, 'nothing plays before the listener asks');
 
     // Play from the editor: the key works while the focus is in the source, not in the player.
-    await openFile('first.md', 'First Story');
+    await vscode.openFile('first.md', 'First Story');
     await page.keyboard.press('Control+Alt+Space');
     await waitFor(
       'the audio to play',

@@ -135,6 +135,44 @@ describe('JobTracker in plain Node, against the fault server', () => {
     assert.match(job.error?.message ?? '', /the test service no longer knows this job/);
   });
 
+  it('never shows a failed job without its reason: the failed status event waits for the job with its error', async () => {
+    acceptsJob(server, 't5');
+    server.on('GET', '/v1/jobs/t5/stream', (_req, res) => {
+      const sse = openSse(res);
+      sse.send({ id: '1', event: 'status', data: { status: 'processing', progress: 0.2 } });
+      sse.send({ id: '2', event: 'status', data: { status: 'failed', progress: 0.2 } });
+      sse.send({ id: '3', event: 'end', data: 'failed' });
+      res.end();
+    });
+    server.on('GET', '/v1/jobs/t5', (_req, res) =>
+      sendEnvelope(
+        res,
+        200,
+        jobBody('t5', 'failed', { error: { code: 'fetch_failed', message: 'The page answered 404 Not Found.' } }),
+      ),
+    );
+    const { tracker } = trackerFor(clientFor(server).client, dir);
+    trackers.push(tracker);
+    // Every state anyone could see (the tree, the status bar, a test waiting for the end) as the tracker announces it.
+    const seen: { status: string; code?: string }[] = [];
+    tracker.onDidChange((job) => {
+      if (job?.id) seen.push({ status: job.status, ...(job.error?.code ? { code: job.error.code } : {}) });
+    });
+    const finished = nextEvent(tracker.onDidFinish);
+    await tracker.submit({ title: 'Gone', modelId: 'article-audio-1-mini', source: { kind: 'selection' }, text: TEXT });
+    const { job } = await finished;
+    assert.equal(job.status, 'failed');
+    assert.equal(job.error?.code, 'fetch_failed');
+    assert.ok(
+      seen.some((state) => state.status === 'processing'),
+      JSON.stringify(seen),
+    );
+    assert.deepEqual(
+      seen.filter((state) => state.status === 'failed'),
+      seen.filter((state) => state.status === 'failed' && state.code === 'fetch_failed'),
+      `a failed state without its error was shown: ${JSON.stringify(seen)}`,
+    );
+  });
   it('an outage is reported once, and following goes on until the service answers again', async () => {
     const down = await startFaultServer();
     const downUrl = down.url;
