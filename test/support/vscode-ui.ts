@@ -83,11 +83,13 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
     for (;;) {
       const input = await openPicker('F1');
       await input.fill(`>${title}`);
-      if (await row.waitFor({ timeout: 3_000 }).then(ok, fail)) {
-        // A click runs this row; Enter would run whichever row the palette has put first.
-        await row.click();
+      // A click runs this row; Enter would run whichever row the palette has put first. The palette closes when
+      // something takes the focus (a view or editor opening), and the row with it: then open it again.
+      if (
+        (await row.waitFor({ timeout: 3_000 }).then(ok, fail)) &&
+        (await row.click({ timeout: 3_000 }).then(ok, fail))
+      )
         return;
-      }
       if (Date.now() > deadline) throw new Error(`The command palette never listed "${title}"`);
     }
   }
@@ -106,7 +108,8 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
         .then(ok, fail);
       const titles = listed ? await rows.allInnerTexts() : [];
       await page.keyboard.press('Escape');
-      if (listed) return titles;
+      // Read whole only if the row is among what was read (the palette closes if something takes the focus).
+      if (titles.some((title) => title.includes(present))) return titles;
       if (Date.now() > deadline) throw new Error(`The command palette never listed "${present}" for "${query}"`);
     }
   }
@@ -121,7 +124,7 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
       await input.fill(name);
       // Quick Open finds a file once the workspace is indexed, which takes a while on a busy machine.
       if (!(await row.waitFor({ timeout: 5_000 }).then(ok, fail))) continue;
-      await input.press('Enter');
+      if (!(await input.press('Enter', { timeout: 3_000 }).then(ok, fail))) continue;
       if (await editor.waitFor({ timeout: 15_000 }).then(ok, fail)) return;
       const tabs = await page.locator('.tabs-container .tab').allInnerTexts();
       const active = await page.locator('.tabs-container .tab.active').allInnerTexts();
