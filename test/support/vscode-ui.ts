@@ -60,20 +60,18 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
   }
 
   /**
-   * Opens the Command Palette (F1) or Quick Open (Ctrl+P) and returns its input once it can be typed in. A key pressed
-   * while the previous picker is still closing is lost, and the input found then is the closing one: so wait for the
-   * old one to go, and press again if nothing opened.
+   * Opens the Command Palette (F1) or Quick Open (Ctrl+P) and types `text`; undefined if the picker closed meanwhile,
+   * so the caller tries again. A key pressed while the previous picker is still closing is lost (so wait for it to
+   * go), and a picker closes whenever something takes the focus (a view, an editor or a walkthrough opening).
    */
-  async function openPicker(key: 'F1' | 'Control+P'): Promise<Locator> {
+  async function typeInPicker(key: 'F1' | 'Control+P', text: string): Promise<Locator | undefined> {
     const widget = page.locator('.quick-input-widget');
     const input = widget.locator('input').first();
-    for (let attempt = 1; ; attempt += 1) {
-      await page.keyboard.press('Escape');
-      await widget.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => undefined);
-      await page.keyboard.press(key);
-      if (await input.waitFor({ state: 'visible', timeout: 10_000 }).then(ok, fail)) return input;
-      if (attempt === 5) throw new Error(`${key} opened no picker`);
-    }
+    await page.keyboard.press('Escape');
+    await widget.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => undefined);
+    await page.keyboard.press(key);
+    if (!(await input.waitFor({ state: 'visible', timeout: 10_000 }).then(ok, fail))) return undefined;
+    return (await input.fill(text, { timeout: 3_000 }).then(ok, fail)) ? input : undefined;
   }
 
   async function runCommand(title: string): Promise<void> {
@@ -81,11 +79,11 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
     const deadline = Date.now() + 60_000;
     const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
     for (;;) {
-      const input = await openPicker('F1');
-      await input.fill(`>${title}`);
+      const input = await typeInPicker('F1', `>${title}`);
       // A click runs this row; Enter would run whichever row the palette has put first. The palette closes when
       // something takes the focus (a view or editor opening), and the row with it: then open it again.
       if (
+        input &&
         (await row.waitFor({ timeout: 3_000 }).then(ok, fail)) &&
         (await row.click({ timeout: 3_000 }).then(ok, fail))
       )
@@ -98,14 +96,15 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
     const rows = page.locator('.quick-input-list .monaco-list-row .label-name');
     const deadline = Date.now() + 60_000;
     for (;;) {
-      const input = await openPicker('F1');
-      await input.fill(`>${query}`);
+      const input = await typeInPicker('F1', `>${query}`);
       // The list is filtered as the query is typed: read it once the row that must be there is.
-      const listed = await page
-        .locator('.quick-input-list .monaco-list-row', { hasText: present })
-        .first()
-        .waitFor({ timeout: 3_000 })
-        .then(ok, fail);
+      const listed =
+        input !== undefined &&
+        (await page
+          .locator('.quick-input-list .monaco-list-row', { hasText: present })
+          .first()
+          .waitFor({ timeout: 3_000 })
+          .then(ok, fail));
       const titles = listed ? await rows.allInnerTexts() : [];
       await page.keyboard.press('Escape');
       // Read whole only if the row is among what was read (the palette closes if something takes the focus).
@@ -120,10 +119,9 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
     const deadline = Date.now() + 120_000;
     let last = 'Quick Open never listed it';
     while (Date.now() < deadline) {
-      const input = await openPicker('Control+P');
-      await input.fill(name);
+      const input = await typeInPicker('Control+P', name);
       // Quick Open finds a file once the workspace is indexed, which takes a while on a busy machine.
-      if (!(await row.waitFor({ timeout: 5_000 }).then(ok, fail))) continue;
+      if (!input || !(await row.waitFor({ timeout: 5_000 }).then(ok, fail))) continue;
       if (!(await input.press('Enter', { timeout: 3_000 }).then(ok, fail))) continue;
       if (await editor.waitFor({ timeout: 15_000 }).then(ok, fail)) return;
       const tabs = await page.locator('.tabs-container .tab').allInnerTexts();
