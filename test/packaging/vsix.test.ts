@@ -47,6 +47,7 @@ describe('Packaging', () => {
       'extension/dist/synth-worker.js',
       'extension/dist/flite.wasm',
       'extension/dist/speex-resampler-nonsimd.wasm',
+      'extension/dist/lame.wasm',
       'extension/media/build/player.js',
     ]) {
       assert.ok(entries.includes(needed), `${needed} is missing from the .vsix`);
@@ -82,16 +83,7 @@ describe('Packaging', () => {
     const shipped = execFileSync('unzip', ['-p', vsix, notices], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
     const { collectPackages, render } = await import('../../scripts/third-party-notices.mjs');
     const packages = collectPackages();
-    for (const name of [
-      'undici',
-      'zod',
-      'linkedom',
-      'wasm-media-encoders',
-      'node-id3',
-      '@mozilla/readability',
-      'ipaddr.js',
-      'marked',
-    ]) {
+    for (const name of ['undici', 'zod', 'linkedom', 'node-id3', '@mozilla/readability', 'ipaddr.js', 'marked']) {
       assert.ok(
         packages.some((p) => p.name === name),
         `${name} is not among the bundled packages`,
@@ -102,6 +94,7 @@ describe('Packaging', () => {
       for (const { text } of p.texts)
         assert.ok(shipped.includes(text.trimEnd()), `the licence text of ${p.name} is not complete`);
     }
+    assert.match(shipped, /### LAME 3\.100 \(dist\/lame\.wasm\)\n\nLicence: LGPL-2\.0-or-later/);
     for (const lgpl of ['## LGPL-2\n', '## LGPL-2.1\n', '## GPL-3\n'])
       assert.ok(shipped.includes(lgpl), `${lgpl.trim()} text is missing`);
     assert.equal(

@@ -1,14 +1,13 @@
-// Streams mono PCM into an MP3 file as it is produced, so memory stays flat however long the article. LAME (in
-// WebAssembly, wasm-media-encoders) runs right here in the job's audio worker: no second worker, no per-frame
-// promises, no sample-format conversions (it takes the Float32 samples as they are). That path cost about 20 % more
-// CPU than LAME's own work through mediabunny's muxer and encoder worker (bench/encoding.ts).
+// Streams mono PCM into an MP3 file as it is produced, so memory stays flat however long the article. LAME (our own
+// WebAssembly build at quality 7, lame.ts) runs right here in the job's audio worker: no second worker, no per-frame
+// promises, no sample-format conversions (it takes the Float32 samples as they are).
 //
 // The file is: [ID3v2 tag, optional] [Info frame] [audio frames]. The Info frame (Xing header for constant bitrate, with
 // LAME's extension) is written as a placeholder first and filled in at the end: the exact frame count (exact duration
 // for players), a seek table, and the encoder delay and padding, so gapless players trim LAME's silence at both ends.
 // The ID3 tag is known only at the end (its chapters' times); it is put in front by one copy of the file, in chunks.
 import { open, rename, rm, type FileHandle } from 'node:fs/promises';
-import { createMp3Encoder } from 'wasm-media-encoders';
+import { LameEncoder } from './lame';
 import { frameAt } from './mp3-frames';
 
 /**
@@ -18,9 +17,6 @@ import { frameAt } from './mp3-frames';
  */
 export const LAME_ENCODER_DELAY = 576;
 const ENCODER_VERSION = 'LAME3.100';
-
-type Mp3Bitrate = 8 | 16 | 24 | 32 | 40 | 48 | 64 | 80 | 96 | 112 | 128 | 160 | 192 | 224 | 256 | 320;
-type Mp3Encoder = Awaited<ReturnType<typeof createMp3Encoder>>;
 
 const BITRATES_V1 = [32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320];
 const BITRATES_V2 = [8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160];
@@ -196,7 +192,7 @@ export class Mp3Writer {
     private readonly path: string,
     private readonly handle: FileHandle,
     private readonly file: BufferedFile,
-    private readonly encoder: Mp3Encoder,
+    private readonly encoder: LameEncoder,
     readonly sampleRate: number,
     readonly bitrate: number,
     private readonly options: Mp3WriterOptions,
@@ -210,15 +206,24 @@ export class Mp3Writer {
     bitrate: number,
     options: Mp3WriterOptions = {},
   ): Promise<Mp3Writer> {
-    const encoder = await createMp3Encoder();
-    encoder.configure({ sampleRate, channels: 1, bitrate: (bitrate / 1000) as Mp3Bitrate });
-    const handle = await open(path, 'w');
+    const version = mpegVersion(sampleRate);
+    if (!(version.bits === 3 ? BITRATES_V1 : BITRATES_V2).includes(bitrate / 1000))
+      throw new Error(`MP3 has no ${bitrate / 1000} kbps at ${sampleRate} Hz.`);
+    const encoder = await LameEncoder.create(sampleRate, bitrate / 1000);
+    let handle: FileHandle;
+    try {
+      handle = await open(path, 'w');
+    } catch (error) {
+      encoder.close();
+      throw error;
+    }
     const file = new BufferedFile(handle);
     const writer = new Mp3Writer(path, handle, file, encoder, sampleRate, bitrate, options);
     try {
       // Room for the Info frame, filled in by finish().
       await file.append(new Uint8Array(writer.infoLength));
     } catch (error) {
+      encoder.close();
       await handle.close();
       throw error;
     }
@@ -233,19 +238,17 @@ export class Mp3Writer {
   async write(samples: Float32Array): Promise<void> {
     if (samples.length === 0) return;
     this.samplesWritten += samples.length;
-    await this.take(this.encoder.encode([samples]));
+    await this.take(this.encoder.encode(samples));
   }
 
   /** Whole frames of the encoder's output go to the file and to onFrames; a partial frame waits for the rest. */
   private async take(output: Uint8Array): Promise<void> {
     if (output.length === 0) return;
-    let bytes: Uint8Array;
+    let bytes = output; // the encoder's own copy
     if (this.carry.length > 0) {
       bytes = new Uint8Array(this.carry.length + output.length);
       bytes.set(this.carry);
       bytes.set(output, this.carry.length);
-    } else {
-      bytes = output.slice(); // the encoder reuses its buffer
     }
     let end = 0;
     for (;;) {
@@ -267,7 +270,8 @@ export class Mp3Writer {
   async finish(id3?: Uint8Array): Promise<number> {
     let closed = false;
     try {
-      await this.take(this.encoder.finalize());
+      await this.take(this.encoder.flush());
+      this.encoder.close();
       if (this.carry.length > 0) throw new Error(`The MP3 encoder ended inside a frame (${this.carry.length} bytes).`);
       await this.file.flush();
       const info = infoFrame(
@@ -303,6 +307,7 @@ export class Mp3Writer {
 
   /** Stops without finishing (cancelled or failed job); the caller removes the file. */
   async abort(): Promise<void> {
+    this.encoder.close();
     await this.handle.close().catch(() => {});
   }
 }
