@@ -39,48 +39,47 @@ export function kWeightingFilters(sampleRate: number): [Biquad, Biquad] {
   return [shelf, highPass];
 }
 
-/** `out` may be `input` (each output sample is written after its input sample is read). */
-function filter(input: Float32Array | Float64Array, f: Biquad, out: Float64Array): Float64Array {
+/**
+ * Integrated loudness in LUFS of mono samples; -Infinity for silence. Shorter than one block: its mean square.
+ * `scratch` (at least as long as the samples) holds the running sums, for a caller that reuses one buffer.
+ *
+ * One pass runs both K-weighting filters and keeps running sums of the squared output, so each 400 ms block's power is
+ * one subtraction: the audio worker measures every utterance, and summing each block's samples again (they overlap
+ * four times) cost it 0.2 to 0.3 CPU s per 15 minutes of speech.
+ */
+export function integratedLoudness(samples: Float32Array, sampleRate: number, scratch?: Float64Array): number {
+  const [shelf, highPass] = kWeightingFilters(sampleRate);
+  const { b0, b1, b2, a1, a2 } = shelf;
+  const { b0: c0, b1: c1, b2: c2, a1: d1, a2: d2 } = highPass;
+  const n = samples.length;
+  // sums[i] = the squared weighted samples added up to and including sample i.
+  const sums = scratch && scratch.length >= n ? scratch.subarray(0, n) : new Float64Array(n);
   let x1 = 0;
   let x2 = 0;
   let y1 = 0;
   let y2 = 0;
-  for (let i = 0; i < input.length; i++) {
-    const x = input[i]!;
-    const y = f.b0 * x + f.b1 * x1 + f.b2 * x2 - f.a1 * y1 - f.a2 * y2;
-    out[i] = y;
+  let z1 = 0;
+  let z2 = 0;
+  let sum = 0;
+  for (let i = 0; i < n; i++) {
+    const x = samples[i]!;
+    const y = b0 * x + b1 * x1 + b2 * x2 - a1 * y1 - a2 * y2;
     x2 = x1;
     x1 = x;
+    const z = c0 * y + c1 * y1 + c2 * y2 - d1 * z1 - d2 * z2;
     y2 = y1;
     y1 = y;
+    z2 = z1;
+    z1 = z;
+    sum += z * z;
+    sums[i] = sum;
   }
-  return out;
-}
-
-/**
- * Integrated loudness in LUFS of mono samples; -Infinity for silence. Shorter than one block: its mean square.
- * `scratch` (at least as long as the samples) holds the filtered signal, for a caller that reuses one buffer.
- */
-export function integratedLoudness(samples: Float32Array, sampleRate: number, scratch?: Float64Array): number {
-  const [shelf, highPass] = kWeightingFilters(sampleRate);
-  const out =
-    scratch && scratch.length >= samples.length
-      ? scratch.subarray(0, samples.length)
-      : new Float64Array(samples.length);
-  const weighted = filter(filter(samples, shelf, out), highPass, out);
+  const before = (i: number) => (i === 0 ? 0 : sums[i - 1]!);
   const block = Math.round(0.4 * sampleRate);
   const step = Math.round(0.1 * sampleRate);
   const powers: number[] = [];
-  for (let start = 0; start + block <= weighted.length; start += step) {
-    let sum = 0;
-    for (let i = start; i < start + block; i++) sum += weighted[i]! * weighted[i]!;
-    powers.push(sum / block);
-  }
-  if (powers.length === 0) {
-    let sum = 0;
-    for (const w of weighted) sum += w * w;
-    powers.push(sum / Math.max(1, weighted.length));
-  }
+  for (let start = 0; start + block <= n; start += step) powers.push((before(start + block) - before(start)) / block);
+  if (powers.length === 0) powers.push(sum / Math.max(1, n));
   const loudness = (power: number) => -0.691 + 10 * Math.log10(power);
   const aboveAbsolute = powers.filter((p) => loudness(p) > -70);
   if (aboveAbsolute.length === 0) return Number.NEGATIVE_INFINITY;
@@ -102,7 +101,10 @@ export function levelToLoudness(
   const lufs = integratedLoudness(samples, sampleRate, scratch);
   if (!Number.isFinite(lufs)) return samples;
   let peak = 0;
-  for (const s of samples) peak = Math.max(peak, Math.abs(s));
+  for (let i = 0; i < samples.length; i++) {
+    const magnitude = Math.abs(samples[i]!);
+    if (magnitude > peak) peak = magnitude;
+  }
   const gain = Math.min(10 ** ((targetLufs - lufs) / 20), PEAK_CEILING / Math.max(peak, 1e-9));
   for (let i = 0; i < samples.length; i++) samples[i]! *= gain;
   return samples;
