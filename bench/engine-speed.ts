@@ -72,6 +72,15 @@ export const engineSpeed: Bench = {
           result: `${((encoding.cpuS / raw.cpuS) * 100).toFixed(0)}% (${encoding.cpuS.toFixed(2)} s / ${raw.cpuS.toFixed(2)} s CPU)`,
           note: `end to end can reach at most ${(raw.cpuS / (raw.cpuS + encoding.cpuS)).toFixed(2)} of synthesis alone`,
         });
+        // Everything the engine did for the job (synthesis, trimming, levelling, encoding, parts, files, HTTP, events)
+        // against synthesis alone: the same bound for the whole pipeline, measured rather than summed.
+        const cpuBound = raw.cpuS / e2e.cpuS;
+        rows.push({
+          bench: 'engine CPU for the job / synthesis CPU',
+          case: label,
+          result: `${((e2e.cpuS / raw.cpuS) * 100).toFixed(0)}% (${e2e.cpuS.toFixed(2)} s / ${raw.cpuS.toFixed(2)} s CPU)`,
+          note: `end to end can reach at most ${cpuBound.toFixed(2)} of synthesis alone`,
+        });
         rows.push({
           bench: 'pipeline overhead',
           case: label,
@@ -88,7 +97,7 @@ export const engineSpeed: Bench = {
             result: ratio.toFixed(2),
             target: `>= ${MINI_MIN_RATIO}`,
             verdict: atLeast(ratio, MINI_MIN_RATIO),
-            note: 'same run',
+            note: `same run; the engine's CPU allows at most ${cpuBound.toFixed(2)}`,
           });
         }
       }

@@ -23,6 +23,8 @@ export interface EngineRun {
   peakMb: number;
   /** Seconds from sending the submission to the first part's result event (the first playable audio). */
   firstPartS: number;
+  /** CPU seconds the engine process spent on the job (all its threads, ended ones included), load-proof. */
+  cpuS: number;
 }
 
 const cache = new Map<string, Promise<EngineRun>>();
@@ -36,6 +38,17 @@ export function engineRun(model: ModelId, article: ArticleName): Promise<EngineR
   }
   return run;
 }
+
+/** CPU seconds (user + system) of a process so far, threads that have ended included, from /proc (Linux). */
+export function processCpuS(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name, which may hold spaces: utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+/** Linux's USER_HZ: /proc counts CPU time in 1/100 s on every platform Node runs on. */
+const CLOCK_TICKS = 100;
 
 /** Peak resident set size of a process, from /proc (Linux). */
 export function peakMemoryMb(pid: number): number {
@@ -65,6 +78,7 @@ async function measure(model: ModelId, article: ArticleName): Promise<EngineRun>
       await openStream(`${engine.url}/v1/jobs/${warm.jobId}/stream`, token)
     ).done;
     const started = performance.now();
+    const cpuBefore = processCpuS(engine.pid);
     const answer = await calls.submit({ model_id: model, text });
     if (answer.status !== 202) throw new Error(`submission answered ${answer.status}: ${answer.text.slice(0, 300)}`);
     const stream = await openStream(`${engine.url}/v1/jobs/${answer.jobId}/stream`, token);
@@ -82,11 +96,21 @@ async function measure(model: ModelId, article: ArticleName): Promise<EngineRun>
       30 * 60_000,
     );
     const wallS = (terminal.at - started) / 1000;
+    const cpuS = processCpuS(engine.pid) - cpuBefore;
     stream.close();
     const job = (await calls.get(`/v1/jobs/${answer.jobId}`)).job;
     if (job.status !== 'succeeded') throw new Error(`the job failed: ${JSON.stringify(job.error)}`);
     const audioS = job.outputs?.results.find((r) => r.content_type === 'audio/mpeg')?.duration_s ?? Number.NaN;
-    return { model, article, characters: text.length, wallS, audioS, peakMb: peakMemoryMb(engine.pid), firstPartS };
+    return {
+      model,
+      article,
+      characters: text.length,
+      wallS,
+      audioS,
+      peakMb: peakMemoryMb(engine.pid),
+      firstPartS,
+      cpuS,
+    };
   } finally {
     await engine.dispose();
   }

@@ -25,8 +25,9 @@ interface LameExports {
 
 function wasmPath(): string {
   // From sources (tests, benchmarks) the committed build; a bundle finds the copy esbuild.mjs puts beside it.
-  if (__filename.endsWith('.ts')) return path.join(__dirname, '..', '..', '..', 'vendor', 'lame', 'lame.wasm');
-  return path.join(__dirname, 'lame.wasm');
+  const here = path.dirname(__filename);
+  if (__filename.endsWith('.ts')) return path.join(here, '..', '..', '..', 'vendor', 'lame', 'lame.wasm');
+  return path.join(here, 'lame.wasm');
 }
 
 let compiled: Promise<WebAssembly.Module> | undefined;
