@@ -24,7 +24,10 @@ export async function encodingTime(model: ModelId, seconds: number): Promise<{ w
     }
     const started = performance.now();
     const cpu = process.cpuUsage();
-    const writer = await Mp3Writer.create(path.join(dir, 'audio.mp3'), SAMPLE_RATE, MODEL_PROFILES[model].bitrate);
+    const profile = MODEL_PROFILES[model];
+    const writer = await Mp3Writer.create(path.join(dir, 'audio.mp3'), SAMPLE_RATE, profile.bitrate, {
+      quality: profile.lameQuality,
+    });
     for (let done = 0; done < seconds; done += 4)
       await writer.write(chunk.slice(0, Math.round(Math.min(4, seconds - done) * SAMPLE_RATE)));
     await writer.finish();

@@ -20,6 +20,7 @@ export type AudioRequest =
       partsDir: string;
       sampleRate: number;
       bitrate: number;
+      quality: number;
       partTargetsS: number[];
     }
   /** Audio already at the job's rate and level (intro, outro), written as is. */

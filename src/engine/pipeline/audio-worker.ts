@@ -138,7 +138,10 @@ async function handle(request: AudioRequest): Promise<LineWritten | AudioFinishe
       partsDir = request.partsDir;
       targets = request.partTargetsS;
       await mkdir(partsDir, { recursive: true });
-      writer = await Mp3Writer.create(request.path, request.sampleRate, request.bitrate, { onFrames });
+      writer = await Mp3Writer.create(request.path, request.sampleRate, request.bitrate, {
+        onFrames,
+        quality: request.quality,
+      });
       return undefined;
     case 'clip':
       await writer!.write(request.samples);

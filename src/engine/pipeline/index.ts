@@ -317,6 +317,7 @@ class SpeechPipeline implements ArticlePipeline {
         partsDir: context.workDir,
         sampleRate: music ? MUSIC_RATE : SAMPLE_RATE,
         bitrate,
+        quality: profile.lameQuality,
         partTargetsS: context.publishPart ? PART_TARGETS_S : [],
       })
       .catch((error: unknown) => {

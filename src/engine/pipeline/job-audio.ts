@@ -13,6 +13,8 @@ export interface JobAudioOptions {
   partsDir: string;
   sampleRate: number;
   bitrate: number;
+  /** LAME's quality setting. */
+  quality: number;
   /** Seconds of audio in the first part, the second, ...; the last value repeats. */
   partTargetsS: number[];
 }

@@ -1,12 +1,16 @@
 // LAME 3.100 in WebAssembly, built by this repository (vendor/lame: build.sh, lame-glue.c) because no LAME on npm
 // exposes LAME's quality setting: quality 7 (no noise shaping, no best-Huffman search) encodes the engine's speech for
-// half the CPU of LAME's default 3, which the npm builds use (BENCHMARKS.md, "Issue 14, third round"). One instance per
-// encoder; it imports nothing but four WASI calls that only LAME's unused stdio reaches.
+// half the CPU of LAME's default 3, which the npm builds use, but needs more bits for the same word error (BENCHMARKS.md,
+// "Issue 14, third round"). One instance per encoder; it imports nothing but four WASI calls that only LAME's unused
+// stdio reaches.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 
-/** LAME's quality setting for every MP3 the engine writes: 0 is best and slowest, 7 and up the fastest (7 = 8 = 9). */
-export const LAME_QUALITY = 7;
+/**
+ * LAME's quality setting unless a model asks for another (`lameQuality` in script.ts): 0 is best and slowest, 3 is
+ * LAME's own default, 7 and up the fastest (7 = 8 = 9: no noise shaping, no best-Huffman search).
+ */
+export const LAME_QUALITY = 3;
 
 /** Samples per call into LAME: bounds the WebAssembly memory (which never shrinks) whatever one write holds. */
 const CHUNK = 65_536;

@@ -150,6 +150,8 @@ class BufferedFile {
 export interface Mp3WriterOptions {
   /** Sees the encoded audio frames as they come, in order (never the ID3 tag or the Info frame). */
   onFrames?: (data: Uint8Array) => void;
+  /** LAME's quality setting (default LAME_QUALITY). */
+  quality?: number;
 }
 
 const COPY_CHUNK = 1024 * 1024;
@@ -209,7 +211,7 @@ export class Mp3Writer {
     const version = mpegVersion(sampleRate);
     if (!(version.bits === 3 ? BITRATES_V1 : BITRATES_V2).includes(bitrate / 1000))
       throw new Error(`MP3 has no ${bitrate / 1000} kbps at ${sampleRate} Hz.`);
-    const encoder = await LameEncoder.create(sampleRate, bitrate / 1000);
+    const encoder = await LameEncoder.create(sampleRate, bitrate / 1000, options.quality);
     let handle: FileHandle;
     try {
       handle = await open(path, 'w');

@@ -31,12 +31,16 @@ export interface ModelProfile {
   podcast: boolean;
   /** MP3 bitrate, bits per second. */
   bitrate: number;
+  /** LAME's quality setting (lame.ts): 3 is LAME's default; 7 halves the encoding CPU but needs more bits. */
+  lameQuality: number;
 }
 
 export const MODEL_PROFILES: Record<EngineModelId, ModelProfile> = {
   // The fastest clear voice, read straight through. kal16 speaks about 191 words a minute with the old 0.12 s
   // between sentences, which listeners found rushed. With 1.06 and the pauses below it measured 183 (bench/listening.ts);
-  // 1.13 aims at about 170. Its 32 kbps measured within 1 point of the raw voice, so it stays.
+  // 1.13 aims at about 170. Its 32 kbps (LAME quality 3) measured within 1 point of the raw voice. Quality 7 encodes
+  // for half the CPU, and at 48 kbps it measured the same word error as quality 3 at 32 kbps (22.7 % against 22.4 %,
+  // 842 words of medium.md, the same speech; quality 7 at 32 kbps: 32.1 %; BENCHMARKS.md, "Issue 14, third round").
   'article-audio-1-mini': {
     // No intonation: kal16's diphones give PSOLA unsteady pitch marks (three questions measured +9.7, -0.8 and -1.2
     // semitones at the end), so Mini is said as Flite says it.
@@ -48,7 +52,8 @@ export const MODEL_PROFILES: Record<EngineModelId, ModelProfile> = {
     headingPauseAfter: 0.45,
     numberSections: false,
     podcast: false,
-    bitrate: 32_000,
+    bitrate: 48_000,
+    lameQuality: 7,
   },
   // The most intelligible voice (lowest word error rate measured), with room to breathe and numbered sections.
   'article-audio-1-pro': {
@@ -63,6 +68,7 @@ export const MODEL_PROFILES: Record<EngineModelId, ModelProfile> = {
     numberSections: true,
     podcast: false,
     bitrate: 48_000,
+    lameQuality: 3,
   },
   // Two clearly different voices (a male and a female one) sharing the article as a show.
   'article-podcast-1-pro': {
@@ -79,6 +85,7 @@ export const MODEL_PROFILES: Record<EngineModelId, ModelProfile> = {
     numberSections: false,
     podcast: true,
     bitrate: 48_000,
+    lameQuality: 3,
   },
 };
 
