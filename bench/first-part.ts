@@ -7,6 +7,7 @@ import { startEngineProcess } from '../test/support/engine-process';
 import { call, serviceCalls } from '../test/support/http-calls';
 import { openStream } from '../test/support/sse-reader';
 import { articleText } from './lib/articles';
+import { warmUp } from './lib/engine-runs';
 import { type Bench, type ModelId, type Row, below, shortModel } from './lib/report';
 
 const TARGET_S: Record<ModelId, number> = {
@@ -30,13 +31,7 @@ export const firstPart: Bench = {
       const token = engine.tokens[0] as string;
       const calls = serviceCalls(engine.url, token);
       for (const model of options.models) {
-        const warm = await calls.submit({
-          model_id: model,
-          text: 'A short warm-up text, long enough to be accepted by the engine.',
-        });
-        await (
-          await openStream(`${engine.url}/v1/jobs/${warm.jobId}/stream`, token)
-        ).done;
+        await warmUp(engine.url, token, model);
         for (const article of options.articles) {
           options.progress(`parts: ${model} on ${article}`);
           const text = articleText(article);

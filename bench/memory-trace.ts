@@ -15,6 +15,7 @@ import { startEngineProcess } from '../test/support/engine-process';
 import { serviceCalls } from '../test/support/http-calls';
 import { openStream } from '../test/support/sse-reader';
 import { articleText } from './lib/articles';
+import { warmUp } from './lib/engine-runs';
 import { ARTICLES, type ArticleName, MODELS } from './lib/report';
 
 function option(name: string): string | undefined {
@@ -27,6 +28,7 @@ const article = (option('--article') ?? 'long') as ArticleName;
 const modelName = option('--model') ?? 'podcast';
 const model = MODELS.find((m) => m === modelName || m.endsWith(`-${modelName}`) || m.includes(modelName));
 if (!model || !ARTICLES.includes(article)) throw new Error(`unknown model ${modelName} or article ${article}`);
+const chosenModel: string = model;
 const extraEnv: Record<string, string> = {};
 process.argv.forEach((arg, i) => {
   if (arg !== '--env') return;
@@ -102,13 +104,7 @@ async function main(): Promise<void> {
   try {
     const token = engine.tokens[0] as string;
     const calls = serviceCalls(engine.url, token);
-    const warm = await calls.submit({
-      model_id: model,
-      text: 'A short warm-up text, long enough to be accepted by the engine.',
-    });
-    await (
-      await openStream(`${engine.url}/v1/jobs/${warm.jobId}/stream`, token)
-    ).done;
+    await warmUp(engine.url, token, chosenModel);
     console.log(`after the warm-up job: ${JSON.stringify(processStatus(engine.pid))}`);
     jobStarted = Date.now();
     const answer = await calls.submit({ model_id: model, text: articleText(article) });

@@ -29,6 +29,20 @@ export interface EngineRun {
 
 const cache = new Map<string, Promise<EngineRun>>();
 
+/**
+ * Runs a first tiny job and waits for its end: it starts the synthesis workers and loads the model's voices, as in an
+ * engine that has run before, so what is measured next is the engine at work, not its start.
+ */
+export async function warmUp(url: string, token: string, model: string): Promise<void> {
+  const warm = await serviceCalls(url, token).submit({
+    model_id: model,
+    text: 'A short warm-up text, long enough to be accepted by the engine.',
+  });
+  await (
+    await openStream(`${url}/v1/jobs/${warm.jobId}/stream`, token)
+  ).done;
+}
+
 export function engineRun(model: ModelId, article: ArticleName): Promise<EngineRun> {
   const key = `${model}/${article}`;
   let run = cache.get(key);
@@ -70,13 +84,7 @@ async function measure(model: ModelId, article: ArticleName): Promise<EngineRun>
     const calls = serviceCalls(engine.url, token);
     // A first tiny job starts the synthesis workers, as in an engine that has run before; the raw synthesis
     // measurement warms its pool the same way.
-    const warm = await calls.submit({
-      model_id: model,
-      text: 'A short warm-up text, long enough to be accepted by the engine.',
-    });
-    await (
-      await openStream(`${engine.url}/v1/jobs/${warm.jobId}/stream`, token)
-    ).done;
+    await warmUp(engine.url, token, model);
     const started = performance.now();
     const cpuBefore = processCpuS(engine.pid);
     const answer = await calls.submit({ model_id: model, text });

@@ -3,27 +3,8 @@
 // lengthening moves to the word before: "… V P N." is only 50 ms longer than "… V P."), and a line ending in
 // punctuation has no word to lose there. Used by test/unit/pipeline/whole-lines.test.ts and bench/listening.ts.
 import type { SynthesisPool } from '../../src/engine/pipeline/synth-pool';
-import type { FliteVoice, Segment } from '../../src/engine/pipeline/synth-protocol';
+import { FLITE_VOWELS as VOWELS, type FliteVoice, type Segment } from '../../src/engine/pipeline/synth-protocol';
 
-const VOWELS = new Set([
-  'aa',
-  'ae',
-  'ah',
-  'ao',
-  'aw',
-  'ax',
-  'axr',
-  'ay',
-  'eh',
-  'er',
-  'ey',
-  'ih',
-  'iy',
-  'ow',
-  'oy',
-  'uh',
-  'uw',
-]);
 const GLIDES = new Set(['y', 'w']);
 /**
  * A word whose longest vowel (with a glide before it: the "y" of "mute") is shorter than this was swallowed, not said ("rule." gave its only vowel 29 ms, "L." 38

@@ -9,7 +9,7 @@
 // right, and only the voiced stretches inside a bend are touched, each joined to the original over one period.
 //
 // Where a bend goes comes from Flite's own segments (-psdur): the phones of the line and their end times.
-import type { Segment } from './synth-protocol';
+import { FLITE_VOWELS as VOWELS, type Segment } from './synth-protocol';
 
 /** What the text of a line asks for. Computed on the main thread from the spoken line; applied in the worker. */
 export interface Intonation {
@@ -53,25 +53,6 @@ export const HEADING_LIFT = 1.5;
 const WH_WORDS = new Set(['what', 'who', 'whom', 'whose', 'which', 'where', 'when', 'why', 'how']);
 /** Words that may open a question before its real first word ("So, is it…", "And what…"). */
 const OPENERS = new Set(['so', 'and', 'but', 'then', 'now', 'well', 'okay', 'ok', 'oh', 'or']);
-const VOWELS = new Set([
-  'aa',
-  'ae',
-  'ah',
-  'ao',
-  'aw',
-  'ax',
-  'axr',
-  'ay',
-  'eh',
-  'er',
-  'ey',
-  'ih',
-  'iy',
-  'ow',
-  'oy',
-  'uh',
-  'uw',
-]);
 /** Reduced vowels: a rise starts on the word's first full vowel ("to-MOR-row"), not on a schwa before it. */
 const REDUCED = new Set(['ax', 'axr']);
 /** The longest line this looks into: lines are sentences; a longer one gets no intonation rather than a slow scan. */

@@ -25,6 +25,27 @@ export interface Segment {
   end: number;
 }
 
+/** The vowels of Flite's US English phone set, the phones a word's stress and length are read from. */
+export const FLITE_VOWELS: ReadonlySet<string> = new Set([
+  'aa',
+  'ae',
+  'ah',
+  'ao',
+  'aw',
+  'ax',
+  'axr',
+  'ay',
+  'eh',
+  'er',
+  'ey',
+  'ih',
+  'iy',
+  'ow',
+  'oy',
+  'uh',
+  'uw',
+]);
+
 export type SynthesisResponse =
   | { id: number; ok: true; samples: Int16Array; sampleRate: number; segments?: Segment[] }
   | { id: number; ok: false; error: string };

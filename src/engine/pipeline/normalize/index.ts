@@ -122,6 +122,16 @@ function isIdentifier(token: string): boolean {
   return /^[a-z]+\d+[a-z]*$/i.test(token) && /[a-z]{2}/i.test(token) && !/^\d/.test(token); // arm64, utf8, es2022
 }
 
+/** An HTTP status code as people say it: 503 is "five oh three", 500 "five hundred". */
+function statusCodeWords(code: string): string {
+  return code.endsWith('00')
+    ? numberToWords(code)
+    : code
+        .split('')
+        .map((d) => (d === '0' ? 'oh' : numberToWords(d)))
+        .join(' ');
+}
+
 function phoneWords(phone: string): string {
   const plus = phone.trim().startsWith('+') ? 'plus ' : '';
   const groups = phone
@@ -195,27 +205,11 @@ export function normalizeTechnical(text: string): string {
   // HTTP status codes: "a 503 error" is "five oh three", "a 500 error" "five hundred".
   s = s.replace(
     /\b(?:(HTTP|status|code)\s+)?([1-5]\d\d)(?=\s+(?:error|errors|status|response|responses|code|redirect|page)\b)/g,
-    (_m, before: string | undefined, code: string) =>
-      `${before ? `${before} ` : ''}${
-        code.endsWith('00')
-          ? numberToWords(code)
-          : code
-              .split('')
-              .map((d) => (d === '0' ? 'oh' : numberToWords(d)))
-              .join(' ')
-      }`,
+    (_m, before: string | undefined, code: string) => `${before ? `${before} ` : ''}${statusCodeWords(code)}`,
   );
   s = s.replace(
     /\b(HTTP|status|code)\s+([1-5]\d\d)\b(?![.,]\d)/g,
-    (_m, before: string, code: string) =>
-      `${before} ${
-        code.endsWith('00')
-          ? numberToWords(code)
-          : code
-              .split('')
-              .map((d) => (d === '0' ? 'oh' : numberToWords(d)))
-              .join(' ')
-      }`,
+    (_m, before: string, code: string) => `${before} ${statusCodeWords(code)}`,
   );
 
   // Versions: v1.2.3, 3.12.1, 1.0.0-beta.2, "Python 3.12".
