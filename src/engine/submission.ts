@@ -3,7 +3,9 @@
 // a different request under the same key.
 import { createHash } from 'node:crypto';
 import type { ArticleSubmission } from '../protocol';
-import type { PipelineInput } from './pipeline/types';
+import { modelById } from '../protocol';
+import type { PipelineInput, PipelineOutput } from './pipeline/types';
+import type { JobResultInfo, StoredJob } from './store/types';
 
 export { type ArticleSubmission, type FieldIssue, type SubmissionCheck, checkSubmission } from '../protocol';
 
@@ -22,5 +24,19 @@ export function pipelineInputOf(jobId: string, request: ArticleSubmission): Pipe
     ...(request.text !== undefined ? { text: request.text } : {}),
     ...(request.intro_audio_url !== undefined ? { introAudioUrl: request.intro_audio_url } : {}),
     ...(request.outro_audio_url !== undefined ? { outroAudioUrl: request.outro_audio_url } : {}),
+  };
+}
+
+/** What a finished run records of itself (embedded worker loop and team worker alike), the job ending at `finishedAtMs`. */
+export function jobResultOf(
+  job: Pick<StoredJob, 'request' | 'createdAt'>,
+  output: PipelineOutput,
+  finishedAtMs: number,
+): JobResultInfo {
+  return {
+    ...(output.title ? { title: output.title } : {}),
+    durationS: output.durationS,
+    styleId: modelById(job.request.model_id).styleId,
+    requestDurationS: Math.round((finishedAtMs - Date.parse(job.createdAt)) / 10) / 100,
   };
 }

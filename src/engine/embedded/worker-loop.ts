@@ -17,7 +17,7 @@ import {
   PipelineError,
 } from '../pipeline/types';
 import { ProgressThrottle } from '../progress-throttle';
-import { pipelineInputOf } from '../submission';
+import { jobResultOf, pipelineInputOf } from '../submission';
 import { closingEvents, logEvent, partResultEvent, runLog, statusEvent } from '../stream-events';
 import { type JobStore, type OutputStorage, type StoredOutput, isTerminal } from '../store/types';
 import type { Logger } from '../job-service';
@@ -228,17 +228,11 @@ export class WorkerLoop {
         await this.table.fail(job, internalFailure(error));
         return;
       }
-      const finishedAt = Date.now();
       await this.table.finish(job, {
         status: 'succeeded',
         progress: 1,
         outputs,
-        result: {
-          ...(output.title ? { title: output.title } : {}),
-          durationS: output.durationS,
-          styleId: modelById(job.record.request.model_id).styleId,
-          requestDurationS: Math.round((finishedAt - Date.parse(job.record.createdAt)) / 10) / 100,
-        },
+        result: jobResultOf(job.record, output, Date.now()),
       });
       return;
     }

@@ -19,7 +19,7 @@ import {
   PipelineError,
 } from '../pipeline/types';
 import { ProgressThrottle } from '../progress-throttle';
-import { pipelineInputOf } from '../submission';
+import { jobResultOf, pipelineInputOf } from '../submission';
 import type { Claim, JobFailure, OutputStorage, StoredJob, StoredOutput, WorkQueue } from '../store/types';
 import { closingEvents, logEvent, partResultEvent, runLog, statusEvent } from '../stream-events';
 import { newClient, transaction } from './db';
@@ -401,12 +401,7 @@ export class Worker {
         status: 'succeeded',
         progress: 1,
         outputs,
-        result: {
-          ...(output.title ? { title: output.title } : {}),
-          durationS: output.durationS,
-          styleId: modelById(before.request.model_id).styleId,
-          requestDurationS: Math.round((now.getTime() - Date.parse(before.createdAt)) / 10) / 100,
-        },
+        result: jobResultOf(before, output, now.getTime()),
         updatedAt: now.toISOString(),
         finishedAt: now.toISOString(),
       };

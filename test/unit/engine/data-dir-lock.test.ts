@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { ownerIdOf } from '../../../src/engine/auth';
+import { newJobRecord } from '../../../src/engine/embedded/intake';
 import { newJobId } from '../../../src/engine/job-id';
 import { LOCK_FILE, lockDataDir } from '../../../src/engine/store/data-dir-lock';
 import { FileJobStore } from '../../../src/engine/store/file-store';
@@ -139,21 +140,7 @@ describe('engine: the data dir lock cannot be taken from a live engine', () => {
       },
     });
     await store.open();
-    const now = new Date().toISOString();
-    const job = {
-      id: newJobId(),
-      owner: ownerIdOf('t'),
-      request: { model_id: 'article-audio-1-mini' as const, text: 'x'.repeat(60) },
-      status: 'queued' as const,
-      progress: 0,
-      createdAt: now,
-      updatedAt: now,
-      attempts: 0,
-      crashes: 0,
-      error: null,
-      outputs: null,
-      result: null,
-    };
+    const job = newJobRecord(ownerIdOf('t'), { model_id: 'article-audio-1-mini', text: 'x'.repeat(60) }, undefined);
     await store.create(job, []);
     // What a second engine does once our lock is gone (say the data dir was deleted and made again by it).
     writeFileSync(path.join(dir, LOCK_FILE), JSON.stringify({ pid: 1, nonce: 'another-engine', host: 'elsewhere' }));

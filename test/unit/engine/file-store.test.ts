@@ -19,6 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { ownerIdOf } from '../../../src/engine/auth';
+import { newJobRecord } from '../../../src/engine/embedded/intake';
 import { newJobId } from '../../../src/engine/job-id';
 import { FileJobStore } from '../../../src/engine/store/file-store';
 import { LOCK_FILE } from '../../../src/engine/store/data-dir-lock';
@@ -28,20 +29,8 @@ import { openStream } from '../../support/sse-reader';
 import { TOKEN, startFixture } from './engine-fixture';
 
 function record(overrides: Partial<StoredJob> = {}): StoredJob {
-  const now = new Date().toISOString();
   return {
-    id: newJobId(),
-    owner: ownerIdOf(TOKEN),
-    request: { model_id: 'article-audio-1-mini', text: articleText() },
-    status: 'queued',
-    progress: 0,
-    createdAt: now,
-    updatedAt: now,
-    attempts: 0,
-    crashes: 0,
-    error: null,
-    outputs: null,
-    result: null,
+    ...newJobRecord(ownerIdOf(TOKEN), { model_id: 'article-audio-1-mini', text: articleText() }, undefined),
     ...overrides,
   };
 }
