@@ -6,6 +6,19 @@ import type { Frame, Locator, Page } from 'playwright-core';
 
 export const repoRoot = path.resolve(__dirname, '..', '..');
 
+/** Polls `check` until it holds; fails after `timeoutMs` naming what it waited for (UI state has no events to await). */
+export async function waitFor(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 20_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+  }
+}
+
 export interface VSCodeSession {
   page: Page;
   workspace: string;

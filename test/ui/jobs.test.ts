@@ -8,17 +8,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { launchVSCode, repoRoot, type VSCodeSession } from '../support/vscode-ui';
+import { launchVSCode, repoRoot, type VSCodeSession, waitFor } from '../support/vscode-ui';
 
 const TITLE = 'A medium article about patient work';
-
-async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 
 describe('Jobs view and status bar (UI)', () => {
   let vscode: VSCodeSession;

@@ -6,7 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { Locator } from 'playwright-core';
-import { launchVSCode, type VSCodeSession } from '../support/vscode-ui';
+import { launchVSCode, type VSCodeSession, waitFor } from '../support/vscode-ui';
 
 // Would type `echo pwned` and Enter into the open terminal, if the link were there and clicked.
 const COMMAND_LINK =
@@ -22,14 +22,6 @@ and Africa, and seals rest on the sandbanks when the water is low.</p>
 <p>Storms change the channels every winter, so the guides walk the routes again each spring before they take anyone
 across.</p>
 </article></main></body></html>`;
-
-async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 
 describe('Notifications carry no links from outside text (UI)', () => {
   let vscode: VSCodeSession;

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Frame } from 'playwright-core';
-import { launchVSCode, repoRoot, type VSCodeSession } from '../support/vscode-ui';
+import { launchVSCode, repoRoot, type VSCodeSession, waitFor as waitUntil } from '../support/vscode-ui';
 
 const TITLE = 'Article Audio Player';
 const LONG_HEADING = 'A long article about patient work';
@@ -18,13 +18,9 @@ async function audio(frame: Frame, expression: string): Promise<unknown> {
 }
 
 /** Waits for a state; the limit only stops a hung run (a Pro job of 99k characters takes minutes on 2 busy cores). */
-async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
+// This file's waits are for a job's audio on a loaded machine: 60 s unless a call says otherwise.
+const waitFor = (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 60_000) =>
+  waitUntil(what, check, timeoutMs);
 
 describe('Player plays a running job from its parts (UI)', () => {
   let vscode: VSCodeSession;

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Frame } from 'playwright-core';
-import { launchVSCode, type VSCodeSession } from '../support/vscode-ui';
+import { launchVSCode, type VSCodeSession, waitFor } from '../support/vscode-ui';
 
 const TITLE = 'Article Audio Player';
 
@@ -48,14 +48,6 @@ async function currentCue(frame: Frame): Promise<number> {
     .getAttribute('data-index', { timeout: 2_000 })
     .catch(() => null);
   return index === null ? -1 : Number(index);
-}
-
-async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 150));
-  }
 }
 
 function seconds(text: string): number {

@@ -7,18 +7,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Frame } from 'playwright-core';
-import { launchVSCode, type VSCodeSession } from '../support/vscode-ui';
+import { launchVSCode, type VSCodeSession, waitFor as waitUntil } from '../support/vscode-ui';
 
 const FIRST = '# First Story\n\nThe first story is short. It has two sentences only.\n';
 const SECOND = '# Second Story\n\nThe second story follows the first. It plays when the first one ends.\n';
 
-async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
+// This file's waits are for a job's audio on a loaded machine: 30 s unless a call says otherwise.
+const waitFor = (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000) =>
+  waitUntil(what, check, timeoutMs);
 
 describe('Listening queue (UI)', () => {
   let vscode: VSCodeSession;
