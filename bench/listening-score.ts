@@ -14,13 +14,43 @@ import { americanSpelling } from '../src/engine/pipeline/normalize/spelling';
 
 /** Lower-case words without punctuation, as the recogniser writes them. */
 export function wordsOf(text: string): string[] {
-  return text
-    .toLowerCase()
-    .replace(/[’']/g, "'")
-    .replace(/-/g, ' ')
-    .split(/[^a-z0-9']+/)
-    .map((w) => w.replace(/^'+|'+$/g, ''))
-    .filter(Boolean);
+  return casedWordsOf(text).map(({ word }) => word.toLowerCase());
+}
+
+/** The words of wordsOf with their case, and whether only spaces stand between each and the one before. */
+function casedWordsOf(text: string): { word: string; joined: boolean }[] {
+  const words: { word: string; joined: boolean }[] = [];
+  let gap = '';
+  for (const piece of text.replace(/[’']/g, "'").split(/([^A-Za-z0-9'-]+)/)) {
+    if (!/[A-Za-z0-9']/.test(piece)) {
+      gap += piece;
+      continue;
+    }
+    for (const [k, part] of piece.split('-').entries()) {
+      const word = part.replace(/^'+|'+$/g, '');
+      if (!word) continue;
+      words.push({ word, joined: words.length > 0 && k === 0 && /^ +$/.test(gap) });
+      gap = k === 0 ? gap : '-';
+    }
+    gap = '';
+  }
+  return words;
+}
+
+/**
+ * Which of wordsOf(text) are spelled letters, as the normalizer writes them: a single capital letter in a run of
+ * them ("N P M", "C I": only spaces between), or alone when it is not the word "A" or "I".
+ */
+export function spelledLetters(text: string): boolean[] {
+  const words = casedWordsOf(text);
+  const capital = (i: number) => words[i] !== undefined && /^[A-Z]$/.test(words[i].word);
+  return words.map(
+    ({ word, joined }, i) =>
+      capital(i) &&
+      ((joined && capital(i - 1)) ||
+        (words[i + 1]?.joined === true && capital(i + 1)) ||
+        (word !== 'A' && word !== 'I')),
+  );
 }
 
 /**
@@ -143,20 +173,62 @@ export function fairWordError(meant: string[], heard: string[], canWrite: (word:
   return { rate: counted === 0 ? 0 : errors / counted, unwritable: [...unwritable], setAside, variants, compounds };
 }
 
-/** The words pocketsphinx's pronouncing dictionary has ("word" and "word(2)" lines), or undefined if it is not there. */
-export function recogniserWords(
+/** Pronunciations per word in pocketsphinx's dictionary ("word" and "word(2)" lines), or undefined without it. */
+export function recogniserPronunciations(
   dictionary = '/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict',
-): Set<string> | undefined {
+): Map<string, Set<string>> | undefined {
   let text: string;
   try {
     text = readFileSync(dictionary, 'utf8');
   } catch {
     return undefined;
   }
-  const words = new Set<string>();
+  const phones = new Map<string, Set<string>>();
   for (const line of text.split('\n')) {
-    const word = line.split(/\s/, 1)[0]!.replace(/\(\d+\)$/, '');
-    if (word) words.add(word);
+    const match = /^(\S+?)(?:\(\d+\))?\s+(.+)$/.exec(line);
+    if (!match) continue;
+    const word = match[1]!;
+    if (!phones.has(word)) phones.set(word, new Set());
+    phones.get(word)!.add(match[2]!.trim());
   }
-  return words;
+  return phones;
+}
+
+export interface ErrorKinds {
+  errors: number;
+  /** Errors on a spelled letter ("n p m"), or next to one (the recogniser merges a run of letters with its neighbours). */
+  atLetters: number;
+  /** Substitutions by a word the recogniser's own dictionary says the same way (cache/cash, patience/patients). */
+  homophones: number;
+  other: number;
+  meant: number;
+}
+
+/**
+ * Where the strict errors are, so a reader can see what a target would need: how many sit at spelled letters, how
+ * many are homophones no voice can tell apart for this recogniser, and how many are left.
+ */
+export function errorKinds(
+  meantText: string,
+  heard: string[],
+  pronunciations: ReadonlyMap<string, ReadonlySet<string>>,
+): ErrorKinds {
+  const meant = wordsOf(meantText);
+  const spelled = spelledLetters(meantText);
+  const steps = alignment(meant, heard);
+  // The meant word each step is at (an insertion sits before the next meant word).
+  let next = 0;
+  const at = steps.map((step) => (step.kind === 'inserted' ? next : next++));
+  const letter = (i: number) => steps[i] !== undefined && steps[i].kind !== 'inserted' && spelled[at[i]!] === true;
+  const sameSound = (a: string, b: string) =>
+    [...(pronunciations.get(a) ?? [])].some((p) => pronunciations.get(b)?.has(p));
+  const kinds: ErrorKinds = { errors: 0, atLetters: 0, homophones: 0, other: 0, meant: meant.length };
+  steps.forEach((step, i) => {
+    if (step.kind === 'same') return;
+    kinds.errors++;
+    if (step.kind === 'substituted' && sameSound(step.meant!, step.heard!)) kinds.homophones++;
+    else if (letter(i) || letter(i - 1) || letter(i + 1)) kinds.atLetters++;
+    else kinds.other++;
+  });
+  return kinds;
 }

@@ -24,7 +24,7 @@ import { lastWordSaid } from '../test/support/last-word';
 import { intonationRows } from './listening-intonation';
 import { pcm16Wav } from '../test/support/speech-support';
 import { repoRoot } from './lib/articles';
-import { alignWords, fairWordError, recogniserWords, wordError, wordsOf } from './listening-score';
+import { alignWords, errorKinds, fairWordError, recogniserPronunciations, wordError, wordsOf } from './listening-score';
 import { type Bench, type ModelId, type Row, below, shortModel } from './lib/report';
 
 const TEXTS = ['prose', 'technical', 'numeric'] as const;
@@ -124,7 +124,7 @@ export const listening: Bench = {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'aa-listening-'));
     const pipeline = createSpeechPipeline({ workers: 2 });
     const pool = new SynthesisPool(2);
-    const dictionary = recogniserWords();
+    const dictionary = recogniserPronunciations();
     const canWrite = (word: string) => dictionary?.has(word) ?? true;
     try {
       if (process.env.LISTENING_LAST_WORDS !== '0') push(...(await lastWords(pool, options.progress)));
@@ -185,6 +185,15 @@ export const listening: Bench = {
               : {}),
             note: `${fair.variants} errors were spelling variants (harbour/harbor) and ${fair.compounds} compounds written apart (time out/timeout), counted as right; ${fair.setAside} of ${meant.length} meant words set aside, not in the recogniser's dictionary so it can never write them: ${fair.unwritable.join(', ') || 'none'}`,
           });
+          if (dictionary) {
+            const kinds = errorKinds(lines.map((l) => l.spoken).join(' '), heard, dictionary);
+            push({
+              bench: 'listening: where the strict errors are',
+              case: label,
+              result: `${kinds.atLetters} of ${kinds.errors} at spelled letters`,
+              note: `${kinds.homophones} homophones in the recogniser's dictionary (cache/cash), ${kinds.other} elsewhere; without the errors at spelled letters ${pct((kinds.errors - kinds.atLetters) / kinds.meant)}, and without the homophones too ${pct(kinds.other / kinds.meant)}`,
+            });
+          }
           const turns: number[] = [];
           let turnStart = cues[0]?.start ?? 0;
           cues.forEach((cue, i) => {

@@ -2,7 +2,15 @@
 // (spelling variants as one word, meant words it cannot write left out and listed).
 import * as assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { alignWords, commonSpelling, fairWordError, wordError, wordsOf } from '../../../bench/listening-score';
+import {
+  alignWords,
+  commonSpelling,
+  errorKinds,
+  fairWordError,
+  spelledLetters,
+  wordError,
+  wordsOf,
+} from '../../../bench/listening-score';
 
 describe('bench: listening word error', () => {
   it('counts substitutions, misses and insertions over the meant words', () => {
@@ -60,5 +68,42 @@ describe('bench: listening word error', () => {
     const fair = fairWordError(wordsOf('kubernetes 3'), wordsOf('three'), (w) => w !== 'kubernetes');
     assert.deepEqual(fair.unwritable, ['kubernetes']);
     assert.equal(fair.rate, 1);
+  });
+
+  it('sorts errors into spelled letters, homophones and the rest', () => {
+    const phones = new Map([
+      ['cache', new Set(['K AE SH'])],
+      ['cash', new Set(['K AE SH'])],
+      ['patience', new Set(['P EY SH AH N S'])],
+      ['patients', new Set(['P EY SH AH N T S', 'P EY SH AH N S'])],
+      ['run', new Set(['R AH N'])],
+      ['brown', new Set(['B R AW N'])],
+    ]);
+    const meant = 'Run N P M C I again. The cache lives here with patience, a virtue.';
+    const heard = wordsOf('brown m p m see i again the cash lives here now with patients the virtue');
+    // run->brown sits next to "n", n->m is a letter, c->see is a letter; cache/cash and patience/patients sound the
+    // same in the dictionary; the inserted "and" at the end is the only other error.
+    assert.deepEqual(errorKinds(meant, heard, phones), {
+      errors: 7,
+      atLetters: 3,
+      homophones: 2,
+      other: 2,
+      meant: 15,
+    });
+    assert.deepEqual(errorKinds(meant, wordsOf(meant), phones), {
+      errors: 0,
+      atLetters: 0,
+      homophones: 0,
+      other: 0,
+      meant: 15,
+    });
+  });
+
+  it('tells spelled letters from the words "a" and "I"', () => {
+    const text = 'A test runs in C I. I said N, a B, and X-ray.';
+    const spelled = wordsOf(text).filter((_, i) => spelledLetters(text)[i]);
+    // "I" after "C I." starts a sentence: the full stop ends the run. The X of X-ray is said as a letter.
+    assert.deepEqual(spelled, ['c', 'i', 'n', 'b', 'x']);
+    assert.equal(spelledLetters(text).length, wordsOf(text).length);
   });
 });
