@@ -158,7 +158,8 @@ function sameSpeech(a: ScriptLine, b: ScriptLine | undefined): boolean {
     a.pauseBefore === b.pauseBefore &&
     a.pauseAfter === b.pauseAfter &&
     Boolean(a.paragraph) === Boolean(b.paragraph) &&
-    Boolean(a.heading) === Boolean(b.heading)
+    Boolean(a.heading) === Boolean(b.heading) &&
+    a.listItem === b.listItem
   );
 }
 
@@ -442,7 +443,9 @@ class SpeechPipeline implements ArticlePipeline {
       const utterance = this.pool.synthesize(line.spoken, voice.flite, {
         durationStretch: voice.durationStretch,
         pitchSpread: voice.pitchSpread,
-        intonation: voice.intonation ? intonationOf(line.spoken, { heading: line.heading }) : undefined,
+        intonation: voice.intonation
+          ? intonationOf(line.spoken, { heading: line.heading, listItem: line.listItem })
+          : undefined,
         signal,
       });
       utterance.catch(() => {}); // observed when its turn comes; never an unhandled rejection meanwhile

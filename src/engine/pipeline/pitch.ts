@@ -15,15 +15,25 @@ import { FLITE_VOWELS as VOWELS, type Segment } from './synth-protocol';
 export interface Intonation {
   /** A yes/no question: the pitch rises from the last word's first full vowel to the end. */
   rise?: boolean;
-  /** The word the rise starts on (the line's last word), said alone to learn how many phones it has. */
+  /** The word a rise (a question's, or a list item's that continues) starts on, said alone to count its phones. */
   lastWord?: string;
   /**
    * List items before the last end at pauses; each is counted back from the end of the line (1 = the last pause
    * inside the line's last utterance).
    */
   listPauses?: number[];
+  /**
+   * The list's last item with its "and" or "or" when no comma (and so no pause) comes before them ("pears and
+   * plums"): the item before rises up to where they start, found by their phones as Flite says them alone.
+   */
+  lastItem?: string;
   /** The line ends a list: its last syllable falls (Flite ends some statements nearly level). */
   fall?: boolean;
+  /**
+   * The line ends an item of a list with more items to come (a Markdown list's lines): the last word rises a
+   * little from its first full vowel, as a reader keeps the voice up between items, instead of a statement's fall.
+   */
+  continues?: boolean;
   /** Semitones the whole line is raised (headings). */
   lift?: number;
 }
@@ -47,12 +57,16 @@ export const QUESTION_RISE = 6;
 export const LIST_RISE = 4;
 /** The fall on a list's last item. */
 export const LIST_FALL = -3;
+/** The least voiced time (seconds of vowels and sonorants) a list item's continuation rise is spread over. */
+const MIN_ITEM_GLIDE = 0.15;
 /** A heading said a little higher than the text around it. */
 export const HEADING_LIFT = 1.5;
 
 const WH_WORDS = new Set(['what', 'who', 'whom', 'whose', 'which', 'where', 'when', 'why', 'how']);
 /** Words that may open a question before its real first word ("So, is it…", "And what…"). */
 const OPENERS = new Set(['so', 'and', 'but', 'then', 'now', 'well', 'okay', 'ok', 'oh', 'or']);
+/** Phones the voice carries a pitch through: vowels, liquids, glides and nasals. */
+const SONORANTS: ReadonlySet<string> = new Set([...VOWELS, 'l', 'r', 'w', 'y', 'm', 'n', 'ng']);
 /** Reduced vowels: a rise starts on the word's first full vowel ("to-MOR-row"), not on a schwa before it. */
 const REDUCED = new Set(['ax', 'axr']);
 /** The longest line this looks into: lines are sentences; a longer one gets no intonation rather than a slow scan. */
@@ -88,61 +102,131 @@ function asksYesOrNo(question: string): boolean {
   return true;
 }
 
+/** A list found at the end of a sentence: where its items before the last end. */
+interface ListShape {
+  /** Pauses at the commas after items, counted back from the end of the line (1 = the last pause). */
+  pauses: number[];
+  /** The last item with its "and" or "or", when no comma comes before them ("pears and plums"). */
+  lastItem?: string;
+}
+
 /**
- * The commas of a list at the end of a line ("… eggs, milk, and bread."), counted back from the end of the line:
- * items before the last rise at them. A list needs three items or more, the last joined by "and" or "or", the items
- * between short. Lines with other punctuation after the list's start are left alone: Flite pauses at quotes and
- * brackets too, and the count back from the end must meet only the list's commas.
+ * Words that open a sentence before its subject ("In Paris, Berlin and Rome are…", "Yes, I think so and…"): a first
+ * part starting with one is no list item when only one comma follows.
  */
-function listCommas(sentence: string): number[] {
+const LEADS = new Set([
+  ...OPENERS,
+  ...WH_WORDS,
+  ...(
+    'yes no hello hi thanks sure however also first second third finally still instead meanwhile ' +
+    'otherwise therefore thus today yesterday tomorrow here there in on at for with by from after before ' +
+    'since because if unless until although though while as once during like unlike besides despite to of ' +
+    'over under without within through whether last next this that every each most some many one good ' +
+    'welcome dear thank sorry please anyway again later earlier soon above below according given note ' +
+    'remember say imagine suppose indeed even only just ah hey'
+  ).split(' '),
+]);
+/** Words that make a clause of what follows the comma ("… Berlin and Rome are big"), not a list's items. */
+const CLAUSE_WORDS = new Set(
+  (
+    'i you he she it we they me him us them this that these those there is are was were be been being am ' +
+    "isn't aren't wasn't weren't it's i'm we're they're you're that's there's has have had do does did " +
+    "don't doesn't didn't will would can could should shall may might must can't won't not to which who " +
+    'so then if when because than'
+  ).split(' '),
+);
+
+/**
+ * The list at the end of a sentence ("… eggs, milk, and bread."), if there is one. A list needs three items or more,
+ * the last joined by "and" or "or", the items between short. Lines with other punctuation after the list's start are
+ * left alone: Flite pauses at quotes and brackets too, and the count back from the end must meet only the list's
+ * commas. Without the serial comma ("apples, pears and plums") the one comma could as well end an opening phrase
+ * ("In Paris, Berlin and Rome are…"), so that shape is a list only when the part before the comma does not open with
+ * a lead word and the two items after it are short and hold no pronoun or verb that would make them a clause.
+ */
+function listOf(sentence: string): ListShape | undefined {
   const parts = sentence.split(',');
-  if (parts.length < 3) return [];
-  const last = wordsOf(parts[parts.length - 1]!);
+  if (parts.length < 2) return undefined;
+  const lastPart = parts[parts.length - 1]!;
+  const last = wordsOf(lastPart);
   const joined = last[0] === 'and' || last[0] === 'or';
   // Without the serial comma the last two items share a part ("milk and bread"): its first item has no pause.
-  const shared = !joined && (last.includes('and') || last.includes('or'));
-  if (!joined && !shared) return [];
-  if (last.length > 6 + (shared ? 6 : 0)) return [];
+  const joins = last.filter((w) => w === 'and' || w === 'or').length;
+  const shared = !joined && joins === 1;
+  if (!joined && !shared) return undefined;
+  if (last.length > 6 + (shared ? 6 : 0)) return undefined;
   // Items between the first and the last: short (a noun phrase, not a clause).
   let first = parts.length - 2;
   while (first >= 1 && wordsOf(parts[first]!).length <= 4 && wordsOf(parts[first]!).length > 0) first--;
   const middle = parts.length - 2 - first;
-  const items = middle + 1 + (shared ? 2 : 1);
-  if (items < 3 || middle < (shared ? 1 : 1)) return [];
+  if (middle + 1 + (shared ? 2 : 1) < 3) return undefined;
+  let lastItem: string | undefined;
+  if (shared) {
+    const at = /\b(?:and|or)\b/iu.exec(lastPart)!;
+    const before = wordsOf(lastPart.slice(0, at.index));
+    const item = lastPart.slice(at.index).replace(/[\s.!?;:]+$/u, '');
+    const after = wordsOf(item).slice(1);
+    if (before.length === 0 || after.length === 0) return undefined;
+    if (middle === 0) {
+      // The clause the first item ends ("…; for your own Markdown, remove it or…" opens with "for").
+      const lead = wordsOf(parts[first]!.split(/[;:.!?()"]/u).at(-1)!);
+      const clause = [...before, ...after].some((w) => CLAUSE_WORDS.has(w));
+      const opener = lead[0] === undefined || LEADS.has(lead[0]) || /^\p{N}/u.test(lead[0]);
+      if (opener || (lead.length === 1 && lead[0]!.endsWith('ly'))) return undefined;
+      if (before.length > 3 || after.length > 3 || clause) return undefined;
+    }
+    if (before.length <= 4 && after.length <= 6) lastItem = item;
+  }
   // From the first item's comma on, only the list's commas may make Flite pause.
   const tail = parts.slice(first + 1).join(',');
-  if (/[^\p{L}\p{N}\s',]/u.test(tail)) return [];
+  if (/[^\p{L}\p{N}\s',]/u.test(tail)) return undefined;
   // Commas from the first item's end to the last: counted back from the end, 1 is the comma before the last part.
   const commas = parts.length - 1 - first;
-  return Array.from({ length: commas }, (_, i) => commas - i);
+  return { pauses: Array.from({ length: commas }, (_, i) => commas - i), ...(lastItem ? { lastItem } : {}) };
 }
 
-/** What intonation a spoken line asks for, or undefined for a plain statement. */
-export function intonationOf(text: string, options: { heading?: boolean } = {}): Intonation | undefined {
+/**
+ * What intonation a spoken line asks for, or undefined for a plain statement. `listItem` says the line ends an item
+ * of a list (ScriptLine.listItem): before the last it continues, the last falls; a question keeps its own rule.
+ */
+export function intonationOf(
+  text: string,
+  options: { heading?: boolean; listItem?: 'middle' | 'last' } = {},
+): Intonation | undefined {
   if (text.length > MAX_TEXT) return undefined;
   const intonation: Intonation = {};
   if (options.heading) intonation.lift = HEADING_LIFT;
   const trimmed = text.trim();
   const sentence = lastSentence(trimmed);
   const question = /\?["')\]]*$/u.test(trimmed);
-  const commas = listCommas(sentence);
-  if (commas.length > 0) {
-    intonation.listPauses = commas;
+  const list = listOf(sentence);
+  if (list) {
+    intonation.listPauses = list.pauses;
+    if (list.lastItem) intonation.lastItem = list.lastItem;
     intonation.fall = true;
   }
-  if (question && commas.length === 0 && asksYesOrNo(sentence)) {
-    const last = wordsOf(sentence).at(-1);
+  const last = wordsOf(sentence).at(-1);
+  if (question && !list && asksYesOrNo(sentence)) {
     if (last) {
       intonation.rise = true;
       intonation.lastWord = last;
     }
+  } else if (!question && options.listItem === 'middle' && last) {
+    // The item's end rises instead of falling, its own list's fall included.
+    delete intonation.fall;
+    intonation.continues = true;
+    intonation.lastWord = last;
+  } else if (!question && options.listItem === 'last') {
+    intonation.fall = true;
   }
   return Object.keys(intonation).length > 0 ? intonation : undefined;
 }
 
 /** Whether applying the intonation needs Flite's segments (a lift does not: it raises the whole line). */
 export function needsSegments(intonation: Intonation): boolean {
-  return Boolean(intonation.rise || intonation.fall || intonation.listPauses?.length);
+  return Boolean(
+    intonation.rise || intonation.continues || intonation.fall || intonation.listPauses?.length || intonation.lastItem,
+  );
 }
 
 /** Flite's -psdur output, one utterance a line, each timed from its own start. */
@@ -171,31 +255,44 @@ export function placeLastUtterance(utterances: Segment[][], seconds: number): Se
 
 /**
  * Where to bend the pitch of a line, from its intonation and the segments of its last utterance (timed from the
- * line's start). `lastWordPhones` is the number of phones the last word has when said alone.
+ * line's start). `lastWordPhones` is the number of phones the last word has when said alone, `lastItemPhones` the
+ * phones of the list's last item with its "and" (Intonation.lastItem) said alone.
  */
 export function bendsFor(
   intonation: Intonation,
   segments: Segment[] | undefined,
   lastWordPhones: number | undefined,
   seconds: number,
+  lastItemPhones?: string[],
 ): Bend[] {
   const bends: Bend[] = [];
   if (intonation.lift) bends.push({ start: 0, end: seconds, kind: 'lift', semitones: intonation.lift });
   if (!segments) return bends;
   const timed = segments.map((s, i) => ({ phone: s.phone, start: i > 0 ? segments[i - 1]!.end : 0, end: s.end }));
+  // An item's rise: from its last full vowel ("AP-ples", not the schwa after it) to where the item ends.
+  const itemRise = (endsAt: number) => {
+    let vowel = -1;
+    for (let i = endsAt - 1; i >= 0 && timed[i]!.phone !== 'pau'; i--) {
+      if (VOWELS.has(timed[i]!.phone) && (vowel < 0 || !REDUCED.has(timed[i]!.phone))) vowel = i;
+      if (vowel >= 0 && !REDUCED.has(timed[vowel]!.phone)) break;
+    }
+    if (vowel >= 0)
+      bends.push({ start: timed[vowel]!.start, end: timed[endsAt]!.start, kind: 'rise', semitones: LIST_RISE });
+  };
   // Pauses inside the utterance (not its first and last), from the end.
   const inner = timed.map((s, i) => ({ ...s, i })).filter((s, i) => s.phone === 'pau' && i > 0 && i < timed.length - 1);
   for (const back of intonation.listPauses ?? []) {
     const pause = inner[inner.length - back];
-    if (!pause) continue;
-    // From the item's last full vowel ("AP-ples", not the schwa after it) to the pause.
-    let vowel = -1;
-    for (let i = pause.i - 1; i >= 0 && timed[i]!.phone !== 'pau'; i--) {
-      if (VOWELS.has(timed[i]!.phone) && (vowel < 0 || !REDUCED.has(timed[i]!.phone))) vowel = i;
-      if (vowel >= 0 && !REDUCED.has(timed[vowel]!.phone)) break;
-    }
-    if (vowel < 0) continue;
-    bends.push({ start: timed[vowel]!.start, end: pause.start, kind: 'rise', semitones: LIST_RISE });
+    if (pause) itemRise(pause.i);
+  }
+  if (intonation.lastItem && lastItemPhones && lastItemPhones.length > 0) {
+    // Without a pause before "and plums", the item before ends where those phones start, counted back from the
+    // end; only when the line says them exactly as they are said alone (else the count could land mid-word).
+    let close = timed.length;
+    while (close > 0 && timed[close - 1]!.phone === 'pau') close--;
+    const from = close - lastItemPhones.length;
+    const said = from > 0 ? timed.slice(from, close).map((s) => s.phone) : [];
+    if (said.join(' ') === lastItemPhones.join(' ') && timed[from - 1]!.phone !== 'pau') itemRise(from);
   }
   // A bend at the end of the line runs into the final pause: the voice goes on a little past the last phone's end
   // (slt by 20-40 ms), and that tail left at its old pitch would undo the end of a rise.
@@ -205,13 +302,30 @@ export function bendsFor(
     const vowel = timed.findLast((s) => VOWELS.has(s.phone));
     if (vowel) bends.push({ start: vowel.start, end, kind: 'rise', semitones: LIST_FALL });
   }
-  if (intonation.rise && lastWordPhones && lastWordPhones > 0) {
+  if ((intonation.rise || intonation.continues) && lastWordPhones && lastWordPhones > 0) {
     const spoken = timed.filter((s) => s.phone !== 'pau');
     const word = spoken.slice(-lastWordPhones);
     if (word.length === lastWordPhones) {
-      const full =
+      let full =
         word.find((s) => VOWELS.has(s.phone) && !REDUCED.has(s.phone)) ?? word.find((s) => VOWELS.has(s.phone));
-      if (full) bends.push({ start: full.start, end, kind: 'rise', semitones: QUESTION_RISE });
+      if (full && intonation.continues) {
+        // A list item's rise is gentler than a question's: spread over at least MIN_ITEM_GLIDE of voice, from an
+        // earlier full vowel when the last word has too little ("on DISK" rises from "on"). Over a short vowel the
+        // glide would be too steep for PSOLA to keep the periods steady.
+        const voiced = (from: number) =>
+          timed.slice(from).reduce((sum, s) => sum + (SONORANTS.has(s.phone) ? s.end - s.start : 0), 0);
+        let at = timed.indexOf(full);
+        while (at > 0 && voiced(at) < MIN_ITEM_GLIDE) {
+          let i = at - 1;
+          while (i >= 0 && timed[i]!.phone !== 'pau' && (!VOWELS.has(timed[i]!.phone) || REDUCED.has(timed[i]!.phone)))
+            i--;
+          if (i < 0 || timed[i]!.phone === 'pau') break;
+          at = i;
+        }
+        full = timed[at];
+      }
+      const semitones = intonation.rise ? QUESTION_RISE : LIST_RISE;
+      if (full) bends.push({ start: full.start, end, kind: 'rise', semitones });
     }
   }
   return bends;
@@ -367,7 +481,9 @@ function ratioFor(bend: Bend, track: Track, rate: number, voicedEnd: number): Ra
     // octave off would otherwise double the voice.
     const clamped = Math.max(from / FLATTEN, Math.min(from * FLATTEN, own));
     const ratio = (from / clamped) * 2 ** ((bend.semitones * progress ** 1.5) / 12);
-    return Math.max(MIN_RATIO, Math.min(MAX_RATIO, ratio));
+    // A fall only ever lowers: where the voice already falls further, it is left as it is.
+    const wanted = bend.semitones < 0 ? Math.min(1, ratio) : ratio;
+    return Math.max(MIN_RATIO, Math.min(MAX_RATIO, wanted));
   };
 }
 

@@ -105,6 +105,11 @@ export interface ScriptLine {
   paragraph?: boolean;
   /** The line is a heading (or the title): said a little higher when the voice has intonation. */
   heading?: boolean;
+  /**
+   * The line ends an item of a list of two or more: "middle" before the last item (it ends level or a little
+   * higher, not with a statement's fall), "last" on the last one (it falls). The item's earlier sentences are plain.
+   */
+  listItem?: 'middle' | 'last';
   /** The podcast line this was made from (a greeting, a hand-over), so an episode can use each at most twice. */
   template?: string;
 }
@@ -578,21 +583,19 @@ export function buildScript(
           paragraphNext = true;
           const last = k === block.items.length - 1;
           const pause = last ? profile.paragraphPause : profile.listItemPause;
-          if (block.ordered) {
-            const lead = i < ORDINALS.length ? `${ORDINALS[i]}, ` : `Number ${i + 1}, `;
-            const parts = splitSentences(item);
-            parts.forEach((sentence, j) =>
-              say(
-                sentence,
-                voice,
-                j === parts.length - 1 ? pause : profile.sentencePause,
-                {},
-                j === 0 ? `${lead}${toSpoken(sentence)}` : toSpoken(sentence),
-              ),
-            );
-          } else {
-            sentences(item, voice, pause);
-          }
+          const end: Partial<ScriptLine> =
+            part.total >= 2 ? { listItem: i === part.total - 1 ? 'last' : 'middle' } : {};
+          const parts = splitSentences(item);
+          const lead = !block.ordered ? '' : i < ORDINALS.length ? `${ORDINALS[i]}, ` : `Number ${i + 1}, `;
+          parts.forEach((sentence, j) =>
+            say(
+              sentence,
+              voice,
+              j === parts.length - 1 ? pause : profile.sentencePause,
+              j === parts.length - 1 ? end : {},
+              j === 0 ? `${lead}${toSpoken(sentence)}` : toSpoken(sentence),
+            ),
+          );
         });
         break;
       }

@@ -182,11 +182,18 @@ async function synthesize(
   const last = timed ? placeLastUtterance(utterancesOf(psdur ?? ''), seconds) : undefined;
   // The rise starts on the last word: how many phones it has, Flite tells when it says the word alone.
   const word =
-    intonation.rise && intonation.lastWord && last
+    (intonation.rise || intonation.continues) && intonation.lastWord && last
       ? utterancesOf((await runFlite(intonation.lastWord, request, true)).psdur ?? '')[0]
       : undefined;
   const wordPhones = word?.filter((s) => s.phone !== 'pau').length;
-  const bent = bendPitch(samples, sampleRate, bendsFor(intonation, last, wordPhones, seconds));
+  // So does the list's last item when no pause comes before it ("and plums"): the item before rises up to it.
+  const item =
+    intonation.lastItem && last
+      ? utterancesOf((await runFlite(intonation.lastItem, request, true)).psdur ?? '')
+      : undefined;
+  // Said alone it must stay one utterance: the phones are matched against the end of the line's last one.
+  const itemPhones = item?.length === 1 ? item[0]!.filter((s) => s.phone !== 'pau').map((s) => s.phone) : undefined;
+  const bent = bendPitch(samples, sampleRate, bendsFor(intonation, last, wordPhones, seconds, itemPhones));
   return { samples: bent, sampleRate, ...(segments ? { segments } : {}) };
 }
 

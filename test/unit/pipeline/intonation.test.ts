@@ -41,7 +41,28 @@ describe('intonation: what the text asks for', () => {
     ['Ready, steady, go.', undefined],
     ['We bought apples, pears, and plums.', { listPauses: [2, 1], fall: true }],
     ['We need three things: eggs, milk, and bread.', { listPauses: [2, 1], fall: true }],
-    ['It runs on Linux, macOS, Windows and BSD.', { listPauses: [2, 1], fall: true }],
+    ['It runs on Linux, macOS, Windows and BSD.', { listPauses: [2, 1], lastItem: 'and BSD', fall: true }],
+    // Without the serial comma: the item before "and" has no pause of its own; it rises up to where "and" starts.
+    ['We bought apples, pears and plums.', { listPauses: [1], lastItem: 'and plums', fall: true }],
+    ['The colours are red, green and blue.', { listPauses: [1], lastItem: 'and blue', fall: true }],
+    ['Apples, pears and plums.', { listPauses: [1], lastItem: 'and plums', fall: true }],
+    ['Do you want red, green or blue?', { listPauses: [1], lastItem: 'or blue', fall: true }],
+    // One comma before "and" that ends an opening phrase, a greeting or a clause: no list.
+    ['In Paris, Berlin and Rome are big.', undefined],
+    ['Yes, I think so and I agree.', undefined],
+    ['However, cats and dogs differ.', undefined],
+    ['Last year, Rust and Go grew.', undefined],
+    ['In 2020, sales and profits grew.', undefined],
+    ['Good morning, Sam and Alex.', undefined],
+    ['If it rains, we stay in and read.', undefined],
+    ['First, open the file and save it.', undefined],
+    ['Sam, you and I know.', undefined],
+    ['Honestly, cats and dogs.', undefined],
+    ['After the update, the server and the client restart.', undefined],
+    ['The results were clear, and nobody argued.', undefined],
+    ['Select its text and paste it; for your own notes, remove the markup or convert a part.', undefined],
+    // Items too long to tell from a clause without the serial comma: left as Flite says them.
+    ['We bought apples, pears and plums from the market on Sunday.', undefined],
     ['Pick red, green, blue, or yellow.', { listPauses: [3, 2, 1], fall: true }],
     // A clause between commas is no list item; a comma inside a bracket would misplace the count back from the end.
     ['When it rains, which it often does here in the north of the country, we stay in and read.', undefined],
@@ -62,6 +83,23 @@ describe('intonation: what the text asks for', () => {
       rise: true,
       lastWord: 'it',
     });
+  });
+
+  it('the end of a list item: before the last it continues (rises from its last word), the last falls', () => {
+    assert.deepEqual(intonationOf('Fast startup.', { listItem: 'middle' }), { continues: true, lastWord: 'startup' });
+    assert.deepEqual(intonationOf('Fast startup', { listItem: 'middle' }), { continues: true, lastWord: 'startup' });
+    assert.deepEqual(intonationOf('Fast startup.', { listItem: 'last' }), { fall: true });
+    // An item that holds a list of its own keeps its commas' rises; its end continues instead of falling.
+    assert.deepEqual(intonationOf('Fruit: apples, pears, and plums.', { listItem: 'middle' }), {
+      listPauses: [2, 1],
+      continues: true,
+      lastWord: 'plums',
+    });
+    // Questions keep their own rule: a yes/no question rises, a wh-question falls as Flite says it.
+    assert.deepEqual(intonationOf('Is it fast?', { listItem: 'middle' }), { rise: true, lastWord: 'fast' });
+    assert.deepEqual(intonationOf('Is it fast?', { listItem: 'last' }), { rise: true, lastWord: 'fast' });
+    assert.equal(intonationOf('Why is it fast?', { listItem: 'middle' }), undefined);
+    assert.equal(intonationOf('Why is it fast?', { listItem: 'last' }), undefined);
   });
 
   it('a huge line asks for nothing (no scan of it)', () => {
@@ -113,6 +151,41 @@ describe('intonation: where the bends go', () => {
     assert.equal(bendsFor({ listPauses: [5] }, segments, undefined, 2.771).length, 0);
   });
 
+  it('without the serial comma, the item before "and" rises up to where the last item\'s phones start', () => {
+    // "We bought apples, pears and plums ." as rms says it; "and plums" alone is ae n d p l ah m z.
+    const [segments] = utterancesOf(
+      'pau:0.142 w:0.250 iy:0.336 b:0.414 aa:0.533 t:0.620 ae:0.754 p:0.818 ax:0.856 l:1.008 z:1.132 pau:1.186 p:1.288 eh:1.375 r:1.506 z:1.637 ae:1.777 n:1.835 d:1.891 p:2.032 l:2.085 ah:2.181 m:2.299 z:2.458 pau:2.640',
+    );
+    const andPlums = ['ae', 'n', 'd', 'p', 'l', 'ah', 'm', 'z'];
+    const intonation: Intonation = { listPauses: [1], lastItem: 'and plums', fall: true };
+    assert.deepEqual(
+      bendsFor(intonation, segments, undefined, 2.64, andPlums).map((b) => [b.start, b.end, b.semitones]),
+      [
+        [0.62, 1.132, LIST_RISE],
+        [1.288, 1.637, LIST_RISE],
+        [2.085, 2.64, LIST_FALL],
+      ],
+    );
+    // Said differently in the line than alone: no rise on "pears" (the count back could land mid-word).
+    const other = ['ax', 'n', 'd', 'p', 'l', 'ah', 'm', 'z'];
+    assert.equal(bendsFor(intonation, segments, undefined, 2.64, other).length, 2);
+    assert.equal(bendsFor(intonation, segments, undefined, 2.64, undefined).length, 2);
+  });
+
+  it("a list item's continuation rise spreads over 0.15 s of voice or more, from an earlier vowel if need be", () => {
+    // "It keeps every job on disk ." as rms says it: the "ih" of "disk" alone is 60 ms of voice.
+    const [segments] = utterancesOf(
+      'pau:0.17 ih:0.28 t:0.34 k:0.48 iy:0.59 p:0.72 s:0.99 eh:1.08 v:1.13 er:1.25 iy:1.35 jh:1.46 aa:1.54 b:1.67 aa:1.82 n:1.92 d:1.96 ih:2.02 s:2.11 k:2.23 pau:2.39',
+    );
+    assert.deepEqual(bendsFor({ continues: true, lastWord: 'disk' }, segments, 4, 2.39), [
+      { start: 1.67, end: 2.39, kind: 'rise', semitones: LIST_RISE },
+    ]);
+    // A question's rise stays on the last word.
+    assert.deepEqual(bendsFor({ rise: true, lastWord: 'disk' }, segments, 4, 2.39), [
+      { start: 1.96, end: 2.39, kind: 'rise', semitones: QUESTION_RISE },
+    ]);
+  });
+
   it('silence, noise and bends outside the samples leave the samples as they are', () => {
     const silence = new Int16Array(16_000);
     assert.equal(bendPitch(silence, 16_000, [{ start: 0, end: 1, kind: 'lift', semitones: 2 }]), silence);
@@ -139,6 +212,14 @@ function phrases(segments: Segment[]): { start: number; end: number }[] {
     }
   });
   return out;
+}
+
+/** Where a stretch's pitch ends, in Hz: the median of its last three voiced frames. */
+function endHz(frames: { f0: number }[]): number {
+  return frames
+    .slice(-3)
+    .map((f) => f.f0)
+    .sort((a, b) => a - b)[1]!;
 }
 
 /** The largest step between neighbouring samples: a click is a step far larger than the voice makes. */
@@ -206,6 +287,58 @@ describe('intonation: what the synthesizer says', () => {
       assert.ok(moves[2]! < 0, detail);
       assert.equal(bent.samples.length, plain.samples.length);
     });
+
+    it(`${voice}: in "apples, pears and plums" (no serial comma) the first two items end higher, the last lower`, async () => {
+      const { plain, bent } = await say('We bought apples, pears and plums.', voice);
+      const [apples, rest] = phrases(plain.segments!);
+      assert.ok(apples && rest, 'Flite pauses after "apples"');
+      // "pears" ends where "and" (ae n d) starts; there is no pause between them.
+      const segments = plain.segments!;
+      const and = segments.findIndex(
+        (s, i) => s.phone === 'ae' && segments[i + 1]?.phone === 'n' && s.end > rest.start,
+      );
+      assert.ok(and > 0, segments.map((s) => s.phone).join(' '));
+      const pears = { start: rest.start, end: segments[and - 1]!.end };
+      const items = [apples, pears, { start: pears.end, end: rest.end }];
+      const moves = items.map(({ start, end }) => endPitch(pitchContour(bent.samples, bent.sampleRate, start, end)));
+      const flite = items.map(({ start, end }) => endPitch(pitchContour(plain.samples, plain.sampleRate, start, end)));
+      // Flite's slt already lifts "pears" a little before "and": the bend is measured against where Flite ends it.
+      const above = semitones(
+        endHz(pitchContour(plain.samples, plain.sampleRate, pears.start, pears.end)),
+        endHz(pitchContour(bent.samples, bent.sampleRate, pears.start, pears.end)),
+      );
+      const detail = `ends ${moves.map((m) => m.toFixed(1)).join(', ')} st (Flite alone: ${flite.map((m) => m.toFixed(1)).join(', ')}); "pears" ends ${above.toFixed(1)} st above Flite's`;
+      assert.ok(moves[0]! >= MIN_ITEM_RISE && moves[1]! >= MIN_ITEM_RISE, detail);
+      assert.ok(moves[0]! - flite[0]! >= 2 * MIN_ITEM_RISE && above >= MIN_ITEM_RISE, detail);
+      assert.ok(moves[2]! < 0, detail);
+      assert.equal(bent.samples.length, plain.samples.length);
+      assert.ok(
+        largestStep(bent.samples) <= largestStep(plain.samples) * 1.25,
+        `largest step ${largestStep(bent.samples)} against ${largestStep(plain.samples)} in Flite's own`,
+      );
+    });
+
+    it(`${voice}: "In Paris, Berlin and Rome are big." only looks like a list and is said as Flite says it`, async () => {
+      const { plain, bent } = await say('In Paris, Berlin and Rome are big.', voice);
+      assert.deepEqual(bent.samples, plain.samples);
+    });
+
+    for (const item of ['Fast startup.', 'It keeps every job on disk.', 'Chapters and tags in the file.']) {
+      it(`${voice}: the list item ${JSON.stringify(item)} ends higher before the last item, lower as the last`, async () => {
+        const plain = await pool.synthesize(item, voice, {});
+        const middle = await pool.synthesize(item, voice, { intonation: intonationOf(item, { listItem: 'middle' }) });
+        const last = await pool.synthesize(item, voice, { intonation: intonationOf(item, { listItem: 'last' }) });
+        const [flite, up, down] = [plain, middle, last].map((u) => endPitch(pitchContour(u.samples, u.sampleRate)));
+        const detail = `ends ${up!.toFixed(1)} st before the last, ${down!.toFixed(1)} st as the last (Flite alone: ${flite!.toFixed(1)})`;
+        assert.ok(up! >= MIN_ITEM_RISE && up! - flite! >= 2 * MIN_ITEM_RISE, detail);
+        assert.ok(down! < 0 && down! <= flite! + 0.5, detail);
+        assert.equal(middle.samples.length, plain.samples.length);
+        assert.ok(
+          largestStep(middle.samples) <= largestStep(plain.samples) * 1.25,
+          `largest step ${largestStep(middle.samples)} against ${largestStep(plain.samples)} in Flite's own`,
+        );
+      });
+    }
 
     it(`${voice}: a heading is said higher, as long as before`, async () => {
       const { plain, bent } = await say('Section two: Settings.', voice, true);

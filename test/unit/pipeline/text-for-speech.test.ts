@@ -210,6 +210,23 @@ describe('pipeline: the script of each model', () => {
     assert.ok(lines.slice(at + 1, at + 5).every((l) => l.pauseAfter >= 0.2));
     // Two items are not worth announcing.
     assert.ok(!lines.some((l) => l.written === 'A list of 2 items.'));
+    // Each item's end is marked for its intonation (pitch.ts): the items before the last continue, the last falls.
+    assert.deepEqual(
+      lines.slice(at + 1, at + 6).map((l) => l.listItem),
+      ['middle', 'middle', 'last', 'middle', 'last'],
+    );
+  });
+
+  it("a list item of several sentences marks only its last sentence as the item's end", () => {
+    const lines = script(
+      '# Notes\n\nSome text to read first, long enough for a job.\n\n- One. It has two sentences.\n- Two.\n',
+    );
+    const marked = lines.filter((l) => l.listItem).map((l) => [l.written, l.listItem]);
+    assert.deepEqual(marked, [
+      ['It has two sentences.', 'middle'],
+      ['Two.', 'last'],
+    ]);
+    assert.equal(lines.find((l) => l.written === 'One.')!.listItem, undefined);
   });
 
   it('code blocks are summarized, not spelled out; a small table is read row by row', () => {
