@@ -1,5 +1,6 @@
 // Listening bench rows for intonation (src/engine/pipeline/pitch.ts): how far each model's voices end a yes/no
-// question above the rest of the line, in semitones, beside statements, wh-questions and list items. Each line is
+// question above the rest of the line, in semitones, beside statements and wh-questions; and how list items end:
+// inline lists with and without the serial comma, and the lines of a Markdown bullet list. Each line is
 // synthesized as the engine asks for it (the model's voice settings and its intonation), and measured with the
 // tests' YIN pitch tracker (test/support/pitch-track.ts), not the engine's own.
 import { intonationOf } from '../src/engine/pipeline/pitch';
@@ -18,6 +19,17 @@ const QUESTIONS = [
 const STATEMENTS = ['The new version is ready for everyone.', 'We start the meeting now.'];
 const WH_QUESTIONS = ['What is the new version called?', 'Where does the service keep its files?'];
 const LIST = 'We bought apples, pears, and plums.';
+const LIST_NO_SERIAL = 'We bought apples, pears and plums.';
+/** The items of a Markdown bullet list, each a line of its own: said as an item before the last, and as the last. */
+const BULLETS = [
+  'Fast startup.',
+  'It keeps every job on disk.',
+  'Chapters and tags in the file.',
+  'A player with speed control.',
+  'Read-along transcripts',
+];
+/** The least rise of a list item's end the unit tests accept. */
+const MIN_ITEM_RISE = 1;
 /** The least rise the unit tests accept (test/unit/pipeline/intonation.test.ts). */
 const MIN_RISE = 2;
 
@@ -25,8 +37,14 @@ const median = (values: number[]) =>
   values.length === 0 ? Number.NaN : [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const st = (value: number) => `${value >= 0 ? '+' : ''}${value.toFixed(1)} st`;
 
-function say(pool: SynthesisPool, text: string, voice: Voice, segments = false): Promise<Utterance> {
-  const intonation = voice.intonation ? intonationOf(text) : undefined;
+function say(
+  pool: SynthesisPool,
+  text: string,
+  voice: Voice,
+  segments = false,
+  listItem?: 'middle' | 'last',
+): Promise<Utterance> {
+  const intonation = voice.intonation ? intonationOf(text, { listItem }) : undefined;
   return pool.synthesize(text, voice.flite, {
     durationStretch: voice.durationStretch,
     pitchSpread: voice.pitchSpread,
@@ -55,22 +73,46 @@ export async function intonationRows(
       const flite = voice.intonation ? await measureWith({ ...voice, intonation: false }, QUESTIONS) : rise;
       const statements = await measure(STATEMENTS);
       const wh = await measure(WH_QUESTIONS);
-      // List items: the stretches between Flite's pauses (a one-utterance line, so its segments are its times).
-      const list = await say(pool, LIST, voice, true);
-      const items: number[] = [];
-      let start = 0;
-      list.segments!.forEach((s, i) => {
-        const begin = i > 0 ? list.segments![i - 1]!.end : 0;
-        if (s.phone !== 'pau') return;
-        if (begin > start) items.push(end(list, start, begin));
-        start = s.end;
-      });
+      // List items: the stretches between Flite's pauses (a one-utterance line, so its segments are its times), and
+      // without the serial comma the last stretch split where "and" (ae n d) starts.
+      const itemEnds = async (text: string) => {
+        const list = await say(pool, text, voice, true);
+        const segments = list.segments!;
+        const stretches: [number, number][] = [];
+        let start = 0;
+        segments.forEach((s, i) => {
+          const begin = i > 0 ? segments[i - 1]!.end : 0;
+          if (s.phone !== 'pau') return;
+          if (begin > start) stretches.push([start, begin]);
+          start = s.end;
+        });
+        const [from, to] = stretches.at(-1)!;
+        const and = segments.findIndex((s, i) => s.phone === 'ae' && segments[i + 1]?.phone === 'n' && s.end > from);
+        if (and > 0 && segments[and - 1]!.end > from)
+          stretches.splice(-1, 1, [from, segments[and - 1]!.end], [segments[and - 1]!.end, to]);
+        return stretches.map(([a, b]) => end(list, a, b));
+      };
+      const items = await itemEnds(LIST);
+      const unserial = await itemEnds(LIST_NO_SERIAL);
+      // Bullet items: each line said as an item before the last and as the last, beside Flite alone.
+      const bullets = async (listItem?: 'middle' | 'last') =>
+        median(await Promise.all(BULLETS.map(async (text) => end(await say(pool, text, voice, false, listItem)))));
+      const middle = await bullets('middle');
+      const last = await bullets('last');
+      const alone = voice.intonation ? await bullets() : middle;
       rows.push({
         bench: 'listening: question rise (end of a yes/no question vs the rest of its line)',
         case: `${shortModel(model)}, ${voice.name} (${voice.flite}${voice.intonation ? '' : ', no intonation'})`,
         result: st(rise),
         ...(voice.intonation ? { target: `>= ${st(MIN_RISE)}`, verdict: atLeast(rise, MIN_RISE) } : {}),
-        note: `median of ${QUESTIONS.length} questions (Flite alone ${st(flite)}); statements end ${st(statements)}, wh-questions ${st(wh)}; "apples, pears, and plums" items end ${items.map(st).join(', ')}`,
+        note: `median of ${QUESTIONS.length} questions (Flite alone ${st(flite)}); statements end ${st(statements)}, wh-questions ${st(wh)}`,
+      });
+      rows.push({
+        bench: 'listening: list items (end of a bullet item before the last vs the rest of its line)',
+        case: `${shortModel(model)}, ${voice.name} (${voice.flite}${voice.intonation ? '' : ', no intonation'})`,
+        result: st(middle),
+        ...(voice.intonation ? { target: `>= ${st(MIN_ITEM_RISE)}`, verdict: atLeast(middle, MIN_ITEM_RISE) } : {}),
+        note: `median of ${BULLETS.length} items (Flite alone ${st(alone)}); as the last item ${st(last)}; "apples, pears, and plums" items end ${items.map(st).join(', ')}; "apples, pears and plums" ${unserial.map(st).join(', ')}`,
       });
     }
   }
