@@ -126,6 +126,10 @@ const LEADS = new Set([
     'remember say imagine suppose indeed even only just ah hey'
   ).split(' '),
 ]);
+/** A word that opens a sentence on its own before a comma, never a list's first item. */
+const INTERJECTIONS = new Set(
+  'yes no well oh ah okay ok hello hi hey thanks sure however so now then and but or'.split(' '),
+);
 /** Words that make a clause of what follows the comma ("… Berlin and Rome are big"), not a list's items. */
 const CLAUSE_WORDS = new Set(
   (
@@ -158,6 +162,9 @@ function listOf(sentence: string): ListShape | undefined {
   // Items between the first and the last: short (a noun phrase, not a clause).
   let first = parts.length - 2;
   while (first >= 1 && wordsOf(parts[first]!).length <= 4 && wordsOf(parts[first]!).length > 0) first--;
+  // "Yes, …" or "Well, …" before the list is no item of it.
+  const opening = wordsOf(parts[first]!);
+  if (opening.length === 1 && INTERJECTIONS.has(opening[0]!) && first < parts.length - 2) first++;
   const middle = parts.length - 2 - first;
   if (middle + 1 + (shared ? 2 : 1) < 3) return undefined;
   let lastItem: string | undefined;

@@ -60,6 +60,10 @@ describe('intonation: what the text asks for', () => {
     ['Honestly, cats and dogs.', undefined],
     ['After the update, the server and the client restart.', undefined],
     ['The results were clear, and nobody argued.', undefined],
+    // An opening "Yes," or "Well," is no item.
+    ['Yes, I think so, and I agree.', undefined],
+    ['Well, it works, and it is fast.', undefined],
+    ['No, red, green, and blue.', { listPauses: [2, 1], fall: true }],
     ['Select its text and paste it; for your own notes, remove the markup or convert a part.', undefined],
     // Items too long to tell from a clause without the serial comma: left as Flite says them.
     ['We bought apples, pears and plums from the market on Sunday.', undefined],
