@@ -232,3 +232,72 @@ export function errorKinds(
   });
   return kinds;
 }
+
+/** Word errors (substitutions, misses, insertions) of what was heard against the meant words. */
+export function wordErrors(meant: string[], heard: string[]): number {
+  return alignment(meant, heard).filter((s) => s.kind !== 'same').length;
+}
+
+/** Errors over meant words, for one text. */
+export interface Tally {
+  errors: number;
+  words: number;
+}
+
+/** One perturbation (say a gain of +0.2 dB, applied alike to both sides): each text's tally for engine and raw voice. */
+export interface PairedRun {
+  label: string;
+  engine: Tally[];
+  raw: Tally[];
+}
+
+export interface GapSummary {
+  /** Each perturbation's pooled word error (percent) for engine and raw voice, and engine minus raw (points). */
+  runs: { label: string; engine: number; raw: number; gap: number }[];
+  words: number;
+  /** Engine minus raw in points: mean over the perturbations, sample standard deviation, lowest and highest. */
+  mean: number;
+  sd: number;
+  min: number;
+  max: number;
+}
+
+const pooled = (tallies: Tally[]) => {
+  const words = tallies.reduce((sum, t) => sum + t.words, 0);
+  return words === 0 ? 0 : (100 * tallies.reduce((sum, t) => sum + t.errors, 0)) / words;
+};
+
+/**
+ * The engine against its raw voice as one figure that a single run's luck moves less: every text pooled (errors over
+ * all meant words, so a long text weighs by its words), then averaged over perturbations that do not change what a
+ * listener hears but do change what the recogniser writes.
+ */
+export function pooledGap(runs: PairedRun[]): GapSummary {
+  if (runs.length === 0) throw new Error('pooledGap needs at least one run');
+  const rows = runs.map((run) => {
+    const engine = pooled(run.engine);
+    const raw = pooled(run.raw);
+    return { label: run.label, engine, raw, gap: engine - raw };
+  });
+  const gaps = rows.map((r) => r.gap);
+  const mean = gaps.reduce((a, b) => a + b, 0) / gaps.length;
+  const sd = gaps.length < 2 ? 0 : Math.sqrt(gaps.reduce((sum, g) => sum + (g - mean) ** 2, 0) / (gaps.length - 1));
+  return {
+    runs: rows,
+    words: runs[0]!.engine.reduce((sum, t) => sum + t.words, 0),
+    mean,
+    sd,
+    min: Math.min(...gaps),
+    max: Math.max(...gaps),
+  };
+}
+
+/**
+ * "Within `limit` points of the raw voice": judged on the mean; the note says whether every perturbation agrees
+ * (the verdict is then beyond the noise the perturbations show) or the range straddles the limit.
+ */
+export function gapVerdict(summary: GapSummary, limit: number): { verdict: 'meets' | 'misses'; clear: boolean } {
+  const verdict = summary.mean <= limit ? 'meets' : 'misses';
+  const clear = verdict === 'meets' ? summary.max <= limit : summary.min > limit;
+  return { verdict, clear };
+}

@@ -7,8 +7,11 @@ import {
   commonSpelling,
   errorKinds,
   fairWordError,
+  gapVerdict,
+  pooledGap,
   spelledLetters,
   wordError,
+  wordErrors,
   wordsOf,
 } from '../../../bench/listening-score';
 
@@ -105,5 +108,71 @@ describe('bench: listening word error', () => {
     // "I" after "C I." starts a sentence: the full stop ends the run. The X of X-ray is said as a letter.
     assert.deepEqual(spelled, ['c', 'i', 'n', 'b', 'x']);
     assert.equal(spelledLetters(text).length, wordsOf(text).length);
+  });
+
+  it('counts word errors, so texts can be pooled by their words', () => {
+    const meant = wordsOf('The old mill stood empty.');
+    assert.equal(wordErrors(meant, wordsOf('a old mill empty')), 2);
+    assert.equal(wordErrors(meant, meant), 0);
+  });
+});
+
+describe('bench: the engine against its raw voice, pooled over texts and perturbations', () => {
+  it('pools texts by their words, not by averaging their rates', () => {
+    // 10 of 100 words and 0 of 10: pooled 10/110 = 9.1 %, where the mean of the rates would say 5 %.
+    const summary = pooledGap([
+      {
+        label: '0 dB',
+        engine: [
+          { errors: 10, words: 100 },
+          { errors: 0, words: 10 },
+        ],
+        raw: [
+          { errors: 5, words: 100 },
+          { errors: 1, words: 10 },
+        ],
+      },
+    ]);
+    assert.equal(summary.words, 110);
+    assert.ok(Math.abs(summary.runs[0]!.engine - (100 * 10) / 110) < 1e-9);
+    assert.ok(Math.abs(summary.runs[0]!.raw - (100 * 6) / 110) < 1e-9);
+    assert.ok(Math.abs(summary.mean - (100 * 4) / 110) < 1e-9);
+    assert.equal(summary.sd, 0);
+  });
+
+  it('gives the mean, sample standard deviation and range of engine minus raw over the perturbations', () => {
+    const run = (label: string, engineErrors: number, rawErrors: number) => ({
+      label,
+      engine: [{ errors: engineErrors, words: 100 }],
+      raw: [{ errors: rawErrors, words: 100 }],
+    });
+    // Gaps of +1, +3 and +5 points: mean 3, sample sd 2.
+    const summary = pooledGap([run('-0.2 dB', 21, 20), run('0 dB', 23, 20), run('+0.2 dB', 24, 19)]);
+    assert.deepEqual(
+      summary.runs.map((r) => r.gap),
+      [1, 3, 5],
+    );
+    assert.equal(summary.mean, 3);
+    assert.equal(summary.sd, 2);
+    assert.equal(summary.min, 1);
+    assert.equal(summary.max, 5);
+    assert.throws(() => pooledGap([]));
+  });
+
+  it('judges "within 2 points" on the mean, and says when the range straddles the limit', () => {
+    const summary = (gaps: number[]) =>
+      pooledGap(
+        gaps.map((gap, i) => ({
+          label: String(i),
+          engine: [{ errors: 20 + gap, words: 100 }],
+          raw: [{ errors: 20, words: 100 }],
+        })),
+      );
+    assert.deepEqual(gapVerdict(summary([0, 1, 1.5]), 2), { verdict: 'meets', clear: true });
+    assert.deepEqual(gapVerdict(summary([0, 1, 3]), 2), { verdict: 'meets', clear: false });
+    assert.deepEqual(gapVerdict(summary([1, 3, 4]), 2), { verdict: 'misses', clear: false });
+    assert.deepEqual(gapVerdict(summary([3, 4, 5]), 2), { verdict: 'misses', clear: true });
+    // Better than the raw voice is within 2 points too.
+    assert.deepEqual(gapVerdict(summary([-3, -1, -2]), 2), { verdict: 'meets', clear: true });
   });
 });
