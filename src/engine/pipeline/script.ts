@@ -36,20 +36,25 @@ export interface ModelProfile {
 }
 
 export const MODEL_PROFILES: Record<EngineModelId, ModelProfile> = {
-  // The fastest clear voice, read straight through. kal16 speaks about 191 words a minute with the old 0.12 s
-  // between sentences, which listeners found rushed. With 1.06 and the pauses below it measured 183 (bench/listening.ts);
-  // 1.13 aims at about 170. Its 32 kbps (LAME quality 3) measured within 1 point of the raw voice. Quality 7 encodes
-  // for half the CPU, and at 48 kbps it measured the same word error as quality 3 at 32 kbps (22.7 % against 22.4 %,
-  // 842 words of medium.md, the same speech; quality 7 at 32 kbps: 32.1 %; BENCHMARKS.md, "Issue 14, third round").
+  // The fastest clear voice, read straight through. kal16 is quick: at stretch 1.13 with 0.35 s between sentences and
+  // 0.7 s between paragraphs it read prose at 187 words a minute. Listeners want about 165-175 with a reader's pauses
+  // (about 0.4-0.7 s after a sentence, 0.8-1.2 s after a paragraph), so most of the time goes into pauses and a little
+  // into the stretch: prose 172 wpm, technical 153, numeric 154 (their spelled letters and number words are slower
+  // per word; one setting cannot put all three in range). Against a slower stretch alone (1.22, same prose pace) this
+  // measured closer to the raw voice in word error: +0.6 points pooled over the three texts against +2.2, and the
+  // old setting +2.9 (bench/listening.ts; BENCHMARKS.md, "fourth round"). Its 48 kbps at LAME quality 7 encodes for
+  // half the CPU of quality 3 and measured the same word error as quality 3 at 32 kbps (22.7 % against 22.4 %, 842
+  // words of medium.md, the same speech; quality 7 at 32 kbps: 32.1 %; BENCHMARKS.md, "Issue 14, third round").
   'article-audio-1-mini': {
     // No intonation: kal16's diphones give PSOLA unsteady pitch marks (three questions measured +9.7, -0.8 and -1.2
     // semitones at the end), so Mini is said as Flite says it.
-    voices: [{ name: 'Narrator', flite: 'kal16', durationStretch: 1.13 }],
-    sentencePause: 0.35,
-    paragraphPause: 0.7,
-    listItemPause: 0.4,
-    headingPauseBefore: 0.9,
-    headingPauseAfter: 0.45,
+    voices: [{ name: 'Narrator', flite: 'kal16', durationStretch: 1.16 }],
+    sentencePause: 0.65,
+    paragraphPause: 1.15,
+    listItemPause: 0.5,
+    // After a paragraph's 1.15 s: about 1.75 s of silence before a heading, near Pro's 1.6 s.
+    headingPauseBefore: 0.6,
+    headingPauseAfter: 0.6,
     numberSections: false,
     podcast: false,
     bitrate: 48_000,
