@@ -8,10 +8,12 @@ import { FLITE_VOWELS as VOWELS, type FliteVoice, type Segment } from '../../src
 const GLIDES = new Set(['y', 'w']);
 /**
  * A word whose longest vowel (with a glide before it: the "y" of "mute") is shorter than this was swallowed, not said ("rule." gave its only vowel 29 ms, "L." 38
- * ms; with the period apart, 177 and 152 ms). Words said in full have a main vowel of 80 ms or more; schwas and
+ * ms; with the period apart, 177 and 152 ms). Most words said in full have a main vowel of 80 ms or more; schwas and
  * other unstressed vowels are often 20 to 40 ms and are not held to it ("storage": "ao" 45 ms then "r" 118 ms).
  */
 export const MIN_VOWEL_S = 0.04;
+/** A main vowel at least this share of its length in the word said alone is not swallowed either ("marks"). */
+const ALONE_SHARE = 0.8;
 
 export interface LastWord {
   /** The last word of the line (the last token with a letter or digit), without punctuation. */
@@ -36,17 +38,25 @@ export function endsWithWord(lineSegments: Segment[], wordSegments: Segment[]): 
   // The word's main vowel (its longest) must be said, not swallowed; a final schwa is short by nature ("items").
   // A glide before the vowel belongs to its nucleus: "mute" is m y uw t, /juː/, and after a comma pause rms gives
   // "y" 86 ms and "uw" 39 ms ("M: does, mute."); the recogniser hears "mute" there all the same.
-  const vowels = end.flatMap((s, i) =>
-    VOWELS.has(s.phone) ? [s.duration + (i > 0 && GLIDES.has(end[i - 1]!.phone) ? end[i - 1]!.duration : 0)] : [],
-  );
+  const nuclei = (phones: { phone: string; duration: number }[]) =>
+    phones.flatMap((s, i) =>
+      VOWELS.has(s.phone)
+        ? [s.duration + (i > 0 && GLIDES.has(phones[i - 1]!.phone) ? phones[i - 1]!.duration : 0)]
+        : [],
+    );
+  const vowels = nuclei(end);
   const longest = Math.max(0, ...vowels);
+  // Some words have a short main vowel even alone: rms says "marks" and "hard" with "aa" 34 ms and the length in the
+  // "r" after it, in a line or alone, and pocketsphinx hears them. A vowel as long as in the word alone is not
+  // swallowed.
+  const alone = Math.max(0, ...nuclei(wordPhones));
   const said =
     wordPhones.length > 0 &&
     end.length === wordPhones.length &&
     end.every(
       (s, i) => s.phone === wordPhones[i]!.phone || (VOWELS.has(s.phone) && VOWELS.has(wordPhones[i]!.phone)),
     ) &&
-    (vowels.length === 0 || longest >= MIN_VOWEL_S);
+    (vowels.length === 0 || longest >= MIN_VOWEL_S || longest >= ALONE_SHARE * alone);
   return {
     said,
     detail: `${wordPhones.map((s) => s.phone).join(' ')} | line ends ${end.map((s) => `${s.phone} ${(s.duration * 1000).toFixed(0)} ms`).join(', ')}`,
