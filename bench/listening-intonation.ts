@@ -35,7 +35,9 @@ const MIN_RISE = 2;
 
 const median = (values: number[]) =>
   values.length === 0 ? Number.NaN : [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-const st = (value: number) => `${value >= 0 ? '+' : ''}${value.toFixed(1)} st`;
+// No voiced frame where one was looked for (kal16's diphones, at times): said so, not as NaN.
+const st = (value: number) =>
+  Number.isFinite(value) ? `${value >= 0 ? '+' : ''}${value.toFixed(1)} st` : 'no pitch found';
 
 function say(
   pool: SynthesisPool,
