@@ -7,7 +7,7 @@ import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { traceMemory } from './memory-trace';
 import { parentPort } from 'node:worker_threads';
-import { int16ToFloat, silence, trimSilence } from './audio';
+import { concatenated, int16ToFloat, silence, trimSilence } from './audio';
 import { id3Tag } from './id3';
 import { levelToLoudness } from './loudness';
 import { resample } from './resample';
@@ -93,14 +93,7 @@ function onFrames(data: Uint8Array): void {
 }
 
 function pendingBytes(): Uint8Array {
-  if (pending.length === 1) return pending[0]!;
-  const total = pending.reduce((sum, chunk) => sum + chunk.length, 0);
-  const bytes = new Uint8Array(total);
-  let at = 0;
-  for (const chunk of pending) {
-    bytes.set(chunk, at);
-    at += chunk.length;
-  }
+  const bytes = concatenated(pending, Uint8Array);
   pending = [bytes];
   return bytes;
 }

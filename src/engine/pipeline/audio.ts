@@ -1,4 +1,5 @@
-// Small signal-processing helpers for speech and for intro/outro audio, all on mono Float32 samples.
+// Small signal-processing helpers for speech and for intro/outro audio, all on mono Float32 samples, and the one way
+// the pipeline joins pieces of samples or bytes.
 
 /** `into`, when given and long enough, receives the samples (its start is returned) instead of a new array. */
 export function int16ToFloat(samples: Int16Array, into?: Float32Array): Float32Array {
@@ -60,4 +61,19 @@ export function sniffAudioFormat(bytes: Uint8Array): AudioFormat | undefined {
   if (ascii(0, 3) === 'ID3') return 'mp3';
   if (bytes[0] === 0xff && ((bytes[1] ?? 0) & 0xe0) === 0xe0) return 'mp3';
   return undefined;
+}
+
+/** The parts one after another in one new array of `Kind`; a single part is returned as it is. */
+export function concatenated<T extends Float32Array | Uint8Array>(
+  parts: readonly T[],
+  Kind: new (length: number) => T,
+): T {
+  if (parts.length === 1) return parts[0]!;
+  const out = new Kind(parts.reduce((sum, part) => sum + part.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
 }

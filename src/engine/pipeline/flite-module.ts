@@ -7,6 +7,7 @@
 //
 // The rewrite is small and checked: the module's one memory definition (section 5) becomes an import
 // `env.memory` with the same limits (section 2), so memory index 0 and every instruction stay the same.
+import { concatenated } from './audio';
 
 export interface MemoryLimits {
   initial: number;
@@ -86,12 +87,5 @@ export function withImportedMemory(wasm: Uint8Array): { bytes: Uint8Array; limit
   const rest = importBody.subarray(count.next);
   const newBody = Uint8Array.from([...leb(count.value + 1), ...rest, ...entry]);
   parts[importIndex] = section(2, newBody);
-  const total = parts.reduce((sum, part) => sum + part.length, 0);
-  const bytes = new Uint8Array(total);
-  let at = 0;
-  for (const part of parts) {
-    bytes.set(part, at);
-    at += part.length;
-  }
-  return { bytes, limits };
+  return { bytes: concatenated(parts, Uint8Array), limits };
 }

@@ -5,6 +5,7 @@
 // stdio reaches.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { concatenated } from './audio';
 
 /**
  * LAME's quality setting unless a model asks for another (`lameQuality` in script.ts): 0 is best and slowest, 3 is
@@ -85,7 +86,7 @@ export class LameEncoder {
       new Float32Array(this.lame.memory.buffer, input, chunk.length).set(chunk);
       outputs.push(this.output(this.lame.enc_encode(this.encoder, chunk.length)));
     }
-    return join(outputs);
+    return concatenated(outputs, Uint8Array);
   }
 
   /** The last frames (LAME pads the end to a whole frame). */
@@ -104,15 +105,4 @@ export class LameEncoder {
     // A copy: the next call reuses LAME's buffer, and memory growth detaches views of the old one.
     return new Uint8Array(this.lame.memory.buffer, this.lame.enc_output(this.encoder), length).slice();
   }
-}
-
-function join(chunks: Uint8Array[]): Uint8Array {
-  if (chunks.length === 1) return chunks[0]!;
-  const out = new Uint8Array(chunks.reduce((sum, c) => sum + c.length, 0));
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.length;
-  }
-  return out;
 }

@@ -1,4 +1,5 @@
 // Sample-rate conversion with the Speex resampler (SpeexDSP, compiled to WebAssembly), for intro and outro audio.
+import { concatenated } from './audio';
 
 interface SpeexModule {
   _malloc(size: number): number;
@@ -92,7 +93,7 @@ export class StreamResampler {
       offset += consumed;
       if (consumed === 0) break;
     }
-    return concat(parts);
+    return concatenated(parts, Float32Array);
   }
 
   /** Feeds zeros after the input to flush the filter's delayed tail out, and returns that tail. */
@@ -109,17 +110,6 @@ export class StreamResampler {
     this.speex._free(this.lengths);
     this.speex._speex_resampler_destroy(this.state);
   }
-}
-
-function concat(parts: Float32Array[]): Float32Array {
-  if (parts.length === 1) return parts[0]!;
-  const out = new Float32Array(parts.reduce((sum, p) => sum + p.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
 }
 
 /** Resamples one channel held whole; returns the input when the rates match. */
