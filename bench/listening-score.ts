@@ -112,8 +112,7 @@ export function alignWords(meant: string[], heard: string[]): string {
 
 /** Word error rate: word-level Levenshtein distance over the reference length. */
 export function wordError(meant: string[], heard: string[]): number {
-  if (meant.length === 0) return 0;
-  return alignment(meant, heard).filter((s) => s.kind !== 'same').length / meant.length;
+  return meant.length === 0 ? 0 : wordErrors(meant, heard) / meant.length;
 }
 
 export interface FairScore {

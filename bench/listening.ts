@@ -76,17 +76,10 @@ function toWav16k(input: string, output: string): void {
   execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', input, '-ar', '16000', '-ac', '1', output]);
 }
 
-function recognise(wav: string): string {
-  const result = spawnSync('pocketsphinx_continuous', ['-infile', wav, '-logfn', '/dev/null'], {
-    encoding: 'utf8',
-    maxBuffer: 16 * 1024 * 1024,
-  });
-  return result.stdout;
-}
-
 const execFileAsync = promisify(execFile);
 
-async function recogniseAsync(wav: string): Promise<string> {
+/** What pocketsphinx hears in a 16 kHz WAV (asynchronous, so the pooled row can run two at once). */
+async function recognise(wav: string): Promise<string> {
   const { stdout } = await execFileAsync('pocketsphinx_continuous', ['-infile', wav, '-logfn', '/dev/null'], {
     encoding: 'utf8',
     maxBuffer: 16 * 1024 * 1024,
@@ -150,7 +143,7 @@ async function pooledRawRow(
     const input = side === 'engine' ? pair.engineWav : pair.rawWav;
     const output = path.join(dir, `${pair.text}-${side}-${gain}.wav`);
     execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', input, '-af', `volume=${gain}dB`, '-c:a', 'pcm_s16le', output]);
-    const words = wordsOf(await recogniseAsync(output));
+    const words = wordsOf(await recognise(output));
     rmSync(output, { force: true });
     return words;
   });
@@ -263,7 +256,7 @@ export const listening: Bench = {
           const mp3 = path.join(workDir, 'audio.mp3');
           const wav = path.join(workDir, 'audio.wav');
           toWav16k(mp3, wav);
-          const heard = wordsOf(recognise(wav));
+          const heard = wordsOf(await recognise(wav));
           const cues = parseWebVtt(readFileSync(path.join(workDir, 'transcript.vtt'), 'utf8'));
           const durationS = cues.length > 0 ? cues[cues.length - 1]!.end : 0;
           const gaps = cues.slice(1).map((cue, i) => ({
@@ -348,7 +341,7 @@ export const listening: Bench = {
             lines.map((l) => ({ text: l.spoken, voice: voices[l.voice]! })),
             rawMeant,
           );
-          const rawMeantHeard = wordsOf(recognise(rawMeant));
+          const rawMeantHeard = wordsOf(await recognise(rawMeant));
           if (model === 'article-audio-1-mini') {
             const kept = { engineWav: path.join(dir, `${name}-engine.wav`), rawWav: path.join(dir, `${name}-raw.wav`) };
             copyFileSync(wav, kept.engineWav);
@@ -368,7 +361,7 @@ export const listening: Bench = {
             sourceLines.map((text) => ({ text, voice })),
             rawSource,
           );
-          const rawSourceHeard = wordsOf(recognise(rawSource));
+          const rawSourceHeard = wordsOf(await recognise(rawSource));
           push({
             bench: 'listening: raw Flite baseline',
             case: `${voices.map((v) => v.flite).join(' + ')} (${shortModel(model)}), ${name}`,
