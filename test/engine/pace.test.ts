@@ -7,7 +7,7 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { createSpeechPipeline } from '../../src/engine/pipeline';
 import { parseWebVtt } from '../../src/webview/transcript';
-import { type DecodedAudio, decodeMp3, rms, runJob, words } from '../support/speech-support';
+import { type DecodedAudio, decodeMp3, median, rms, runJob, words } from '../support/speech-support';
 
 const PROSE = readFileSync(path.join(__dirname, '..', '..', 'bench', 'listening', 'prose.md'), 'utf8');
 
@@ -22,8 +22,6 @@ function silenceBetween(audio: DecodedAudio, from: number, to: number): number {
   }
   return longest;
 }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 describe('speech pipeline: Mini reads at a listener’s pace', () => {
   const pipeline = createSpeechPipeline({ workers: 2 });

@@ -17,6 +17,7 @@ import {
   type PipelineRun,
   type VttCue,
   decodeMp3,
+  median,
   medianPitch,
   parseVtt,
   rms,
@@ -203,7 +204,6 @@ describe('speech pipeline: audio against transcript', () => {
         by(voice)
           .map((c) => medianPitch(out.audio, c.start, c.end))
           .filter((p) => Number.isFinite(p));
-      const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
       const alex = median(pitches('Alex'));
       const sam = median(pitches('Sam'));
       t.diagnostic(

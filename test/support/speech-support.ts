@@ -174,6 +174,9 @@ export interface DecodedAudio {
   durationS: number;
 }
 
+/** The middle value (the upper one of the two middle values for an even count). */
+export const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
 /** Decodes an MP3 with the decoder the pipeline itself uses for intro and outro files. */
 export async function decodeMp3(bytes: Uint8Array): Promise<DecodedAudio> {
   const decode = (await import('@audio/decode-mp3')).default as (
