@@ -241,7 +241,8 @@ export const listening: Bench = {
         for (const model of options.models) {
           options.progress(`listening: ${shortModel(model)} reads ${name}`);
           const { lines } = buildScript(parseMarkdown(markdown), model);
-          const meant = wordsOf(lines.map((l) => l.spoken).join(' '));
+          const spoken = lines.map((l) => l.spoken).join(' ');
+          const meant = wordsOf(spoken);
           const workDir = mkdtempSync(path.join(dir, `${name}-`));
           await pipeline.run(
             { jobId: `${name}-${model}`, modelId: model, text: markdown },
@@ -291,7 +292,7 @@ export const listening: Bench = {
             note: `${fair.variants} errors were spelling variants (harbour/harbor) and ${fair.compounds} compounds written apart (time out/timeout), counted as right; ${fair.setAside} of ${meant.length} meant words set aside, not in the recogniser's dictionary so it can never write them: ${fair.unwritable.join(', ') || 'none'}`,
           });
           if (dictionary) {
-            const kinds = errorKinds(lines.map((l) => l.spoken).join(' '), heard, dictionary);
+            const kinds = errorKinds(spoken, heard, dictionary);
             push({
               bench: 'listening: where the strict errors are',
               case: label,
