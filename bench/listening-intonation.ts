@@ -1,11 +1,11 @@
-// Listening bench rows for intonation (src/engine/pipeline/pitch.ts): how far each model's voices end a yes/no
+// Listening bench rows for intonation (src/speech/voice/pitch.ts): how far each model's voices end a yes/no
 // question above the rest of the line, in semitones, beside statements and wh-questions; and how list items end:
 // inline lists with and without the serial comma, and the lines of a Markdown bullet list. Each line is
 // synthesized as the engine asks for it (the model's voice settings and its intonation), and measured with the
 // tests' YIN pitch tracker (test/support/pitch-track.ts), not the engine's own.
-import { intonationOf } from '../src/engine/pipeline/pitch';
-import { MODEL_PROFILES, type Voice } from '../src/engine/pipeline/script';
-import type { SynthesisPool, Utterance } from '../src/engine/pipeline/synth-pool';
+import { intonationOf } from '../src/speech/voice/pitch';
+import { MODEL_PROFILES, type Voice } from '../src/speech/text/script';
+import type { SynthesisPool, Utterance } from '../src/speech/voice/synth-pool';
 import { endPitch, pitchContour } from '../test/support/pitch-track';
 import { type ModelId, type Row, atLeast, shortModel } from './lib/report';
 

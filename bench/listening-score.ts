@@ -10,7 +10,7 @@
 //   retries) can never come out right, whatever the voice does; such words are left out of the count (with whatever
 //   the recogniser put in their place), and listed.
 import { readFileSync } from 'node:fs';
-import { americanSpelling } from '../src/engine/pipeline/normalize/spelling';
+import { americanSpelling } from '../src/speech/text/normalize/spelling';
 
 /** Lower-case words without punctuation, as the recogniser writes them. */
 export function wordsOf(text: string): string[] {

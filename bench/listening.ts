@@ -16,12 +16,12 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from '
 import { promisify } from 'node:util';
 import os from 'node:os';
 import path from 'node:path';
-import { articleText as textOfArticle } from '../src/engine/pipeline/article';
-import { createSpeechPipeline } from '../src/engine/pipeline';
-import { parseMarkdown } from '../src/engine/pipeline/markdown';
-import { buildScript, MODEL_PROFILES, type Voice } from '../src/engine/pipeline/script';
-import { splitSentences } from '../src/engine/pipeline/sentences';
-import { SynthesisPool } from '../src/engine/pipeline/synth-pool';
+import { articleText as textOfArticle } from '../src/speech/source/article';
+import { createSpeechPipeline } from '../src/speech';
+import { parseMarkdown } from '../src/speech/source/markdown';
+import { buildScript, MODEL_PROFILES, type Voice } from '../src/speech/text/script';
+import { splitSentences } from '../src/speech/text/sentences';
+import { SynthesisPool } from '../src/speech/voice/synth-pool';
 import { parseWebVtt } from '../src/webview/transcript';
 import { lastWordSaid } from '../test/support/last-word';
 import { intonationRows } from './listening-intonation';

@@ -1,7 +1,7 @@
 // Where the engine's memory goes during one job, while it runs (the memory benchmark only reads the peak at the end).
 // Starts the engine as the benchmark does (ENGINE_ENV, ENGINE_NODE_FLAGS), runs the warm-up job, then the article,
 // and every 5 s prints the process's RSS (anonymous and file-backed), the peak so far, and each thread's own figures
-// (heap used/total, external, array buffers; src/engine/pipeline/memory-trace.ts). It can stop early: memory
+// (heap used/total, external, array buffers; src/speech/threads/memory-trace.ts). It can stop early: memory
 // usually shows its shape within a minute or two, where the whole 99k podcast takes several.
 //
 //   node --import tsx bench/memory-trace.ts [--seconds 90] [--model podcast] [--article long] [--env NAME=VALUE ...]

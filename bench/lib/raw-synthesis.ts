@@ -1,9 +1,9 @@
 // The speech synthesis of a job alone: the same script lines (the engine's own script builder over the same article)
 // through the engine's synthesis pool (Flite in worker threads, as many as the engine uses), all queued at once,
 // nothing else: no HTTP, no queue, no loudness, no MP3, no files. What the pipeline adds on top is its overhead.
-import { parseMarkdown } from '../../src/engine/pipeline/markdown';
-import { buildScript } from '../../src/engine/pipeline/script';
-import { SynthesisPool } from '../../src/engine/pipeline/synth-pool';
+import { parseMarkdown } from '../../src/speech/source/markdown';
+import { buildScript } from '../../src/speech/text/script';
+import { SynthesisPool } from '../../src/speech/voice/synth-pool';
 import { articleText } from './articles';
 import type { ArticleName, ModelId } from './report';
 
@@ -19,7 +19,7 @@ export interface RawSynthesis {
 
 export async function rawSynthesis(model: ModelId, article: ArticleName): Promise<RawSynthesis> {
   const { lines, profile } = buildScript(parseMarkdown(articleText(article)), model);
-  // The engine's default: one worker per core, at most 4 (src/engine/default-pipeline.ts).
+  // The engine's default: one worker per core, at most 4 (src/engine/core/default-pipeline.ts).
   const pool = new SynthesisPool();
   try {
     // Start the workers and compile Flite before the clock starts, as a running engine has.

@@ -4,8 +4,8 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { TEXT_MAX_LENGTH, TEXT_MIN_LENGTH, countCharacters, textProblem } from '../protocol';
-import { articleSource } from '../engine/pipeline/article';
-import { extractHtmlArticle } from '../engine/pipeline/html-article';
+import { articleSource } from '../speech/source/article';
+import { extractHtmlArticle } from '../speech/source/html-article';
 import { UsageError } from '../engine/settings';
 
 export interface ArticleInput {

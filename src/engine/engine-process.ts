@@ -1,11 +1,11 @@
 // Runs the engine as a process of its own: `article-audio serve` and dist/engine.js (the process the extension
 // starts) differ only in how they announce their address. Logs go to stderr; SIGINT/SIGTERM (and, when asked, the
 // end of stdin) stop it cleanly with exit code 0; a second signal, or a stop that hangs, ends it at once.
-import { createDefaultPipeline } from './default-pipeline';
+import { createDefaultPipeline } from './core/default-pipeline';
 import { type RunningEngine, startEngine } from './index';
-import type { Logger, LogLevel } from './job-service';
+import type { Logger, LogLevel } from './core/job-service';
 import { readEngineSettings, type ServiceDefaults } from './settings';
-import { traceMemory } from './pipeline/memory-trace';
+import { traceMemory } from '../speech/threads/memory-trace';
 
 export interface EngineProcessOptions {
   args: readonly string[];

@@ -3,21 +3,21 @@
 import http from 'node:http';
 import os from 'node:os';
 import type { AddressInfo, Socket } from 'node:net';
-import { TokenRing } from './auth';
-import { createDefaultPipeline } from './default-pipeline';
+import { TokenRing } from './core/auth';
+import { createDefaultPipeline } from './core/default-pipeline';
 import { limitConnections } from './http/connection-limits';
 import { EventStreams } from './http/event-streams';
 import { createRequestHandler } from './http/request-handler';
 import { type TokenLimitOptions, TokenLimits } from './http/token-limits';
-import { JobService, type Logger } from './job-service';
-import type { JobServiceApi } from './service-api';
-import { type EngineOptions, resolveOptions } from './options';
-import { removeStaleScratchDirs } from './scratch-dirs';
-import { FileJobStore } from './store/file-store';
+import { JobService, type Logger } from './core/job-service';
+import type { JobServiceApi } from './core/service-api';
+import { type EngineOptions, resolveOptions } from './core/options';
+import { removeStaleScratchDirs } from '../speech/voice/scratch-dirs';
+import { FileJobStore } from './embedded/file-store';
 
-export type { EngineOptions } from './options';
-export type { Logger, LogLevel } from './job-service';
-export type { JobStore } from './store/types';
+export type { EngineOptions } from './core/options';
+export type { Logger, LogLevel } from './core/job-service';
+export type { JobStore } from './core/job-store';
 
 export interface RunningEngine {
   /** Base URL of the service, e.g. http://127.0.0.1:8787. */

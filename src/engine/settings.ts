@@ -5,8 +5,8 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { LogLevel } from './job-service';
-import type { EngineOptions } from './options';
+import type { LogLevel } from './core/job-service';
+import type { EngineOptions } from './core/options';
 
 export class UsageError extends Error {
   constructor(message: string) {

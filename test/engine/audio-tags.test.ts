@@ -7,10 +7,10 @@ import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createSpeechPipeline } from '../../src/engine/pipeline';
-import { MAX_CHAPTER_TITLE_CHARS, MAX_TITLE_CHARS } from '../../src/engine/pipeline/id3';
-import { frameAt, id3Length } from '../../src/engine/pipeline/mp3-frames';
-import { LAME_ENCODER_DELAY } from '../../src/engine/pipeline/mp3-writer';
+import { createSpeechPipeline } from '../../src/speech';
+import { MAX_CHAPTER_TITLE_CHARS, MAX_TITLE_CHARS } from '../../src/speech/audio/id3';
+import { frameAt, id3Length } from '../../src/speech/audio/mp3-frames';
+import { LAME_ENCODER_DELAY } from '../../src/speech/audio/mp3-writer';
 import {
   type PageServer,
   decodeMp3,

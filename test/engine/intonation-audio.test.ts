@@ -1,4 +1,4 @@
-// Intonation through the whole pipeline (src/engine/pipeline/pitch.ts, hooked in index.ts per voice): the MP3 a Pro
+// Intonation through the whole pipeline (src/speech/voice/pitch.ts, hooked in index.ts per voice): the MP3 a Pro
 // or Podcast job writes, decoded, and each cue's pitch measured with the tests' YIN tracker. A yes/no question ends
 // above the rest of its line, the statement beside it below; the items of a Markdown bullet list before the last end
 // above their line, the last below. Inline lists and headings are measured on the synthesizer alone
@@ -7,7 +7,7 @@ import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { createSpeechPipeline } from '../../src/engine/pipeline';
+import { createSpeechPipeline } from '../../src/speech';
 import { endPitch, pitchContour } from '../support/pitch-track';
 import { decodeMp3, parseVtt, runJob } from '../support/speech-support';
 

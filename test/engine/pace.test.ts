@@ -5,7 +5,7 @@ import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { createSpeechPipeline } from '../../src/engine/pipeline';
+import { createSpeechPipeline } from '../../src/speech';
 import { parseWebVtt } from '../../src/webview/transcript';
 import { type DecodedAudio, decodeMp3, median, rms, runJob, words } from '../support/speech-support';
 

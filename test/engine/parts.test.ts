@@ -6,7 +6,7 @@ import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { audioStart, frameAt, id3Length } from '../../src/engine/pipeline/mp3-frames';
+import { audioStart, frameAt, id3Length } from '../../src/speech/audio/mp3-frames';
 import { checkMp3 } from '../support/mp3-check';
 import { type EngineProcess, repoRoot, startEngineProcess } from '../support/engine-process';
 import { type ServiceCalls, serviceCalls, waitForJob } from '../support/http-calls';

@@ -8,9 +8,9 @@ import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createSpeechPipeline } from '../../src/engine/pipeline';
-import { PipelineError } from '../../src/engine/pipeline/types';
-import { Mp3Writer } from '../../src/engine/pipeline/mp3-writer';
+import { createSpeechPipeline } from '../../src/speech';
+import { PipelineError } from '../../src/speech/types';
+import { Mp3Writer } from '../../src/speech/audio/mp3-writer';
 import {
   type DecodedAudio,
   type PageServer,

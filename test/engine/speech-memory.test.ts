@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import v8 from 'node:v8';
-import { createSpeechPipeline } from '../../src/engine/pipeline';
+import { createSpeechPipeline } from '../../src/speech';
 import { runJob } from '../support/speech-support';
 
 const LONG = readFileSync(path.join(__dirname, '..', 'fixtures', 'articles', 'long.md'), 'utf8');

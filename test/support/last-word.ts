@@ -2,8 +2,8 @@
 // rather than from the line's length: a line is not always longer than itself without its last word (the final
 // lengthening moves to the word before: "… V P N." is only 50 ms longer than "… V P."), and a line ending in
 // punctuation has no word to lose there. Used by test/unit/pipeline/whole-lines.test.ts and bench/listening.ts.
-import type { SynthesisPool } from '../../src/engine/pipeline/synth-pool';
-import { FLITE_VOWELS as VOWELS, type FliteVoice, type Segment } from '../../src/engine/pipeline/synth-protocol';
+import type { SynthesisPool } from '../../src/speech/voice/synth-pool';
+import { FLITE_VOWELS as VOWELS, type FliteVoice, type Segment } from '../../src/speech/voice/synth-protocol';
 
 const GLIDES = new Set(['y', 'w']);
 /**

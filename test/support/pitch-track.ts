@@ -1,4 +1,4 @@
-// A pitch tracker for tests and benches, independent of the engine's (src/engine/pipeline/pitch.ts tracks by
+// A pitch tracker for tests and benches, independent of the engine's (src/speech/voice/pitch.ts tracks by
 // normalized autocorrelation; this one is YIN: the cumulative mean normalized difference, de Cheveigné and
 // Kawahara 2002), so a bend is measured by a method other than the one that made it. Deterministic: fixed frames,
 // no randomness, no clocks.

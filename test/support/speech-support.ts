@@ -6,7 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import type { ArticlePipeline, FetchLimits, PipelineInput, PipelineOutput } from '../../src/engine/pipeline/types';
+import type { ArticlePipeline, FetchLimits, PipelineInput, PipelineOutput } from '../../src/speech/types';
 
 // The page servers of these tests are on loopback.
 export const FETCH_LIMITS: FetchLimits = {

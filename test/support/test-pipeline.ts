@@ -11,7 +11,7 @@ import {
   type PipelineInput,
   type PipelineOutput,
   PipelineError,
-} from '../../src/engine/pipeline/types';
+} from '../../src/speech/types';
 
 export interface TestPipelineOptions {
   /** Progress steps per run (each reports progress and, every few, a log line). Default 4. */

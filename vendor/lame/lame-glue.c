@@ -1,4 +1,4 @@
-// The engine's entry points into LAME 3.100 (src/engine/pipeline/lame.ts calls them): one mono constant-bitrate encoder,
+// The engine's entry points into LAME 3.100 (src/speech/audio/lame.ts calls them): one mono constant-bitrate encoder,
 // Float32 samples in, MP3 frames out, with LAME's quality setting (lame_set_quality), which no build of LAME on npm
 // exposes. Quality 7 skips noise shaping and the best-Huffman search and costs half the CPU of LAME's default (3).
 #include <stdlib.h>

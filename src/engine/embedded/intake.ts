@@ -3,13 +3,13 @@
 // with its first events through the JobStore and only then puts it in the WorkQueue. Team API nodes do the same in
 // team/api-service.ts over Postgres.
 import { createHash } from 'node:crypto';
-import { IdempotencyConflictError, QueueFullError, StoppingError, tooManyJobs } from '../job-errors';
-import { newJobId } from '../job-id';
-import type { JobQueue } from '../job-queue';
-import type { LiveJob } from '../live-job';
-import { acceptedEvents } from '../stream-events';
-import { type ArticleSubmission, submissionDigest } from '../submission';
-import type { JobStore, StoredEvent, StoredJob } from '../store/types';
+import { IdempotencyConflictError, QueueFullError, StoppingError, tooManyJobs } from '../core/job-errors';
+import { newJobId } from '../core/job-id';
+import type { JobQueue } from '../core/job-queue';
+import type { LiveJob } from '../core/live-job';
+import { acceptedEvents } from '../core/stream-events';
+import { type ArticleSubmission, submissionDigest } from '../core/submission';
+import type { JobStore, StoredEvent, StoredJob } from '../core/job-store';
 import type { IdempotencyEntry, JobTable } from './job-table';
 
 export interface IntakeOptions {

@@ -1,11 +1,11 @@
 // The jobs one embedded engine holds (its LiveJobs, the idempotency index) and the state changes every unit makes on
 // them: save a record, requeue, finish with the closing events. Intake, the worker loop and recovery (the other
 // files here) all change jobs through it, so a state change is written the same way whoever makes it.
-import { describe, formatSeconds } from '../job-errors';
-import { LiveJob } from '../live-job';
-import { logEvent, closingEvents, statusEvent } from '../stream-events';
-import { type JobFailure, type JobStore, type StoredEvent, type StoredJob, isTerminal } from '../store/types';
-import type { Logger } from '../job-service';
+import { describe, formatSeconds } from '../core/job-errors';
+import { LiveJob } from '../core/live-job';
+import { logEvent, closingEvents, statusEvent } from '../core/stream-events';
+import { type JobFailure, type JobStore, type StoredEvent, type StoredJob, isTerminal } from '../core/job-store';
+import type { Logger } from '../core/job-service';
 
 export interface IdempotencyEntry {
   createdAt: number;

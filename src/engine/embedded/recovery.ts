@@ -3,12 +3,12 @@
 // the engine died is put back in the queue (or fails `interrupted` after too many crashes); the waiting ones are
 // handed to the WorkQueue in the order they were accepted. Team mode has no such step: a worker's claim takes over
 // a job whose lease expired (team/worker.ts).
-import { describe } from '../job-errors';
-import type { JobQueue } from '../job-queue';
-import type { LiveJob } from '../live-job';
-import { closingEvents } from '../stream-events';
-import { type JobStore, type LoadedJob, type StoredEvent, isTerminal } from '../store/types';
-import type { Logger } from '../job-service';
+import { describe } from '../core/job-errors';
+import type { JobQueue } from '../core/job-queue';
+import type { LiveJob } from '../core/live-job';
+import { closingEvents } from '../core/stream-events';
+import { type JobStore, type LoadedJob, type StoredEvent, isTerminal } from '../core/job-store';
+import type { Logger } from '../core/job-service';
 import { type JobTable, withoutText } from './job-table';
 
 export interface RecoveryOptions {

@@ -5,9 +5,9 @@
 // queue when the engine is stopping. Team workers do the same over Postgres in team/worker.ts.
 import path from 'node:path';
 import { modelById } from '../../protocol';
-import { describe, describeFailure, internalFailure } from '../job-errors';
-import type { JobQueue } from '../job-queue';
-import type { LiveJob } from '../live-job';
+import { describe, describeFailure, internalFailure } from '../core/job-errors';
+import type { JobQueue } from '../core/job-queue';
+import type { LiveJob } from '../core/live-job';
 import {
   type ArticlePipeline,
   type FetchLimits,
@@ -15,12 +15,12 @@ import {
   type PipelineOutput,
   type PipelinePart,
   PipelineError,
-} from '../pipeline/types';
-import { ProgressThrottle } from '../progress-throttle';
-import { jobResultOf, pipelineInputOf } from '../submission';
-import { closingEvents, logEvent, partResultEvent, runLog, statusEvent } from '../stream-events';
-import { type JobStore, type OutputStorage, type StoredOutput, isTerminal } from '../store/types';
-import type { Logger } from '../job-service';
+} from '../../speech/types';
+import { ProgressThrottle } from '../core/progress-throttle';
+import { jobResultOf, pipelineInputOf } from '../core/submission';
+import { closingEvents, logEvent, partResultEvent, runLog, statusEvent } from '../core/stream-events';
+import { type JobStore, type OutputStorage, type StoredOutput, isTerminal } from '../core/job-store';
+import type { Logger } from '../core/job-service';
 import type { JobTable } from './job-table';
 
 export interface WorkerLoopOptions {

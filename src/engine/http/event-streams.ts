@@ -3,8 +3,8 @@
 // event is rendered once per base URL and the same text written to every follower. A follower that stops reading
 // is cut off once too much is buffered for it (it can reconnect with Last-Event-ID and lose nothing).
 import type { ServerResponse } from 'node:http';
-import type { StoredEvent } from '../store/types';
-import { withAbsoluteUrls } from '../stream-events';
+import type { StoredEvent } from '../core/job-store';
+import { withAbsoluteUrls } from '../core/stream-events';
 
 export interface EventStreamOptions {
   heartbeatMs: number;

@@ -1,6 +1,6 @@
 // The job object of GET /v1/jobs/<id> (spec 2.3): every field in every state, plus a few additive ones.
-import type { JobHandle } from '../service-api';
-import { outputLinks, withAbsoluteUrls } from '../stream-events';
+import type { JobHandle } from '../core/service-api';
+import { outputLinks, withAbsoluteUrls } from '../core/stream-events';
 
 export function jobView(job: JobHandle, baseUrl: string): Record<string, unknown> {
   const record = job.record;

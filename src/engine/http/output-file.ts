@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
-import type { ByteRange, StoredOutput } from '../store/types';
+import type { ByteRange, StoredOutput } from '../core/job-store';
 import { ApiError, headerValue } from './api-error';
 
 export type RangeRequest = ByteRange | 'unsatisfiable' | undefined;

@@ -3,11 +3,11 @@
 // decoded, joined or normalised into a file path (`..%2F`, encoded slashes and overlong ids are simply not found).
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { TokenRing } from '../auth';
-import { isJobId } from '../job-id';
-import { IdempotencyConflictError, type Logger, QueueFullError, StoppingError, TokenLimitError } from '../job-service';
-import type { JobHandle, JobServiceApi } from '../service-api';
-import { checkSubmission } from '../submission';
+import type { TokenRing } from '../core/auth';
+import { isJobId } from '../core/job-id';
+import { IdempotencyConflictError, type Logger, QueueFullError, StoppingError, TokenLimitError } from '../core/job-service';
+import type { JobHandle, JobServiceApi } from '../core/service-api';
+import { checkSubmission } from '../core/submission';
 import { ApiError, headerValue } from './api-error';
 import type { EventStreams } from './event-streams';
 import { jobView } from './job-view';

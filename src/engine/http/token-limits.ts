@@ -2,7 +2,7 @@
 // submissions, the bytes of finished files it keeps, and the free space the data dir's disk must keep for everyone.
 // (Its share of the queue is Intake's (embedded/intake.ts), which knows what waits.)
 import { statfs } from 'node:fs/promises';
-import type { OwnerId } from '../auth';
+import type { OwnerId } from '../core/auth';
 import { ApiError } from './api-error';
 
 export interface TokenLimitOptions {

@@ -12,8 +12,8 @@ import {
   StoppingError,
   TokenLimitError,
   tooManyJobs,
-} from '../job-service';
-import type { EventListener, Following, JobHandle, JobServiceApi, ServiceHealth } from '../service-api';
+} from '../core/job-service';
+import type { EventListener, Following, JobHandle, JobServiceApi, ServiceHealth } from '../core/service-api';
 import {
   type ByteRange,
   type OutputStorage,
@@ -21,9 +21,9 @@ import {
   type StoredJob,
   type StoredOutput,
   isTerminal,
-} from '../store/types';
-import { acceptedEvents, closingEvents } from '../stream-events';
-import { type ArticleSubmission, submissionDigest } from '../submission';
+} from '../core/job-store';
+import { acceptedEvents, closingEvents } from '../core/stream-events';
+import { type ArticleSubmission, submissionDigest } from '../core/submission';
 import { transaction } from './db';
 import { type JobRow, appendEvents, lockJob, readEvents, recordOf, saveJob } from './jobs';
 import type { PgEventBus } from './pg-events';

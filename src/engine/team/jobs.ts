@@ -3,9 +3,9 @@
 // NOTIFY that reaches every node at commit. The row lock makes a job's events gapless and committed in id order,
 // and the fence (a run's lease token) makes sure a run that lost its job can change nothing any more.
 import type { PoolClient } from 'pg';
-import type { NewEvent } from '../live-job';
-import type { StoredEvent, StoredJob } from '../store/types';
-import { isTerminal } from '../store/types';
+import type { NewEvent } from '../core/live-job';
+import type { StoredEvent, StoredJob } from '../core/job-store';
+import { isTerminal } from '../core/job-store';
 import { EVENTS_CHANNEL } from './schema';
 
 export interface JobRow {

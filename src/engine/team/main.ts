@@ -2,11 +2,11 @@
 // worker). Loaded only when one of them runs, so the Postgres driver and the AWS SDK stay out of the extension.
 // Team flags are read here; every other flag is the engine's own (settings.ts).
 import os from 'node:os';
-import { createDefaultPipeline } from '../default-pipeline';
+import { createDefaultPipeline } from '../core/default-pipeline';
 import { type RunningEngine, serveHttp } from '../index';
-import type { Logger, LogLevel } from '../job-service';
-import { DEFAULT_FETCH_LIMITS } from '../options';
-import type { ArticlePipeline } from '../pipeline/types';
+import type { Logger, LogLevel } from '../core/job-service';
+import { DEFAULT_FETCH_LIMITS } from '../core/options';
+import type { ArticlePipeline } from '../../speech/types';
 import { UsageError, readEngineSettings } from '../settings';
 import { splitTeamArgs, type TeamArgs } from './settings-help';
 import { PgApiService } from './api-service';

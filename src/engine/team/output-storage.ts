@@ -7,9 +7,9 @@ import { copyFile, lstat, mkdir, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import type * as S3 from '@aws-sdk/client-s3';
-import { isJobId } from '../job-id';
-import { OUTPUT_NAME } from '../store/file-store';
-import { type ByteRange, type OutputMeta, type OutputStorage, type StoredOutput, storedOutput } from '../store/types';
+import { isJobId } from '../core/job-id';
+import { OUTPUT_NAME } from '../embedded/file-store';
+import { type ByteRange, type OutputMeta, type OutputStorage, type StoredOutput, storedOutput } from '../core/job-store';
 
 const KEY = /^[A-Za-z0-9][A-Za-z0-9._/-]{0,200}$/;
 

@@ -4,8 +4,8 @@
 // in the database, the logs or an answer. Every node re-reads the table every few seconds.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Pool } from 'pg';
-import { TokenRing } from '../auth';
-import type { Logger } from '../job-service';
+import { TokenRing } from '../core/auth';
+import type { Logger } from '../core/job-service';
 
 export class TeamTokens extends TokenRing {
   private names = new Map<string, string>();

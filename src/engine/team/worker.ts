@@ -9,19 +9,19 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Client, Pool, PoolClient } from 'pg';
 import { modelById } from '../../protocol';
-import { describe, describeFailure, formatSeconds, internalFailure, type Logger } from '../job-service';
-import type { NewEvent } from '../live-job';
+import { describe, describeFailure, formatSeconds, internalFailure, type Logger } from '../core/job-service';
+import type { NewEvent } from '../core/live-job';
 import {
   type ArticlePipeline,
   type FetchLimits,
   type PipelineOutput,
   type PipelinePart,
   PipelineError,
-} from '../pipeline/types';
-import { ProgressThrottle } from '../progress-throttle';
-import { jobResultOf, pipelineInputOf } from '../submission';
-import type { Claim, JobFailure, OutputStorage, StoredJob, StoredOutput, WorkQueue } from '../store/types';
-import { closingEvents, logEvent, partResultEvent, runLog, statusEvent } from '../stream-events';
+} from '../../speech/types';
+import { ProgressThrottle } from '../core/progress-throttle';
+import { jobResultOf, pipelineInputOf } from '../core/submission';
+import type { Claim, JobFailure, OutputStorage, StoredJob, StoredOutput, WorkQueue } from '../core/job-store';
+import { closingEvents, logEvent, partResultEvent, runLog, statusEvent } from '../core/stream-events';
 import { newClient, transaction } from './db';
 import { type JobRow, appendEvents, lockJob, recordOf, saveJob } from './jobs';
 import { QUEUE_CHANNEL } from './schema';

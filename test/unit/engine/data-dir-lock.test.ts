@@ -8,13 +8,13 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { ownerIdOf } from '../../../src/engine/auth';
+import { ownerIdOf } from '../../../src/engine/core/auth';
 import { newJobRecord } from '../../../src/engine/embedded/intake';
-import { newJobId } from '../../../src/engine/job-id';
-import { LOCK_FILE, lockDataDir } from '../../../src/engine/store/data-dir-lock';
-import { FileJobStore } from '../../../src/engine/store/file-store';
+import { newJobId } from '../../../src/engine/core/job-id';
+import { LOCK_FILE, lockDataDir } from '../../../src/engine/embedded/data-dir-lock';
+import { FileJobStore } from '../../../src/engine/embedded/file-store';
 
-const MODULE = path.resolve(__dirname, '../../../src/engine/store/data-dir-lock.ts');
+const MODULE = path.resolve(__dirname, '../../../src/engine/embedded/data-dir-lock.ts');
 const STALE_MS = 1000;
 
 /** A holder process: takes the lock, prints `locked <pid>`, then (when asked) blocks its event loop for good. */

@@ -18,12 +18,12 @@ import {
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { ownerIdOf } from '../../../src/engine/auth';
+import { ownerIdOf } from '../../../src/engine/core/auth';
 import { newJobRecord } from '../../../src/engine/embedded/intake';
-import { newJobId } from '../../../src/engine/job-id';
-import { FileJobStore } from '../../../src/engine/store/file-store';
-import { LOCK_FILE } from '../../../src/engine/store/data-dir-lock';
-import type { StoredEvent, StoredJob } from '../../../src/engine/store/types';
+import { newJobId } from '../../../src/engine/core/job-id';
+import { FileJobStore } from '../../../src/engine/embedded/file-store';
+import { LOCK_FILE } from '../../../src/engine/embedded/data-dir-lock';
+import type { StoredEvent, StoredJob } from '../../../src/engine/core/job-store';
 import { articleText, waitForJob } from '../../support/http-calls';
 import { openStream } from '../../support/sse-reader';
 import { TOKEN, startFixture } from './engine-fixture';

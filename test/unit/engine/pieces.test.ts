@@ -6,12 +6,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { TokenRing, ownerIdOf } from '../../../src/engine/auth';
-import { isJobId, newJobId } from '../../../src/engine/job-id';
-import { JobQueue } from '../../../src/engine/job-queue';
-import { ProgressThrottle } from '../../../src/engine/progress-throttle';
+import { TokenRing, ownerIdOf } from '../../../src/engine/core/auth';
+import { isJobId, newJobId } from '../../../src/engine/core/job-id';
+import { JobQueue } from '../../../src/engine/core/job-queue';
+import { ProgressThrottle } from '../../../src/engine/core/progress-throttle';
 import { UsageError, readEngineSettings } from '../../../src/engine/settings';
-import { checkSubmission } from '../../../src/engine/submission';
+import { checkSubmission } from '../../../src/engine/core/submission';
 import { articleText } from '../../support/http-calls';
 
 const mini = 'article-audio-1-mini';

@@ -16,10 +16,10 @@ import {
   articleMarkdown,
   articleSource,
   articleText,
-} from '../../../src/engine/pipeline/article';
-import { extractHtmlArticle } from '../../../src/engine/pipeline/html-article';
-import { createSpeechPipeline } from '../../../src/engine/pipeline';
-import { parseMarkdown } from '../../../src/engine/pipeline/markdown';
+} from '../../../src/speech/source/article';
+import { extractHtmlArticle } from '../../../src/speech/source/html-article';
+import { createSpeechPipeline } from '../../../src/speech';
+import { parseMarkdown } from '../../../src/speech/source/markdown';
 import { UsageError } from '../../../src/engine/settings';
 import { type PageServer, runJob, serve, startPageServer, wordOverlap } from '../../support/speech-support';
 

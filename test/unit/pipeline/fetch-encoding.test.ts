@@ -4,7 +4,7 @@
 import * as assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import zlib from 'node:zlib';
-import { FetchError, fetchWithLimits } from '../../../src/engine/pipeline/fetch-source';
+import { FetchError, fetchWithLimits } from '../../../src/speech/source/fetch-source';
 import { FETCH_LIMITS, type PageServer, type Route, startPageServer } from '../../support/speech-support';
 
 const PAGE = `<!doctype html><title>Compressed</title><article><h1>Compressed</h1>${'<p>A paragraph of the article, sent compressed.</p>'.repeat(50)}</article>`;

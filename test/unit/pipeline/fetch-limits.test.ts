@@ -5,8 +5,8 @@ import { readFileSync } from 'node:fs';
 import type http from 'node:http';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { FetchError, fetchWithLimits } from '../../../src/engine/pipeline/fetch-source';
-import { createSpeechPipeline } from '../../../src/engine/pipeline';
+import { FetchError, fetchWithLimits } from '../../../src/speech/source/fetch-source';
+import { createSpeechPipeline } from '../../../src/speech';
 import { FETCH_LIMITS, type PageServer, runJob, serve, startPageServer } from '../../support/speech-support';
 
 const ACCEPT = 'text/html';

@@ -4,9 +4,9 @@
 import * as assert from 'node:assert/strict';
 import type http from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { FetchError, fetchWithLimits } from '../../../src/engine/pipeline/fetch-source';
-import { isPublicAddress, resolveAllowed, UnreachableAddressError } from '../../../src/engine/pipeline/network-policy';
-import type { FetchLimits } from '../../../src/engine/pipeline/types';
+import { FetchError, fetchWithLimits } from '../../../src/speech/source/fetch-source';
+import { isPublicAddress, resolveAllowed, UnreachableAddressError } from '../../../src/speech/source/network-policy';
+import type { FetchLimits } from '../../../src/speech/types';
 import { FETCH_LIMITS, type PageServer, serve, startPageServer } from '../../support/speech-support';
 
 const PAGE = '<!doctype html><title>internal</title><p>Internal admin secret.</p>';

@@ -8,8 +8,8 @@ import {
   MAX_TITLE_CHARS,
   tagChapters,
   tagText,
-} from '../../../src/engine/pipeline/id3';
-import { id3Length } from '../../../src/engine/pipeline/mp3-frames';
+} from '../../../src/speech/audio/id3';
+import { id3Length } from '../../../src/speech/audio/mp3-frames';
 
 describe('ID3 tag', () => {
   it('makes hostile text plain, well-formed and bounded', () => {

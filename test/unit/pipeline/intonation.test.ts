@@ -1,4 +1,4 @@
-// Question and list intonation (src/engine/pipeline/pitch.ts): what a line's text asks for, and what the real
+// Question and list intonation (src/speech/voice/pitch.ts): what a line's text asks for, and what the real
 // synthesizer then says, measured with a pitch tracker of its own (test/support/pitch-track.ts, YIN) rather than
 // the engine's. A yes/no question ends well above the rest of the line; a statement or a wh-question is left as
 // Flite says it (it ends below); the items of a list before the last end higher, the last one lower.
@@ -15,9 +15,9 @@ import {
   placeLastUtterance,
   QUESTION_RISE,
   utterancesOf,
-} from '../../../src/engine/pipeline/pitch';
-import { SynthesisPool } from '../../../src/engine/pipeline/synth-pool';
-import type { FliteVoice, Segment } from '../../../src/engine/pipeline/synth-protocol';
+} from '../../../src/speech/voice/pitch';
+import { SynthesisPool } from '../../../src/speech/voice/synth-pool';
+import type { FliteVoice, Segment } from '../../../src/speech/voice/synth-protocol';
 import { endPitch, pitchContour, semitones } from '../../support/pitch-track';
 
 /** A question's end above the rest of its line, in semitones, at the least (measured 2.8 to 5.2 for rms and slt). */

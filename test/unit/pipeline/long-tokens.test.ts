@@ -4,10 +4,10 @@
 import * as assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, describe, it } from 'node:test';
-import { createSpeechPipeline } from '../../../src/engine/pipeline';
-import { parseMarkdown } from '../../../src/engine/pipeline/markdown';
-import { buildScript } from '../../../src/engine/pipeline/script';
-import { toSpoken } from '../../../src/engine/pipeline/spoken';
+import { createSpeechPipeline } from '../../../src/speech';
+import { parseMarkdown } from '../../../src/speech/source/markdown';
+import { buildScript } from '../../../src/speech/text/script';
+import { toSpoken } from '../../../src/speech/text/spoken';
 import { checkSubmission, textProblem } from '../../../src/protocol';
 import { runJob, startPageServer } from '../../support/speech-support';
 

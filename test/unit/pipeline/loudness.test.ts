@@ -2,8 +2,8 @@
 // peak under -1 dBFS. The reference point of the standard: a full-scale 997 Hz sine reads -3.01 LUFS.
 import * as assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { integratedLoudness, levelToLoudness, PEAK_CEILING, TARGET_LUFS } from '../../../src/engine/pipeline/loudness';
-import { SynthesisPool } from '../../../src/engine/pipeline/synth-pool';
+import { integratedLoudness, levelToLoudness, PEAK_CEILING, TARGET_LUFS } from '../../../src/speech/audio/loudness';
+import { SynthesisPool } from '../../../src/speech/voice/synth-pool';
 
 function sine(frequency: number, amplitude: number, seconds: number, sampleRate: number): Float32Array {
   return Float32Array.from(

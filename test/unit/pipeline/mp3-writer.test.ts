@@ -7,9 +7,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import decodeMp3 from '@audio/decode-mp3';
-import { audioStart, frameAt, id3Length, wholeFrames } from '../../../src/engine/pipeline/mp3-frames';
-import { id3Tag } from '../../../src/engine/pipeline/id3';
-import { crc16, LAME_ENCODER_DELAY, Mp3Writer } from '../../../src/engine/pipeline/mp3-writer';
+import { audioStart, frameAt, id3Length, wholeFrames } from '../../../src/speech/audio/mp3-frames';
+import { id3Tag } from '../../../src/speech/audio/id3';
+import { crc16, LAME_ENCODER_DELAY, Mp3Writer } from '../../../src/speech/audio/mp3-writer';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'aa-mp3-writer-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -3,9 +3,9 @@
 // to say.
 import * as assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseMarkdown } from '../../../src/engine/pipeline/markdown';
-import { buildScript } from '../../../src/engine/pipeline/script';
-import { toSpoken } from '../../../src/engine/pipeline/spoken';
+import { parseMarkdown } from '../../../src/speech/source/markdown';
+import { buildScript } from '../../../src/speech/text/script';
+import { toSpoken } from '../../../src/speech/text/spoken';
 
 const CASES: Record<string, [string, string][]> = {
   versions: [

@@ -5,9 +5,9 @@ import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { articleText } from '../../../src/engine/pipeline/article';
-import { parseMarkdown } from '../../../src/engine/pipeline/markdown';
-import { buildScript, HANDOVERS, type ScriptLine, titleOf } from '../../../src/engine/pipeline/script';
+import { articleText } from '../../../src/speech/source/article';
+import { parseMarkdown } from '../../../src/speech/source/markdown';
+import { buildScript, HANDOVERS, type ScriptLine, titleOf } from '../../../src/speech/text/script';
 import { words } from '../../support/speech-support';
 
 /** Flite's rms and slt voices speak about 150 words a minute in the podcast (measured in bench/listening.ts). */

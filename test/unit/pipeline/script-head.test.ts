@@ -4,10 +4,10 @@ import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import type { Article } from '../../../src/engine/pipeline/article';
-import type { ScriptHead } from '../../../src/engine/pipeline/parse-protocol';
-import { ParseRunner } from '../../../src/engine/pipeline/parse-runner';
-import type { EngineModelId } from '../../../src/engine/pipeline/types';
+import type { Article } from '../../../src/speech/source/article';
+import type { ScriptHead } from '../../../src/speech/parse/parse-protocol';
+import { ParseRunner } from '../../../src/speech/parse/parse-runner';
+import type { EngineModelId } from '../../../src/speech/types';
 
 const LONG = readFileSync(path.join(__dirname, '../../fixtures/articles/long.md'), 'utf8');
 const SHORT = readFileSync(path.join(__dirname, '../../fixtures/articles/short.md'), 'utf8');

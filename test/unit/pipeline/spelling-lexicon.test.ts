@@ -3,10 +3,10 @@
 // the real synthesizer: the phones Flite says for the word in the engine's spoken text.
 import * as assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { LEXICON } from '../../../src/engine/pipeline/normalize/lexicon';
-import { americanSpelling } from '../../../src/engine/pipeline/normalize/spelling';
-import { toSpoken } from '../../../src/engine/pipeline/spoken';
-import { SynthesisPool } from '../../../src/engine/pipeline/synth-pool';
+import { LEXICON } from '../../../src/speech/text/normalize/lexicon';
+import { americanSpelling } from '../../../src/speech/text/normalize/spelling';
+import { toSpoken } from '../../../src/speech/text/spoken';
+import { SynthesisPool } from '../../../src/speech/voice/synth-pool';
 
 describe('pipeline: British spellings and the lexicon addendum', () => {
   const pool = new SynthesisPool(1);

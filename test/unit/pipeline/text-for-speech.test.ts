@@ -3,11 +3,11 @@
 // lists, links by their text, code and tables summarized, the podcast's two hosts); too_short for tiny text.
 import * as assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { parseMarkdown } from '../../../src/engine/pipeline/markdown';
-import { buildScript, type ScriptLine } from '../../../src/engine/pipeline/script';
-import { splitSentences } from '../../../src/engine/pipeline/sentences';
-import { numberToWords, ordinalWords, toSpoken, yearWords } from '../../../src/engine/pipeline/spoken';
-import { createSpeechPipeline } from '../../../src/engine/pipeline';
+import { parseMarkdown } from '../../../src/speech/source/markdown';
+import { buildScript, type ScriptLine } from '../../../src/speech/text/script';
+import { splitSentences } from '../../../src/speech/text/sentences';
+import { numberToWords, ordinalWords, toSpoken, yearWords } from '../../../src/speech/text/spoken';
+import { createSpeechPipeline } from '../../../src/speech';
 import { runJob } from '../../support/speech-support';
 
 describe('pipeline: sentences', () => {

@@ -6,9 +6,9 @@ import { readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import { after, describe, it } from 'node:test';
-import { JobAudio } from '../../../src/engine/pipeline/job-audio';
-import { SynthesisPool } from '../../../src/engine/pipeline/synth-pool';
-import { AUDIO_THREAD_NICENESS } from '../../../src/engine/pipeline/thread-priority';
+import { JobAudio } from '../../../src/speech/audio/job-audio';
+import { SynthesisPool } from '../../../src/speech/voice/synth-pool';
+import { AUDIO_THREAD_NICENESS } from '../../../src/speech/threads/thread-priority';
 
 const niceByThread = () =>
   new Map(readdirSync('/proc/self/task').map((tid) => [Number(tid), os.getPriority(Number(tid))] as const));

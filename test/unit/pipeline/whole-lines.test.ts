@@ -3,8 +3,8 @@
 // same line without its last word by at least a short word's worth of speech.
 import * as assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { SynthesisPool } from '../../../src/engine/pipeline/synth-pool';
-import type { FliteVoice } from '../../../src/engine/pipeline/synth-protocol';
+import { SynthesisPool } from '../../../src/speech/voice/synth-pool';
+import type { FliteVoice } from '../../../src/speech/voice/synth-protocol';
 import { endsWithWord, lastWordSaid } from '../../support/last-word';
 
 /** A one-syllable word takes Flite at least this long (measured: "yes" about 0.35 s in rms and kal16). */

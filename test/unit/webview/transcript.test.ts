@@ -2,7 +2,7 @@
 // and against hand-written files with the WebVTT features other services use.
 import * as assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { toChaptersJson, toWebVtt } from '../../../src/engine/pipeline/transcript';
+import { toChaptersJson, toWebVtt } from '../../../src/speech/audio/transcript';
 import {
   cueText,
   formatTime,

@@ -3,11 +3,11 @@
 // The runner (parse-runner.ts) bounds each run's time and memory and ends the thread when either is exceeded.
 import { parentPort } from 'node:worker_threads';
 import { countCharacters, TEXT_MAX_LENGTH, TEXT_MIN_LENGTH } from '../../protocol';
-import { type Article, articleText } from './article';
-import { htmlNestingDepth, markdownNestingDepth } from './nesting';
+import { type Article, articleText } from '../source/article';
+import { htmlNestingDepth, markdownNestingDepth } from '../source/nesting';
 import type { ParseRequest, ParseResponse, ParseStage } from './parse-protocol';
-import type { EngineModelId } from './types';
-import { traceMemory } from './memory-trace';
+import type { EngineModelId } from '../types';
+import { traceMemory } from '../threads/memory-trace';
 
 // Each task loads only the code it needs (linkedom and Readability are most of this bundle): a thread starts per
 // task, and loading everything would cost every Markdown job the HTML parser's start-up. `require`, not `import()`:
@@ -15,10 +15,10 @@ import { traceMemory } from './memory-trace';
 // registered in the thread.
 /* eslint-disable @typescript-eslint/no-require-imports, @typescript-eslint/consistent-type-imports */
 const load = {
-  html: () => require('./html-article') as typeof import('./html-article'),
-  markdown: () => require('./markdown') as typeof import('./markdown'),
-  clip: () => require('./clip') as typeof import('./clip'),
-  script: () => require('./script') as typeof import('./script'),
+  html: () => require('../source/html-article') as typeof import('../source/html-article'),
+  markdown: () => require('../source/markdown') as typeof import('../source/markdown'),
+  clip: () => require('../audio/clip') as typeof import('../audio/clip'),
+  script: () => require('../text/script') as typeof import('../text/script'),
 };
 /* eslint-enable @typescript-eslint/no-require-imports, @typescript-eslint/consistent-type-imports */
 

@@ -1,7 +1,7 @@
 // Markdown or plain text -> Article. Plain text is Markdown without markup, so one parser serves both.
 import { Lexer, type Token, type Tokens } from 'marked';
 import { type Article, type Block, cleanText } from './article';
-import { shortenLongRuns } from './normalize/long-tokens';
+import { shortenLongRuns } from '../text/normalize/long-tokens';
 
 /** The readable text of inline tokens: links by their text, images by nothing, code spans by their content. */
 function inlineText(tokens: Token[] | undefined, fallback: string): string {

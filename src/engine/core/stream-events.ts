@@ -1,9 +1,9 @@
 // The payloads of the job stream's events (spec 2.4 and DESIGN.md). Output addresses are stored relative to the
 // service's base URL and made absolute when sent, because the engine's address changes between starts (the
 // extension picks a free port each time) while a job's history is kept.
-import type { PipelineLogLevel } from './pipeline/types';
+import type { PipelineLogLevel } from '../../speech/types';
 import type { NewEvent } from './live-job';
-import type { JobFailure, JobState, StoredJob, StoredOutput } from './store/types';
+import type { JobFailure, JobState, StoredJob, StoredOutput } from './job-store';
 import type { ArticleSubmission } from './submission';
 
 export interface OutputLink {

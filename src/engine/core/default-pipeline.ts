@@ -1,7 +1,7 @@
-// The pipeline the engine uses when none is injected: the speech pipeline (src/engine/pipeline).
-import { createSpeechPipeline } from './pipeline';
-import type { ParseLimits } from './pipeline/parse-runner';
-import type { ArticlePipeline } from './pipeline/types';
+// The pipeline the engine uses when none is injected: the speech pipeline (src/speech).
+import { createSpeechPipeline } from '../../speech';
+import type { ParseLimits } from '../../speech/parse/parse-runner';
+import type { ArticlePipeline } from '../../speech/types';
 
 /** A positive number from the environment, or undefined (then the pipeline's default applies). */
 function positiveEnv(name: string, scale = 1): number | undefined {

@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { type Dispatcher, interceptors, request } from 'undici';
 import { policyAgent } from './network-policy';
-import type { FetchLimits } from './types';
+import type { FetchLimits } from '../types';
 
 export interface Fetched {
   body: Buffer;

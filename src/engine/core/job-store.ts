@@ -6,8 +6,8 @@
 //   events reach streams on any node (replay after an event id). Embedded: JobQueue and LiveJob in memory; team
 //   service: Postgres (team/pg-queue.ts, team/pg-events.ts).
 import type { Readable } from 'node:stream';
-import type { PipelineOutputFile } from '../pipeline/types';
-import type { ArticleSubmission } from '../submission';
+import type { PipelineOutputFile } from '../../speech/types';
+import type { ArticleSubmission } from './submission';
 
 export type JobState = 'queued' | 'processing' | 'succeeded' | 'failed';
 

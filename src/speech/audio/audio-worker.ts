@@ -5,7 +5,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { traceMemory } from './memory-trace';
+import { traceMemory } from '../threads/memory-trace';
 import { parentPort } from 'node:worker_threads';
 import { concatenated, int16ToFloat, silence, trimSilence } from './audio';
 import { id3Tag } from './id3';
@@ -14,7 +14,7 @@ import { resample } from './resample';
 import type { AudioFinished, AudioRequest, AudioResponse, LineWritten, PartFile } from './audio-protocol';
 import { wholeFrames } from './mp3-frames';
 import { Mp3Writer } from './mp3-writer';
-import { lowerThisThreadsPriority } from './thread-priority';
+import { lowerThisThreadsPriority } from '../threads/thread-priority';
 
 let writer: Mp3Writer | undefined;
 let partsDir = '';

@@ -14,13 +14,13 @@ import {
 } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { traceMemory } from './memory-trace';
+import { traceMemory } from '../threads/memory-trace';
 import { parentPort, workerData } from 'node:worker_threads';
-import { SCRATCH_PREFIX } from '../scratch-dirs';
-import { fliteLexicon } from './normalize/lexicon';
+import { SCRATCH_PREFIX } from './scratch-dirs';
+import { fliteLexicon } from '../text/normalize/lexicon';
 import { bendPitch, bendsFor, needsSegments, placeLastUtterance, utterancesOf } from './pitch';
 import type { Segment, SynthesisRequest, SynthesisResponse } from './synth-protocol';
-import { lowerThisThreadsPriority } from './thread-priority';
+import { lowerThisThreadsPriority } from '../threads/thread-priority';
 
 // node:wasi announces itself as experimental on load; that line would land in every engine log.
 const emitWarning = process.emitWarning.bind(process);

@@ -23,11 +23,11 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { MODEL_IDS } from '../../protocol';
-import { isJobId } from '../job-id';
-import type { PipelineOutputFile } from '../pipeline/types';
+import { isJobId } from '../core/job-id';
+import type { PipelineOutputFile } from '../../speech/types';
 import { TEMP_SUFFIX, renameWithRetry, syncDirectory, writeFileAtomic } from './atomic-file';
 import { type DataDirLock, type LockOptions, lockDataDir } from './data-dir-lock';
-import type { ByteRange, JobStore, LoadedJob, OutputStorage, StoredEvent, StoredJob, StoredOutput } from './types';
+import type { ByteRange, JobStore, LoadedJob, OutputStorage, StoredEvent, StoredJob, StoredOutput } from '../core/job-store';
 
 const RECORD = 'job.json';
 const EVENTS = 'events.ndjson';

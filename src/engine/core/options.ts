@@ -3,8 +3,8 @@
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import type { Logger } from './job-service';
-import type { ArticlePipeline, FetchLimits } from './pipeline/types';
-import type { JobStore, OutputStorage } from './store/types';
+import type { ArticlePipeline, FetchLimits } from '../../speech/types';
+import type { JobStore, OutputStorage } from './job-store';
 
 export interface EngineOptions {
   /** Interface to listen on; 127.0.0.1 by default (the engine is for this machine unless told otherwise). */

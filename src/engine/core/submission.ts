@@ -2,12 +2,12 @@
 // so both give the same answer in the same words); the engine adds the digest that tells an idempotent repeat from
 // a different request under the same key.
 import { createHash } from 'node:crypto';
-import type { ArticleSubmission } from '../protocol';
-import { modelById } from '../protocol';
-import type { PipelineInput, PipelineOutput } from './pipeline/types';
-import type { JobResultInfo, StoredJob } from './store/types';
+import type { ArticleSubmission } from '../../protocol';
+import { modelById } from '../../protocol';
+import type { PipelineInput, PipelineOutput } from '../../speech/types';
+import type { JobResultInfo, StoredJob } from './job-store';
 
-export { type ArticleSubmission, type FieldIssue, type SubmissionCheck, checkSubmission } from '../protocol';
+export { type ArticleSubmission, type FieldIssue, type SubmissionCheck, checkSubmission } from '../../protocol';
 
 /** A stable digest of a submission, to tell an idempotent repeat from a different request under the same key. */
 export function submissionDigest(submission: ArticleSubmission): string {

@@ -7,7 +7,7 @@
 //
 // The rewrite is small and checked: the module's one memory definition (section 5) becomes an import
 // `env.memory` with the same limits (section 2), so memory index 0 and every instruction stay the same.
-import { concatenated } from './audio';
+import { concatenated } from '../audio/audio';
 
 export interface MemoryLimits {
   initial: number;

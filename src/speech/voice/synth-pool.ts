@@ -6,7 +6,7 @@ import path from 'node:path';
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { type MemoryLimits, withImportedMemory } from './flite-module';
 import type { Intonation } from './pitch';
-import { workerScript } from './worker-script';
+import { workerScript } from '../threads/worker-script';
 import type { FliteVoice, Segment, SynthesisRequest, SynthesisResponse } from './synth-protocol';
 
 export interface Utterance {

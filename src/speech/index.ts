@@ -14,17 +14,17 @@ import {
   readableLength,
   TEXT_MAX_LENGTH as MAX_CHARACTERS,
   TEXT_MIN_LENGTH as MIN_CHARACTERS,
-} from '../../protocol';
-import { type Article, articleMarkdown, articleText, countWords } from './article';
-import type { LineWritten, PartFile } from './audio-protocol';
-import { decodeText, FetchError, fetchWithLimits } from './fetch-source';
-import { JobAudio } from './job-audio';
-import type { Script, ScriptHead } from './parse-protocol';
-import type { ScriptLine, Voice } from './script';
-import { SynthesisPool, type Utterance } from './synth-pool';
-import { intonationOf } from './pitch';
-import { type Chapter, type Cue, toChaptersJson, toWebVtt } from './transcript';
-import { DEFAULT_PARSE_LIMITS, type ParseLimits, ParseRunner, type ReadOptions } from './parse-runner';
+} from '../protocol';
+import { type Article, articleMarkdown, articleText, countWords } from './source/article';
+import type { LineWritten, PartFile } from './audio/audio-protocol';
+import { decodeText, FetchError, fetchWithLimits } from './source/fetch-source';
+import { JobAudio } from './audio/job-audio';
+import type { Script, ScriptHead } from './parse/parse-protocol';
+import type { ScriptLine, Voice } from './text/script';
+import { SynthesisPool, type Utterance } from './voice/synth-pool';
+import { intonationOf } from './voice/pitch';
+import { type Chapter, type Cue, toChaptersJson, toWebVtt } from './audio/transcript';
+import { DEFAULT_PARSE_LIMITS, type ParseLimits, ParseRunner, type ReadOptions } from './parse/parse-runner';
 import {
   type ArticlePipeline,
   type PipelineContext,

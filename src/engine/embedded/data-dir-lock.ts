@@ -16,7 +16,7 @@ import { open, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { isAlive } from '../process-alive';
+import { isAlive } from '../../speech/threads/process-alive';
 
 export interface DataDirLock {
   release(): Promise<void>;

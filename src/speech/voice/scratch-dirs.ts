@@ -7,7 +7,7 @@
 import { readdir, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { isAlive } from './process-alive';
+import { isAlive } from '../threads/process-alive';
 
 export const SCRATCH_PREFIX = 'article-audio-flite-';
 const UNOWNED_MAX_AGE_MS = 3600_000;

@@ -2,8 +2,8 @@
 // clients following it. Events get their ids here, are written to the store in order (batched while a write is in
 // flight), and only then fanned out from memory to every subscriber, so a client never sees an event that a crash
 // could take back, and hundreds of followers cost one write and one render per event, not one disk read each.
-import type { EventBus, JobStore, StoredEvent, StoredJob, StreamEventName } from './store/types';
-import { isTerminal } from './store/types';
+import type { EventBus, JobStore, StoredEvent, StoredJob, StreamEventName } from './job-store';
+import { isTerminal } from './job-store';
 
 export type EventListener = (events: readonly StoredEvent[]) => void;
 

@@ -5,9 +5,9 @@
 // or synthesis, and gives back all its memory when it ends.
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { Article } from './article';
+import type { Article } from '../source/article';
 import type { ParseRequest, ParseResponse, ParseStage, Script, ScriptHead } from './parse-protocol';
-import { type EngineModelId, PipelineError } from './types';
+import { type EngineModelId, PipelineError } from '../types';
 
 export interface ParseLimits {
   /** Wall-clock time one task may take. */

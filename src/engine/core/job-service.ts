@@ -5,18 +5,18 @@
 // over Postgres with separate worker processes. It composes the units in embedded/: Intake (submit), WorkerLoop
 // (each claimed run) and Recovery (start), over one JobTable, the JobQueue (WorkQueue), LiveJobEvents (EventBus)
 // and the store (JobStore + OutputStorage); what stays here is reading, cancelling, retention and stopping.
-import { Intake } from './embedded/intake';
-import { JobTable } from './embedded/job-table';
-import { Recovery } from './embedded/recovery';
-import { WorkerLoop } from './embedded/worker-loop';
+import { Intake } from '../embedded/intake';
+import { JobTable } from '../embedded/job-table';
+import { Recovery } from '../embedded/recovery';
+import { WorkerLoop } from '../embedded/worker-loop';
 import { describe } from './job-errors';
 import { JobQueue } from './job-queue';
 import { type LiveJob, LiveJobEvents } from './live-job';
-import type { ArticlePipeline, FetchLimits } from './pipeline/types';
+import type { ArticlePipeline, FetchLimits } from '../../speech/types';
 import { logEvent } from './stream-events';
 import type { ArticleSubmission } from './submission';
 import type { EventListener, Following, JobHandle, JobServiceApi, ServiceHealth } from './service-api';
-import type { ByteRange, JobStore, OutputStorage, StoredEvent, StoredOutput } from './store/types';
+import type { ByteRange, JobStore, OutputStorage, StoredEvent, StoredOutput } from './job-store';
 
 export {
   QueueFullError,
@@ -29,7 +29,7 @@ export {
   describe,
   formatSeconds,
 } from './job-errors';
-export { newJobRecord } from './embedded/intake';
+export { newJobRecord } from '../embedded/intake';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type Logger = (level: LogLevel, message: string) => void;

@@ -1,7 +1,7 @@
 // The errors a submission is refused with (the HTTP layer maps each to its status) and how a failed run is described
 // as a job's error. Shared by the embedded units (embedded/) and the team service (team/).
-import { PipelineError, storageFailure } from './pipeline/types';
-import type { JobFailure } from './store/types';
+import { PipelineError, storageFailure } from '../../speech/types';
+import type { JobFailure } from './job-store';
 
 export class QueueFullError extends Error {
   constructor(

@@ -1,7 +1,7 @@
 // The contract between the engine's service (HTTP, queue, store) and its speech pipeline.
 // The service owns job state, persistence and streaming; the pipeline turns one job's input into output files.
 
-import type { ModelId } from '../../protocol';
+import type { ModelId } from '../protocol';
 
 export type EngineModelId = ModelId;
 

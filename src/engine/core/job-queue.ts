@@ -5,7 +5,7 @@
 // the WorkerLoop (embedded/worker-loop.ts); a lease lives as long as its run in this process, so a crash ends every
 // lease at once and Recovery (embedded/recovery.ts) takes the jobs back at the next start.
 import { randomBytes } from 'node:crypto';
-import type { Claim, WorkQueue } from './store/types';
+import type { Claim, WorkQueue } from './job-store';
 
 export interface QueueEntry {
   readonly id: string;

@@ -3,7 +3,7 @@
 import { Worker } from 'node:worker_threads';
 import type { AudioFinished, AudioRequest, AudioResponse, LineWritten } from './audio-protocol';
 import type { TagRequest } from './id3';
-import { workerScript } from './worker-script';
+import { workerScript } from '../threads/worker-script';
 
 type Pending = { resolve: (value: unknown) => void; reject: (error: Error) => void };
 type Request = AudioRequest extends infer R ? (R extends { seq: number } ? Omit<R, 'seq'> : never) : never;

@@ -3,7 +3,7 @@
 // events and the queue in Postgres, outputs in a shared folder or S3, synthesis on separate worker processes).
 // The HTTP layer only ever sees this interface, so both serve the same API byte for byte.
 import type { Readable } from 'node:stream';
-import type { ByteRange, StoredEvent, StoredJob, StoredOutput } from './store/types';
+import type { ByteRange, StoredEvent, StoredJob, StoredOutput } from './job-store';
 import type { ArticleSubmission } from './submission';
 
 /** A job as a request sees it: its record and its live progress (which may be ahead of the saved record). */

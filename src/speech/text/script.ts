@@ -1,12 +1,12 @@
 // The script of a job: what each model says, in which voice, with which pauses. Article sentences keep their
 // written form for the transcript and get a spoken form for the synthesizer; lines the show adds (greetings,
 // hand-overs, summaries of code) are both written and spoken as they are.
-import { type Article, type Block, countWords } from './article';
-import type { EngineModelId } from './types';
+import { type Article, type Block, countWords } from '../source/article';
+import type { EngineModelId } from '../types';
 import { splitSentences } from './sentences';
 import { versionWords } from './normalize';
 import { numberToWords, toSpoken } from './spoken';
-import type { FliteVoice } from './synth-protocol';
+import type { FliteVoice } from '../voice/synth-protocol';
 
 export interface Voice {
   name: string;
