@@ -107,6 +107,7 @@ async function checks() {
   for (const [name, command, commandArgs] of [
     ['lint (eslint)', process.execPath, [path.join(root, 'node_modules/eslint/bin/eslint.js'), '.']],
     ['layers: a wrong-layer import fails lint', process.execPath, ['scripts/check-layers.mjs']],
+    ['imports: no circles, engine folders the right way', process.execPath, ['scripts/check-imports.mjs']],
     [
       'format (prettier --check)',
       process.execPath,

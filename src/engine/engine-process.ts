@@ -3,7 +3,7 @@
 // end of stdin) stop it cleanly with exit code 0; a second signal, or a stop that hangs, ends it at once.
 import { createDefaultPipeline } from './core/default-pipeline';
 import { type RunningEngine, startEngine } from './index';
-import type { Logger, LogLevel } from './core/job-service';
+import type { Logger, LogLevel } from './core/logger';
 import { readEngineSettings, type ServiceDefaults } from './settings';
 import { traceMemory } from '../speech/threads/memory-trace';
 

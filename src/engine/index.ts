@@ -9,14 +9,15 @@ import { limitConnections } from './http/connection-limits';
 import { EventStreams } from './http/event-streams';
 import { createRequestHandler } from './http/request-handler';
 import { type TokenLimitOptions, TokenLimits } from './http/token-limits';
-import { JobService, type Logger } from './core/job-service';
+import { type Logger } from './core/logger';
+import { JobService } from './embedded/job-service';
 import type { JobServiceApi } from './core/service-api';
 import { type EngineOptions, resolveOptions } from './core/options';
 import { removeStaleScratchDirs } from '../speech/voice/scratch-dirs';
 import { FileJobStore } from './embedded/file-store';
 
 export type { EngineOptions } from './core/options';
-export type { Logger, LogLevel } from './core/job-service';
+export type { Logger, LogLevel } from './core/logger';
 export type { JobStore } from './core/job-store';
 
 export interface RunningEngine {

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { LogLevel } from './core/job-service';
+import type { LogLevel } from './core/logger';
 import type { EngineOptions } from './core/options';
 
 export class UsageError extends Error {

@@ -3,7 +3,8 @@
 // lengthening moves to the word before: "… V P N." is only 50 ms longer than "… V P."), and a line ending in
 // punctuation has no word to lose there. Used by test/unit/pipeline/whole-lines.test.ts and bench/listening.ts.
 import type { SynthesisPool } from '../../src/speech/voice/synth-pool';
-import { FLITE_VOWELS as VOWELS, type FliteVoice, type Segment } from '../../src/speech/voice/synth-protocol';
+import { FLITE_VOWELS as VOWELS, type Segment } from '../../src/speech/voice/phones';
+import type { FliteVoice } from '../../src/speech/voice/synth-protocol';
 
 const GLIDES = new Set(['y', 'w']);
 /**

@@ -7,7 +7,7 @@
 //   service: Postgres (team/pg-queue.ts, team/pg-events.ts).
 import type { Readable } from 'node:stream';
 import type { PipelineOutputFile } from '../../speech/types';
-import type { ArticleSubmission } from './submission';
+import type { ArticleSubmission } from '../../protocol';
 
 export type JobState = 'queued' | 'processing' | 'succeeded' | 'failed';
 

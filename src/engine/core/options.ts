@@ -2,7 +2,7 @@
 // as options, `article-audio serve` and dist/engine.js as flags or environment variables (settings.ts).
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
-import type { Logger } from './job-service';
+import type { Logger } from './logger';
 import type { ArticlePipeline, FetchLimits } from '../../speech/types';
 import type { JobStore, OutputStorage } from './job-store';
 

@@ -4,7 +4,7 @@
 // team/api-service.ts over Postgres.
 import { createHash } from 'node:crypto';
 import { IdempotencyConflictError, QueueFullError, StoppingError, tooManyJobs } from '../core/job-errors';
-import { newJobId } from '../core/job-id';
+import { newJobRecord } from '../core/job-record';
 import type { JobQueue } from '../core/job-queue';
 import type { LiveJob } from '../core/live-job';
 import { acceptedEvents } from '../core/stream-events';
@@ -124,28 +124,4 @@ export class Intake {
     this.queue.enqueue(job, true);
     return job;
   }
-}
-
-/** The record of a job just accepted: queued, nothing run yet. */
-export function newJobRecord(
-  owner: string,
-  request: ArticleSubmission,
-  idempotency: StoredJob['idempotency'],
-): StoredJob {
-  const now = new Date().toISOString();
-  return {
-    id: newJobId(),
-    owner,
-    request,
-    ...(idempotency ? { idempotency } : {}),
-    status: 'queued',
-    progress: 0,
-    createdAt: now,
-    updatedAt: now,
-    attempts: 0,
-    crashes: 0,
-    error: null,
-    outputs: null,
-    result: null,
-  };
 }

@@ -5,7 +5,7 @@ import { describe, formatSeconds } from '../core/job-errors';
 import { LiveJob } from '../core/live-job';
 import { logEvent, closingEvents, statusEvent } from '../core/stream-events';
 import { type JobFailure, type JobStore, type StoredEvent, type StoredJob, isTerminal } from '../core/job-store';
-import type { Logger } from '../core/job-service';
+import type { Logger } from '../core/logger';
 
 export interface IdempotencyEntry {
   createdAt: number;

@@ -8,7 +8,7 @@ import type { JobQueue } from '../core/job-queue';
 import type { LiveJob } from '../core/live-job';
 import { closingEvents } from '../core/stream-events';
 import { type JobStore, type LoadedJob, type StoredEvent, isTerminal } from '../core/job-store';
-import type { Logger } from '../core/job-service';
+import type { Logger } from '../core/logger';
 import { type JobTable, withoutText } from './job-table';
 
 export interface RecoveryOptions {

@@ -20,7 +20,7 @@ import { ProgressThrottle } from '../core/progress-throttle';
 import { jobResultOf, pipelineInputOf } from '../core/submission';
 import { closingEvents, logEvent, partResultEvent, runLog, statusEvent } from '../core/stream-events';
 import { type JobStore, type OutputStorage, type StoredOutput, isTerminal } from '../core/job-store';
-import type { Logger } from '../core/job-service';
+import type { Logger } from '../core/logger';
 import type { JobTable } from './job-table';
 
 export interface WorkerLoopOptions {

@@ -4,15 +4,9 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Pool, PoolClient } from 'pg';
-import {
-  IdempotencyConflictError,
-  type Logger,
-  newJobRecord,
-  QueueFullError,
-  StoppingError,
-  TokenLimitError,
-  tooManyJobs,
-} from '../core/job-service';
+import { IdempotencyConflictError, QueueFullError, StoppingError, TokenLimitError, tooManyJobs } from '../core/job-errors';
+import { type Logger } from '../core/logger';
+import { newJobRecord } from '../core/job-record';
 import type { EventListener, Following, JobHandle, JobServiceApi, ServiceHealth } from '../core/service-api';
 import {
   type ByteRange,

@@ -1,7 +1,7 @@
 // The Postgres connection of a team node (the maintained `pg` driver), loaded only in team mode so the extension's
 // bundles never contain it.
 import pg from 'pg';
-import type { Logger } from '../core/job-service';
+import type { Logger } from '../core/logger';
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;

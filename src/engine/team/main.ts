@@ -4,7 +4,7 @@
 import os from 'node:os';
 import { createDefaultPipeline } from '../core/default-pipeline';
 import { type RunningEngine, serveHttp } from '../index';
-import type { Logger, LogLevel } from '../core/job-service';
+import type { Logger, LogLevel } from '../core/logger';
 import { DEFAULT_FETCH_LIMITS } from '../core/options';
 import type { ArticlePipeline } from '../../speech/types';
 import { UsageError, readEngineSettings } from '../settings';

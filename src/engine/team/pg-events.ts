@@ -3,7 +3,7 @@
 // follower reads in order and one read at a time, so it sees every event once and in order, whichever node wrote
 // it; a lost connection or a missed notification is covered by reconnecting and by a slow poll.
 import type { Client, Pool } from 'pg';
-import type { Logger } from '../core/job-service';
+import type { Logger } from '../core/logger';
 import type { EventBus, StoredEvent } from '../core/job-store';
 import { newClient } from './db';
 import { readEvents } from './jobs';

@@ -5,7 +5,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Pool } from 'pg';
 import { TokenRing } from '../core/auth';
-import type { Logger } from '../core/job-service';
+import type { Logger } from '../core/logger';
 
 export class TeamTokens extends TokenRing {
   private names = new Map<string, string>();

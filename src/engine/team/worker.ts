@@ -9,7 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Client, Pool, PoolClient } from 'pg';
 import { modelById } from '../../protocol';
-import { describe, describeFailure, formatSeconds, internalFailure, type Logger } from '../core/job-service';
+import { describe, describeFailure, formatSeconds, internalFailure } from '../core/job-errors';
+import { type Logger } from '../core/logger';
 import type { NewEvent } from '../core/live-job';
 import {
   type ArticlePipeline,

@@ -9,7 +9,7 @@
 // right, and only the voiced stretches inside a bend are touched, each joined to the original over one period.
 //
 // Where a bend goes comes from Flite's own segments (-psdur): the phones of the line and their end times.
-import { FLITE_VOWELS as VOWELS, type Segment } from './synth-protocol';
+import { FLITE_VOWELS as VOWELS, type Segment } from './phones';
 
 /** What the text of a line asks for. Computed on the main thread from the spoken line; applied in the worker. */
 export interface Intonation {

@@ -1,4 +1,7 @@
 // Messages between the synthesis pool and its worker threads.
+import type { Segment } from './phones';
+
+export type { Segment } from './phones';
 import type { Intonation } from './pitch';
 
 export type FliteVoice = 'kal16' | 'rms' | 'slt' | 'awb';
@@ -19,32 +22,6 @@ export interface SynthesisRequest {
   segments?: boolean;
 }
 
-/** One phone as Flite placed it: its name ("pau" for silence) and its end in seconds. */
-export interface Segment {
-  phone: string;
-  end: number;
-}
-
-/** The vowels of Flite's US English phone set, the phones a word's stress and length are read from. */
-export const FLITE_VOWELS: ReadonlySet<string> = new Set([
-  'aa',
-  'ae',
-  'ah',
-  'ao',
-  'aw',
-  'ax',
-  'axr',
-  'ay',
-  'eh',
-  'er',
-  'ey',
-  'ih',
-  'iy',
-  'ow',
-  'oy',
-  'uh',
-  'uw',
-]);
 
 export type SynthesisResponse =
   | { id: number; ok: true; samples: Int16Array; sampleRate: number; segments?: Segment[] }

@@ -19,7 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { ownerIdOf } from '../../../src/engine/core/auth';
-import { newJobRecord } from '../../../src/engine/embedded/intake';
+import { newJobRecord } from '../../../src/engine/core/job-record';
 import { newJobId } from '../../../src/engine/core/job-id';
 import { FileJobStore } from '../../../src/engine/embedded/file-store';
 import { LOCK_FILE } from '../../../src/engine/embedded/data-dir-lock';

@@ -17,7 +17,8 @@ import {
   utterancesOf,
 } from '../../../src/speech/voice/pitch';
 import { SynthesisPool } from '../../../src/speech/voice/synth-pool';
-import type { FliteVoice, Segment } from '../../../src/speech/voice/synth-protocol';
+import type { Segment } from '../../../src/speech/voice/phones';
+import type { FliteVoice } from '../../../src/speech/voice/synth-protocol';
 import { endPitch, pitchContour, semitones } from '../../support/pitch-track';
 
 /** A question's end above the rest of its line, in semitones, at the least (measured 2.8 to 5.2 for rms and slt). */

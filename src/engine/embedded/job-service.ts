@@ -5,34 +5,20 @@
 // over Postgres with separate worker processes. It composes the units in embedded/: Intake (submit), WorkerLoop
 // (each claimed run) and Recovery (start), over one JobTable, the JobQueue (WorkQueue), LiveJobEvents (EventBus)
 // and the store (JobStore + OutputStorage); what stays here is reading, cancelling, retention and stopping.
-import { Intake } from '../embedded/intake';
-import { JobTable } from '../embedded/job-table';
-import { Recovery } from '../embedded/recovery';
-import { WorkerLoop } from '../embedded/worker-loop';
-import { describe } from './job-errors';
-import { JobQueue } from './job-queue';
-import { type LiveJob, LiveJobEvents } from './live-job';
+import { Intake } from './intake';
+import { JobTable } from './job-table';
+import { Recovery } from './recovery';
+import { WorkerLoop } from './worker-loop';
+import { describe } from '../core/job-errors';
+import { JobQueue } from '../core/job-queue';
+import { type LiveJob, LiveJobEvents } from '../core/live-job';
 import type { ArticlePipeline, FetchLimits } from '../../speech/types';
-import { logEvent } from './stream-events';
-import type { ArticleSubmission } from './submission';
-import type { EventListener, Following, JobHandle, JobServiceApi, ServiceHealth } from './service-api';
-import type { ByteRange, JobStore, OutputStorage, StoredEvent, StoredOutput } from './job-store';
+import { logEvent } from '../core/stream-events';
+import type { ArticleSubmission } from '../core/submission';
+import type { EventListener, Following, JobHandle, JobServiceApi, ServiceHealth } from '../core/service-api';
+import type { ByteRange, JobStore, OutputStorage, StoredEvent, StoredOutput } from '../core/job-store';
+import type { Logger } from '../core/logger';
 
-export {
-  QueueFullError,
-  TokenLimitError,
-  tooManyJobs,
-  IdempotencyConflictError,
-  StoppingError,
-  describeFailure,
-  internalFailure,
-  describe,
-  formatSeconds,
-} from './job-errors';
-export { newJobRecord } from '../embedded/intake';
-
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
-export type Logger = (level: LogLevel, message: string) => void;
 
 export interface JobServiceOptions {
   /** Jobs, events and run folders, and (the same object in the data dir) the output files. */
