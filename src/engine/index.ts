@@ -114,6 +114,10 @@ export async function serveHttp(
     retryMs: settings.streamRetryMs,
     maxBufferedBytes: 1024 * 1024,
   });
+  const stopRevoking = tokens.onRevoked((owner) => {
+    const ended = streams.endOwner(owner);
+    if (ended > 0) log('info', `Ended ${ended} open stream(s) of a removed token.`);
+  });
   let closing = false;
   let url = '';
   let aliases = new Set<string>();
@@ -158,6 +162,7 @@ export async function serveHttp(
       });
     });
   } catch (error) {
+    stopRevoking();
     connections.dispose();
     await service.stop();
     throw new Error(`Cannot listen on ${settings.host}:${settings.port}: ${(error as Error).message}`);
@@ -182,6 +187,7 @@ export async function serveHttp(
       closed ??= (async () => {
         // The port stays open while the jobs stop, so that clients get a clear 503 rather than a refused connection.
         closing = true;
+        stopRevoking();
         await service.stop();
         streams.closeAll();
         const released = new Promise<void>((resolve) => server.close(() => resolve()));

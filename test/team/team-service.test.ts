@@ -149,7 +149,7 @@ describe('team service (Postgres + S3): API nodes and workers as processes', () 
     assert.ok(!JSON.stringify(stored).includes(token), 'the database keeps a digest, not the token');
     for (const api of cluster.apis) {
       const alice = serviceCalls(api.url, token);
-      // Nodes re-read the table every 5 s: wait for this one to know her.
+      // Nodes re-read the table every 3 s: wait for this one to know her.
       for (
         let answer = await alice.get('/v1/jobs/00000000-0000-4000-8000-000000000000');
         answer.status === 401;
@@ -162,7 +162,29 @@ describe('team service (Postgres + S3): API nodes and workers as processes', () 
     const id = (await alice.submit({ model_id: mini, text: articleText() })).jobId;
     await waitForJob(alice, id, (j) => j.status === 'succeeded', 60_000);
     assert.equal((await a.get(`/v1/jobs/${id}`)).status, 404, 'other users do not see her jobs');
+    // A stream she opened before the removal (on a job that never ends by itself) is ended by it, on every node.
+    const heldId = (await alice.submit({ model_id: mini, text: `${articleText()} HOLD` })).jobId;
+    const streams = await Promise.all(
+      cluster.apis.map((api) => openStream(`${api.url}/v1/jobs/${heldId}/stream`, token)),
+    );
+    await Promise.all(streams.map((s) => s.until(() => s.events.length > 0, 'the held job’s first events')));
+    const removedAt = Date.now();
     cli('remove', 'alice');
+    await Promise.all(streams.map((s) => s.done));
+    const endedAfterMs = Date.now() - removedAt;
+    // Nodes re-read the tokens every 3 s (TOKEN_REFRESH_MS); "within a few seconds" is what an admin is promised.
+    assert.ok(endedAfterMs < 3000 * 3, `streams ended ${endedAfterMs} ms after the removal`);
+    for (const s of streams) assert.equal(endEvents(s.events), 0, 'ended by the removal, not by the job');
+    const reconnect = await call(`${(cluster.apis[0] as { url: string }).url}/v1/jobs/${heldId}/stream`, {
+      headers: { authorization: `Bearer ${token}`, 'last-event-id': String(streams[0]?.events.at(-1)?.id ?? 0) },
+    });
+    assert.equal(reconnect.status, 401, 'her reconnect is refused');
+    assert.equal((await a.post(`/v1/jobs/${heldId}/cancel`)).status, 404, 'the held job is still hers alone');
+    // Her held job would keep the one worker busy: end it as a cancel does (the cleared lease fences the worker).
+    await cluster.query(
+      "UPDATE aa_jobs SET status = 'failed', lease_token = NULL, finished_at = now(), record = jsonb_set(record, '{status}', '\"failed\"') WHERE id = $1",
+      [heldId],
+    );
     for (
       let answer = await alice.get(`/v1/jobs/${id}`);
       answer.status !== 401;

@@ -6,6 +6,7 @@ export type OwnerId = string;
 
 export class TokenRing {
   private readonly digests: Buffer[];
+  private readonly revokedListeners = new Set<(owner: OwnerId) => void>();
 
   constructor(tokens: readonly string[]) {
     const usable = tokens.map((t) => t.trim()).filter((t) => t.length > 0);
@@ -29,6 +30,19 @@ export class TokenRing {
       if (timingSafeEqual(candidate, presented)) match = candidate;
     }
     return match?.toString('hex');
+  }
+
+  /**
+   * Calls `listener` with the owner of every token removed from now on (team tokens kept in the database), so that
+   * what was opened with it (event streams) can end. Returns the function that stops listening.
+   */
+  onRevoked(listener: (owner: OwnerId) => void): () => void {
+    this.revokedListeners.add(listener);
+    return () => this.revokedListeners.delete(listener);
+  }
+
+  protected revoked(owner: OwnerId): void {
+    for (const listener of this.revokedListeners) listener(owner);
   }
 }
 

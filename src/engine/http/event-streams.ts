@@ -32,6 +32,8 @@ export class EventStream {
 
   constructor(
     private readonly res: ServerResponse,
+    /** The token owner that opened it: its streams end when the token is removed. */
+    readonly owner: string,
     private readonly baseUrl: string,
     afterId: number,
     private readonly options: EventStreamOptions,
@@ -110,8 +112,8 @@ export class EventStreams {
     this.heartbeat.unref();
   }
 
-  create(res: ServerResponse, baseUrl: string, afterId: number, onEnd: () => void): EventStream {
-    const stream = new EventStream(res, baseUrl, afterId, this.options, (s) => {
+  create(res: ServerResponse, owner: string, baseUrl: string, afterId: number, onEnd: () => void): EventStream {
+    const stream = new EventStream(res, owner, baseUrl, afterId, this.options, (s) => {
       this.open.delete(s);
       onEnd();
     });
@@ -121,6 +123,16 @@ export class EventStreams {
 
   get size(): number {
     return this.open.size;
+  }
+
+  /**
+   * Ends the streams a removed token opened. The client's reconnect (with Last-Event-ID) is then refused with 401,
+   * so a revoked token follows no job any longer.
+   */
+  endOwner(owner: string): number {
+    const ended = [...this.open].filter((stream) => stream.owner === owner);
+    for (const stream of ended) stream.end();
+    return ended.length;
   }
 
   /** Ends every open stream (their jobs' final events were delivered before) and stops the heartbeat. */

@@ -166,7 +166,7 @@ export function createRequestHandler(
         return;
       }
       case 'stream': {
-        await streamJob(req, res, await owned(owner, target.id), base);
+        await streamJob(req, res, owner, await owned(owner, target.id), base);
         return;
       }
       case 'output': {
@@ -192,12 +192,18 @@ export function createRequestHandler(
     }
   }
 
-  async function streamJob(req: IncomingMessage, res: ServerResponse, job: JobHandle, base: string): Promise<void> {
+  async function streamJob(
+    req: IncomingMessage,
+    res: ServerResponse,
+    owner: string,
+    job: JobHandle,
+    base: string,
+  ): Promise<void> {
     const header = headerValue(req.headers['last-event-id']);
     // An id this engine never sent (garbage, or from another server) is ignored: the client gets the whole history.
     const afterId = header !== undefined && /^\d{1,15}$/.test(header.trim()) ? Number(header.trim()) : 0;
     let stopFollowing = () => {};
-    const stream = options.streams.create(res, base, afterId, () => stopFollowing());
+    const stream = options.streams.create(res, owner, base, afterId, () => stopFollowing());
     const following = await service.follow(job, afterId, (events) => stream.send(events));
     if (following) {
       // The backlog may already have held the job's `end`, which ended the stream inside follow().

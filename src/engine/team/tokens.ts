@@ -7,6 +7,9 @@ import type { Pool } from 'pg';
 import { TokenRing } from '../core/auth';
 import type { Logger } from '../core/logger';
 
+/** How often every node re-reads the tokens table: a removed token is refused, and its streams end, within this. */
+export const TOKEN_REFRESH_MS = 3000;
+
 export class TeamTokens extends TokenRing {
   private names = new Map<string, string>();
   private timer: NodeJS.Timeout | undefined;
@@ -19,7 +22,7 @@ export class TeamTokens extends TokenRing {
     super(tokens);
   }
 
-  async start(refreshMs = 5000): Promise<void> {
+  async start(refreshMs = TOKEN_REFRESH_MS): Promise<void> {
     await this.refresh();
     this.timer = setInterval(
       () =>
@@ -35,7 +38,9 @@ export class TeamTokens extends TokenRing {
     const rows = await this.pool.query<{ name: string; token_sha256: string }>(
       'SELECT name, token_sha256 FROM aa_tokens',
     );
+    const before = this.names;
     this.names = new Map(rows.rows.map((r) => [r.token_sha256, r.name]));
+    for (const owner of before.keys()) if (!this.names.has(owner)) this.revoked(owner);
   }
 
   get databaseTokens(): number {
@@ -99,7 +104,9 @@ export async function manageTokens(
   if (action === 'remove') {
     const removed = await pool.query('DELETE FROM aa_tokens WHERE name = $1', [name]);
     if (removed.rowCount === 0) throw new Error(`No token is named ${name}.`);
-    out(`Removed ${name}; API nodes refuse it within 5 s. Its jobs stay until they expire.`);
+    out(
+      `Removed ${name}; API nodes refuse it and end its open streams within ${TOKEN_REFRESH_MS / 1000} s. Its jobs stay until they expire.`,
+    );
     return;
   }
   throw new Error(`Unknown token action "${action}": add, list or remove.`);
