@@ -55,9 +55,11 @@ export function adviceFor(error: unknown): Advice {
   }
   if (error instanceof TimeoutError) {
     const advice =
-      error.kind === 'deadline'
-        ? 'Nothing was lost on the service; try again later or allow more time.'
-        : 'Try again; if it keeps happening, the service may be overloaded or the network slow.';
+      code === 'download_too_slow'
+        ? 'Try again on a faster network; if it keeps happening, the service or the host of the file is holding the download back.'
+        : error.kind === 'deadline'
+          ? 'Nothing was lost on the service; try again later or allow more time.'
+          : 'Try again; if it keeps happening, the service may be overloaded or the network slow.';
     return { advice, fixes: ['useLocal'], passing: true };
   }
   if (error instanceof ConnectionError) {
@@ -92,6 +94,21 @@ export function adviceFor(error: unknown): Advice {
               ? `Correct ${error.fields.length === 1 ? 'this field' : 'these fields'} and submit again.`
               : 'Check the request and submit again.';
     return { advice, fixes: [], passing: false };
+  }
+  if (error instanceof InvalidResponseError && code === 'download_too_large') {
+    return {
+      advice:
+        'The service, or the host its file address names, sends more than a file of this kind can hold: report it to whoever runs the service, or use the local engine.',
+      fixes: ['useLocal'],
+      passing: false,
+    };
+  }
+  if (error instanceof InvalidResponseError && code === 'unsupported_url') {
+    return {
+      advice: 'The service sent an address that is not a web address: report it to whoever runs the service.',
+      fixes: ['useLocal'],
+      passing: false,
+    };
   }
   if (error instanceof InvalidResponseError) {
     return {

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import { ArticleAudioError, InvalidResponseError, JobFailedError, NotFoundError, ValidationError } from './errors';
 import { downloadOutput } from './download';
-import { DEFAULT_STREAM, followJob, partsOf, type FollowDependencies } from './follow';
+import { DEFAULT_STALL_TIMEOUT_MS, DEFAULT_STREAM, followJob, partsOf, type FollowDependencies } from './follow';
 import { HttpClient, type JsonAnswer } from './http';
 import { Redactor } from './redact';
 import { readAccepted, readJob } from './schemas';
@@ -22,6 +22,7 @@ import {
   type JobEvent,
   type JobPart,
   type LogFunction,
+  type OutputFile,
   type PollingOptions,
   type StreamOptions,
   type SubmitOptions,
@@ -71,6 +72,11 @@ export interface JobServiceClientOptions {
   /** Status polling; the defaults follow the spec: 2-3 s first, doubled, capped at 30-60 s, jittered. */
   polling?: PollingOptions;
   stream?: StreamOptions;
+  /**
+   * Following a job stops (TimeoutError, code `job_stalled`) when its status and progress stay the same this long
+   * while its service answers; an outage restarts the clock. Default 30 min.
+   */
+  stallTimeoutMs?: number;
   /** Receives the client's log lines, already redacted. */
   log?: LogFunction;
 }
@@ -114,6 +120,7 @@ export class JobServiceClient {
     });
     this.follow = {
       http: this.http,
+      stallTimeoutMs: positive(options.stallTimeoutMs, DEFAULT_STALL_TIMEOUT_MS, 'stallTimeoutMs'),
       fetchJob: (id, scope) => this.fetchJob(id, scope),
       polling: resolvePolling(options.polling),
       stream: { ...DEFAULT_STREAM, ...definedOnly(options.stream) },
@@ -263,12 +270,18 @@ export class JobServiceClient {
 
   /**
    * Downloads an output file to `destinationPath` (through `<destinationPath>.part`, resumed with Range after a cut,
-   * verified by length, renamed atomically). The API key is sent only to the service's own origin.
+   * verified by length, renamed atomically). The API key is sent only to the service's own origin; only http(s)
+   * addresses are fetched. The body is cut off past its announced size or the cap for its kind (from the OutputFile's
+   * content type and duration when one is given), and past a deadline scaled to that size; nothing partial is kept.
    */
-  downloadOutput(url: string, destinationPath: string, options: DownloadOptions = {}): Promise<DownloadResult> {
+  downloadOutput(
+    file: string | OutputFile,
+    destinationPath: string,
+    options: DownloadOptions = {},
+  ): Promise<DownloadResult> {
     return downloadOutput(
       { http: this.http, requestTimeoutMs: this.requestTimeoutMs, log: this.logLine },
-      url,
+      file,
       destinationPath,
       options,
     );

@@ -4,17 +4,21 @@
 // the origin (redirect-handler.js, cleanRequestHeaders); its retry interceptor resumes a cut body with Range and
 // If-Match on the first answer's strong ETag, and refuses a resumed answer that does not fit (another ETag, a 200,
 // a wrong Content-Range). What is left here: which failures to retry and how long to wait (the client's one retry
-// policy, HttpClient.retryDelay), starting over once when a resume is refused, and the file.
+// policy, HttpClient.retryDelay), starting over once when a resume is refused, the file, and the limits: a body is
+// read only up to the size the service announced (Content-Length) and the cap for its kind of output
+// (download-limits.ts), within a deadline scaled to that size; past either the download stops, the .part file is
+// deleted, and the error says what happened (issue 23: an endless body must not fill the disk).
 import { createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { getGlobalDispatcher, interceptors, type Dispatcher, type RetryHandler } from 'undici';
-import { ArticleAudioError, ConnectionError } from './errors';
+import { downloadDeadlineMs, downloadLimitFor, formatBytes } from './download-limits';
+import { ArticleAudioError, ConnectionError, InvalidResponseError, TimeoutError, formatDuration } from './errors';
 import type { HttpClient } from './http';
 import { describeUrl } from './service-url';
 import { OperationScope } from './timing';
-import type { DownloadOptions, DownloadResult, LogFunction } from './types';
+import type { DownloadOptions, DownloadResult, LogFunction, OutputFile } from './types';
 
 const MAX_REDIRECTS = 5;
 /** Resumes that each made progress still end somewhere. */
@@ -63,24 +67,72 @@ function fileError(error: NodeJS.ErrnoException, file: string): ArticleAudioErro
   );
 }
 
+/** The scheme of an address, for messages ("javascript:"), bounded: the rest of it is not shown. */
+function schemeOf(url: string): string {
+  const match = /^\s*([a-z][a-z0-9+.-]{0,30}):/i.exec(url);
+  return match ? `${match[1]!.toLowerCase()}:` : 'no scheme';
+}
+
 export async function downloadOutput(
   deps: DownloadDependencies,
-  url: string,
+  file: string | OutputFile,
   destination: string,
   options: DownloadOptions = {},
 ): Promise<DownloadResult> {
   const { http } = deps;
+  const url = typeof file === 'string' ? file : file.url;
+  // Only http(s) is ever requested: a `javascript:`, `data:` or `file:` address from the service is refused by its
+  // scheme alone, before it is resolved or shown (undici would read a `data:` URL without the network).
+  const scheme = schemeOf(url);
+  if (scheme !== 'no scheme' && scheme !== 'http:' && scheme !== 'https:') {
+    throw new InvalidResponseError(
+      `The service gave an output address with the scheme "${scheme}"; only http:// and https:// addresses are downloaded, so it was refused.`,
+      { code: 'unsupported_url' },
+    );
+  }
   const target = (await http.readBase()).resolve(url);
   const operation = `downloading ${describeUrl(target)}`;
   const spec = { operation, url: target };
   const protocol = new URL(target).protocol;
   if (protocol !== 'http:' && protocol !== 'https:') {
-    throw new ArticleAudioError(
-      `Cannot download ${describeUrl(target)}: only http:// and https:// addresses are supported.`,
+    throw new InvalidResponseError(
+      `The service gave an output address with the scheme "${protocol}"; only http:// and https:// addresses are downloaded, so it was refused.`,
       { code: 'unsupported_url' },
     );
   }
-  const scope = new OperationScope(options.signal, options.deadline, operation);
+  const limit = downloadLimitFor(typeof file === 'string' ? { url: target } : { ...file, url: target });
+  const maxBytes = options.maxBytes ?? limit.maxBytes;
+  const basis = options.maxBytes === undefined ? limit.basis : 'the limit the caller set';
+  // The overall time limit, scaled to the most this download may bring; tightened once the size is announced.
+  const started = Date.now();
+  const limits = new AbortController();
+  let limitTimer: NodeJS.Timeout | undefined;
+  const allowTime = (bytes: number) => {
+    const allowedMs = downloadDeadlineMs(bytes);
+    if (limitTimer) clearTimeout(limitTimer);
+    limitTimer = setTimeout(
+      () =>
+        limits.abort(
+          new TimeoutError(
+            `The download of ${describeUrl(target)} was stopped after ${formatDuration(allowedMs)} with ${formatBytes(received)} received: ` +
+              `too slow for a file of at most ${formatBytes(bytes)}; nothing was kept.`,
+            'deadline',
+            allowedMs,
+            { code: 'download_too_slow' },
+          ),
+        ),
+      Math.max(0, started + allowedMs - Date.now()),
+    );
+  };
+  const tooLarge = (what: string) =>
+    new InvalidResponseError(
+      `The download of ${describeUrl(target)} was stopped: ${what} more than the ${formatBytes(maxBytes)} allowed ` +
+        `(${basis}); nothing was kept.`,
+      { code: 'download_too_large' },
+    );
+  let refused: InvalidResponseError | undefined;
+  const signals = [options.signal, limits.signal].filter((signal): signal is AbortSignal => !!signal);
+  const scope = new OperationScope(AbortSignal.any(signals), options.deadline, operation);
   const part = `${destination}.part`;
   let received = 0;
   let total: number | undefined;
@@ -106,7 +158,7 @@ export async function downloadOutput(
     attempts++;
     stalled = received > receivedAtLastFailure ? 0 : stalled + 1;
     receivedAtLastFailure = received;
-    if (scope.signal.aborted || isRefusedResume(error) || attempts >= MAX_ATTEMPTS) {
+    if (refused || scope.signal.aborted || isRefusedResume(error) || attempts >= MAX_ATTEMPTS) {
       callback(error);
       return;
     }
@@ -143,6 +195,7 @@ export async function downloadOutput(
     }),
   );
 
+  allowTime(maxBytes);
   try {
     try {
       await mkdir(path.dirname(destination), { recursive: true });
@@ -157,6 +210,7 @@ export async function downloadOutput(
       receivedAtLastFailure = 0;
       const failure = await fetchInto(part, dispatcher).catch((error: unknown) => error as Error);
       if (failure === undefined) break;
+      if (refused) throw refused;
       if (scope.signal.aborted) throw scope.reason();
       if (isFileError(failure)) throw fileError(failure, part);
       if (!isRefusedResume(failure)) throw failure;
@@ -187,7 +241,11 @@ export async function downloadOutput(
     return result;
   } catch (error) {
     await rm(part, { force: true }).catch(() => undefined);
+    if (error instanceof ArticleAudioError && error.code === 'download_too_large')
+      deps.log('warn', `${operation}: ${error.message}`);
     throw error;
+  } finally {
+    clearTimeout(limitTimer);
   }
 
   /** One GET through the interceptors, written to `file` from its start. Rejects with what to do next. */
@@ -220,6 +278,11 @@ export async function downloadOutput(
     }
     total = range ? Number(range[2]) : Number.isSafeInteger(length) && length >= 0 ? length : undefined;
     contentType = header(response.headers, 'content-type');
+    if (total !== undefined && total > maxBytes) {
+      response.body.destroy();
+      throw (refused = tooLarge(`the service announced ${formatBytes(total)},`));
+    }
+    if (total !== undefined) allowTime(total);
     const sink = createWriteStream(file, { flags: 'w' });
     try {
       await pipeline(
@@ -227,6 +290,7 @@ export async function downloadOutput(
         async function* (source: AsyncIterable<Buffer>) {
           for await (const chunk of source) {
             received += chunk.length;
+            if (received > maxBytes) throw (refused = tooLarge('the service sent'));
             report(received);
             yield chunk;
           }
@@ -234,6 +298,7 @@ export async function downloadOutput(
         sink,
       );
     } catch (error) {
+      if (refused) throw refused;
       if (scope.signal.aborted) throw scope.reason();
       if (isFileError(error) || isRefusedResume(error)) throw error;
       const failure = error as RetryFailure;

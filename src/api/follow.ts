@@ -2,6 +2,13 @@
 // `retry:` hint, and the status endpoint (4.2) polled with the spec's backoff when the stream cannot be opened or
 // keeps dropping. Whatever the transport, each event is yielded at most once, and the last one is always `end` with
 // the job as the status endpoint reports it.
+//
+// What a hostile or broken service sends is bounded here, for the extension and the command line alike (issue 23): a
+// status never moves back once it is terminal and progress never goes down; log lines are one line each, cut at
+// MAX_LOG_MESSAGE_CHARS, and at most MAX_LOG_LINES per follow (then one line says the rest was left out); what is
+// remembered to skip replays is hashed and bounded; and a job that makes no progress for `stallTimeoutMs` while its
+// service answers stops being followed, however busy its stream is.
+import { createHash } from 'node:crypto';
 import {
   ArticleAudioError,
   AuthenticationError,
@@ -23,12 +30,15 @@ import {
   type JobPart,
   type JobStatus,
   type LogFunction,
+  type OutputFile,
   type PollingOptions,
   type StreamOptions,
 } from './types';
 
 export interface FollowDependencies {
   http: HttpClient;
+  /** A job whose status and progress stay the same this long, while its service answers, stops being followed. */
+  stallTimeoutMs: number;
   fetchJob(id: string, scope: OperationScope): Promise<Job>;
   polling: Required<PollingOptions>;
   stream: Required<StreamOptions>;
@@ -48,6 +58,15 @@ export const DEFAULT_STREAM: Required<StreamOptions> = {
 
 /** Bound on what is remembered for de-duplication; a job with more events than this is not a job. */
 const MAX_REMEMBERED_EVENTS = 50_000;
+/** Event ids longer than this are remembered by their hash. */
+const MAX_ID_CHARS = 200;
+/** A log line from the service is cut here (one line, on a terminal or in the output channel). */
+export const MAX_LOG_MESSAGE_CHARS = 1000;
+/** Log lines passed on per follow; a real job sends tens. Then one line says the rest were left out. */
+export const MAX_LOG_LINES = 1000;
+export const LOG_LINES_LEFT_OUT = 'further log lines from the service were left out';
+/** Default of `stallTimeoutMs`: no change of status or progress for this long, while the service answers. */
+export const DEFAULT_STALL_TIMEOUT_MS = 30 * 60_000;
 const MAX_RECONNECT_BACKOFF_MS = 30_000;
 /**
  * A service answers a stream's headers at once (the events come later); one that has not within this time is hung,
@@ -141,12 +160,14 @@ export class EventHistory {
       this.lastEventId = item.id || undefined;
     }
     if (item.id) {
-      if (this.seenIds.has(item.id)) return false;
-      if (this.seenIds.size < MAX_REMEMBERED_EVENTS) this.seenIds.add(item.id);
+      const key = item.id.length > MAX_ID_CHARS ? digest(item.id) : item.id;
+      if (this.seenIds.has(key)) return false;
+      if (this.seenIds.size < MAX_REMEMBERED_EVENTS) this.seenIds.add(key);
       this.replayCursor = undefined;
       return true;
     }
-    const signature = `${item.event ?? ''}\n${item.data.length > 4096 ? item.data.slice(0, 4096) : item.data}`;
+    // A hash, not the text: an endless stream of large id-less events must not be kept in memory.
+    const signature = digest(`${item.event ?? ''}\n${item.data}`);
     if (
       this.replayCursor !== undefined &&
       this.replayCursor < this.idless.length &&
@@ -161,22 +182,123 @@ export class EventHistory {
   }
 }
 
-/** What the follower has told its consumer, so that nothing is said twice. */
+function digest(text: string): string {
+  return createHash('sha256').update(text).digest('base64');
+}
+
+/** Control characters (a terminal's escape sequences), bidirectional overrides (text shown in another order), space. */
+// eslint-disable-next-line no-control-regex
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\s]+/g;
+
+/** A log line from the service as one bounded line: what a terminal would act on, or reorder, becomes a space. */
+export function boundedLogLine(message: string): string {
+  const single = message
+    .slice(0, MAX_LOG_MESSAGE_CHARS * 4)
+    .replace(UNPRINTABLE, ' ')
+    .trim();
+  return single.length > MAX_LOG_MESSAGE_CHARS ? `${single.slice(0, MAX_LOG_MESSAGE_CHARS - 1)}…` : single;
+}
+
+/**
+ * Ends following when the job makes no progress for `ms` while its service answers: the scope's signal aborts with a
+ * TimeoutError. Any news of the job (another status, more progress) and any outage restart the clock, so a service
+ * that is down is still waited for; one that answers, or streams logs, without moving the job is not, for ever.
+ */
+class StallClock {
+  private readonly controller = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+  readonly signal = this.controller.signal;
+
+  constructor(
+    private readonly ms: number,
+    private readonly id: string,
+  ) {
+    this.restart();
+  }
+
+  restart(): void {
+    if (this.controller.signal.aborted) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.controller.abort(
+        new TimeoutError(
+          `Stopped following job ${this.id}: its service reported no progress for ${formatDuration(this.ms)}.`,
+          'idle',
+          this.ms,
+          { code: 'job_stalled' },
+        ),
+      );
+    }, this.ms);
+  }
+
+  dispose(): void {
+    if (this.timer) clearTimeout(this.timer);
+  }
+}
+
+/** What the follower has told its consumer, so that nothing is said twice, and nothing goes backwards. */
 class FollowState {
   readonly history: EventHistory;
   private last: { status: JobStatus; progress?: number } | undefined;
+  private logLines = 0;
+  private saidBackwards = false;
+  /** The results the stream announced (the spec's order: status, logs, result, end). */
+  results: OutputFile[] | undefined;
 
-  constructor(lastEventId: string | undefined) {
+  constructor(
+    lastEventId: string | undefined,
+    private readonly deps: FollowDependencies,
+    private readonly id: string,
+    private readonly stall: StallClock,
+  ) {
     this.history = new EventHistory(lastEventId);
   }
 
-  /** A status event when it says something new: another status, or another known progress. */
+  /** The terminal status already told, if any. */
+  get terminal(): JobStatus | undefined {
+    return this.last && isTerminalStatus(this.last.status) ? this.last.status : undefined;
+  }
+
+  /**
+   * A status event when it says something new: another status, or more progress. Nothing once a terminal status was
+   * told (a later event or poll that says otherwise is ignored, logged once), and progress never goes down.
+   */
   statusEvent(status: JobStatus, progress: number | undefined, eventId?: string): JobEvent | undefined {
     const last = this.last;
-    if (last && last.status === status && (progress === undefined || progress === last.progress)) return undefined;
-    this.last = progress === undefined ? { status } : { status, progress };
+    if (last && isTerminalStatus(last.status)) {
+      if (status !== last.status && !this.saidBackwards) {
+        this.saidBackwards = true;
+        this.deps.log(
+          'debug',
+          `job ${this.id}: ignored the status "${boundedLogLine(status).slice(0, 40)}" after "${last.status}" (a finished job does not change)`,
+        );
+      }
+      return undefined;
+    }
+    const shown = progress === undefined || last?.progress === undefined ? progress : Math.max(progress, last.progress);
+    if (last && last.status === status && (shown === undefined || shown === last.progress)) return undefined;
+    this.last = shown === undefined ? { status } : { status, progress: shown };
+    this.stall.restart();
     const event: JobEvent = { type: 'status', status };
-    if (progress !== undefined) event.progress = progress;
+    if (shown !== undefined) event.progress = shown;
+    if (eventId) event.eventId = eventId;
+    return event;
+  }
+
+  /** A log event to pass on, bounded; undefined once the cap was reached (the cap itself is said once). */
+  logEvent(level: string, message: string, eventId: string | undefined, createdAt?: string): JobEvent | undefined {
+    this.logLines++;
+    if (this.logLines > MAX_LOG_LINES + 1) return undefined;
+    if (this.logLines === MAX_LOG_LINES + 1) {
+      this.deps.log('debug', `job ${this.id}: ${LOG_LINES_LEFT_OUT} (after ${MAX_LOG_LINES})`);
+      return { type: 'log', level: 'warn', message: LOG_LINES_LEFT_OUT };
+    }
+    const event: JobEvent = {
+      type: 'log',
+      level: boundedLogLine(level).slice(0, 20) || 'info',
+      message: boundedLogLine(this.deps.redact(message)),
+    };
+    if (createdAt !== undefined) event.createdAt = boundedLogLine(createdAt).slice(0, 40);
     if (eventId) event.eventId = eventId;
     return event;
   }
@@ -189,33 +311,44 @@ export async function* followJob(
   id: string,
   options: FollowOptions = {},
 ): AsyncGenerator<JobEvent> {
-  const scope = new OperationScope(options.signal, options.deadline, `following job ${id}`);
-  const state = new FollowState(options.lastEventId);
-  scope.throwIfDone();
-  const transport = options.transport ?? 'auto';
-  if (transport === 'poll') {
-    yield { type: 'transport', mode: 'poll', reason: 'polling was requested' };
-  } else {
-    const outcome = yield* followStream(deps, id, scope, state);
-    if (outcome.kind === 'fallback') {
-      if (transport === 'stream') throw outcome.error;
-      deps.log('info', `job ${id}: following by polling, because ${outcome.reason}`);
-      yield { type: 'transport', mode: 'poll', reason: outcome.reason };
+  const stall = new StallClock(deps.stallTimeoutMs, id);
+  const signals = [options.signal, stall.signal].filter((signal): signal is AbortSignal => !!signal);
+  const scope = new OperationScope(AbortSignal.any(signals), options.deadline, `following job ${id}`);
+  const state = new FollowState(options.lastEventId, deps, id, stall);
+  try {
+    scope.throwIfDone();
+    const transport = options.transport ?? 'auto';
+    if (transport === 'poll') {
+      yield { type: 'transport', mode: 'poll', reason: 'polling was requested' };
+    } else {
+      const outcome = yield* followStream(deps, id, scope, state, stall);
+      if (outcome.kind === 'fallback') {
+        if (transport === 'stream') throw outcome.error;
+        deps.log('info', `job ${id}: following by polling, because ${outcome.reason}`);
+        yield { type: 'transport', mode: 'poll', reason: outcome.reason };
+      }
     }
+    // After a terminal stream event this reads the final job (with its outputs); otherwise it polls to the end.
+    const job = yield* pollToEnd(deps, id, scope, state, stall);
+    yield { type: 'end', job };
+  } finally {
+    stall.dispose();
   }
-  // After a terminal stream event this reads the final job (with its outputs); otherwise it polls to the end.
-  const job = yield* pollToEnd(deps, id, scope, state);
-  yield { type: 'end', job };
 }
+
+/** Status checks that may still disagree with a terminal status the stream sent, before the stream's word is taken. */
+const CHECKS_AFTER_TERMINAL = 3;
 
 async function* pollToEnd(
   deps: FollowDependencies,
   id: string,
   scope: OperationScope,
   state: FollowState,
+  stall: StallClock,
 ): AsyncGenerator<JobEvent, Job> {
   const schedule = new PollingSchedule(deps.polling);
   let failures = 0;
+  let disagreements = 0;
   for (;;) {
     let job: Job;
     try {
@@ -226,6 +359,7 @@ async function* pollToEnd(
       // The HTTP layer has retried this check already. A service that is down is waited for on the polling schedule
       // until the caller's deadline or abort, telling the consumer once per outage: the one place that keeps trying.
       if (!isTransient(error)) throw error;
+      stall.restart();
       const wait = Math.max(retryAfterOf(error) ?? 0, schedule.next());
       if (++failures === 1) yield { type: 'unreachable', message: (error as Error).message, retryInMs: wait };
       deps.log(
@@ -235,9 +369,24 @@ async function* pollToEnd(
       await scope.sleep(wait);
       continue;
     }
+    const told = state.terminal;
     const event = state.statusEvent(job.status, job.progress);
     if (event) yield event;
     if (isTerminalStatus(job.status)) return job;
+    if (told !== undefined && ++disagreements >= CHECKS_AFTER_TERMINAL) {
+      // The stream said the job ended and the status endpoint keeps saying it did not: a finished job does not start
+      // again, so the stream's word stands (with the results it announced) rather than following for ever.
+      deps.log(
+        'warn',
+        `job ${id}: the service said it ended (${told}) but its status says otherwise; taking it as ${told}`,
+      );
+      return {
+        ...job,
+        status: told,
+        ...(told === 'succeeded' ? { progress: 1 } : {}),
+        outputs: told === 'succeeded' && state.results ? { results: state.results } : job.outputs,
+      };
+    }
     // An unknown status is not terminal: keep polling on the same growing schedule, never faster.
     await scope.sleep(schedule.next());
   }
@@ -296,6 +445,7 @@ async function* followStream(
   id: string,
   scope: OperationScope,
   state: FollowState,
+  stall: StallClock,
 ): AsyncGenerator<JobEvent, StreamOutcome> {
   const { http } = deps;
   let url = '';
@@ -355,6 +505,7 @@ async function* followStream(
       );
     } catch (error) {
       if (!(error instanceof ArticleAudioError) || !isTransient(error)) throw error;
+      stall.restart();
       failures++;
       lastFailure = error;
       waitMs = delayAfter(error);
@@ -380,6 +531,7 @@ async function* followStream(
       if (terminalSeen) return { kind: 'terminal' };
       if (error instanceof AuthenticationError) throw error;
       if (isTransient(error)) {
+        stall.restart();
         failures++;
         lastFailure = error;
         waitMs = delayAfter(error);
@@ -445,10 +597,12 @@ async function* followStream(
         }
         if (!state.history.isNew(item)) continue;
         fresh++;
-        watch.sawEvent();
         const { events, terminal } = interpret(item, state, deps, id);
+        // Only news of the job itself puts off the status check: a stream of log lines says nothing of its state.
+        if (item.event !== 'log') watch.sawEvent();
         for (const event of events) yield event;
         if (terminal === 'end') return { kind: 'terminal' };
+        if (item.event === 'log' && !terminalSeen && (yield* watch.checkIfDue())) return { kind: 'terminal' };
         if (terminal === 'status' && !terminalSeen) {
           // The spec's order is status, logs, result, end: the result usually follows the terminal status, so
           // read on until `end` or the close, for a short while; the status endpoint has the outputs either way.
@@ -522,13 +676,13 @@ function interpret(
       const json = parseJsonData(item.data);
       const log = readLogEvent(json);
       if (log) {
-        const event: JobEvent = { type: 'log', level: log.level, message: deps.redact(log.message) };
-        if (log.createdAt !== undefined) event.createdAt = log.createdAt;
-        return { events: [withId(event)], terminal: false };
+        const event = state.logEvent(log.level, log.message, eventId, log.createdAt);
+        return { events: event ? [event] : [], terminal: false };
       }
       // A plain-text log line is still a log line.
       if (json === undefined && item.data.trim()) {
-        return { events: [withId({ type: 'log', level: 'info', message: deps.redact(item.data) })], terminal: false };
+        const event = state.logEvent('info', item.data, eventId);
+        return { events: event ? [event] : [], terminal: false };
       }
       deps.log('debug', `job ${id}: ignored a log event without a message`);
       return { events: [], terminal: false };
@@ -540,6 +694,7 @@ function interpret(
         deps.log('debug', `job ${id}: ignored a result event that is not a JSON object`);
         return { events: [], terminal: false };
       }
+      if (result.results.length > 0 && !result.part) state.results = result.results;
       return { events: [withId({ type: 'result', ...result, raw: json })], terminal: false };
     }
     case 'end':

@@ -16,7 +16,18 @@ export {
   type ErrorDetails,
   type TimeoutKind,
 } from './errors';
-export { DEFAULT_STREAM, EventHistory, PartSequence, partsOf } from './follow';
+export { DOWNLOAD_LIMITS, downloadLimitFor, formatBytes, outputKindOf, type OutputKind } from './download-limits';
+export {
+  DEFAULT_STALL_TIMEOUT_MS,
+  DEFAULT_STREAM,
+  EventHistory,
+  LOG_LINES_LEFT_OUT,
+  MAX_LOG_LINES,
+  MAX_LOG_MESSAGE_CHARS,
+  PartSequence,
+  boundedLogLine,
+  partsOf,
+} from './follow';
 export { Redactor, redact } from './redact';
 export { describeUrl } from './service-url';
 export { DEFAULT_POLLING, PollingSchedule, parseRetryAfter } from './timing';

@@ -157,6 +157,11 @@ export interface WaitOptions extends FollowOptions {
 
 export interface DownloadOptions extends CallOptions {
   onProgress?: (bytes: number, total?: number) => void;
+  /**
+   * The most bytes to accept. Default: the cap for the output's kind (download-limits.ts), from the job's
+   * `content_type` and `duration_s` when an OutputFile is downloaded, else from the address.
+   */
+  maxBytes?: number;
 }
 
 export interface DownloadResult {

@@ -9,6 +9,8 @@ import { parseArgs } from 'node:util';
 import {
   AuthenticationError,
   ConnectionError,
+  boundedLogLine as printable,
+  InvalidResponseError,
   JobFailedError,
   JobServiceClient,
   NotFoundError,
@@ -181,9 +183,9 @@ export async function convert(args: readonly string[]): Promise<number> {
     const transcript = pick(results, 'text/vtt', '.vtt');
     if (!audio) throw new Error('The job succeeded but the service listed no output files.');
     const written = [target.mp3];
-    await client.downloadOutput(audio.url, target.mp3, { signal: controller.signal });
+    await client.downloadOutput(audio, target.mp3, { signal: controller.signal });
     if (transcript) {
-      await client.downloadOutput(transcript.url, target.vtt, { signal: controller.signal });
+      await client.downloadOutput(transcript, target.vtt, { signal: controller.signal });
       written.push(target.vtt);
     } else {
       process.stderr.write('warning: the service sent no transcript (text/vtt); only the MP3 was written.\n');
@@ -213,7 +215,8 @@ export async function convert(args: readonly string[]): Promise<number> {
 
 /** Prints what went wrong and what to do, and returns the exit code. */
 function report(error: unknown): number {
-  const say = (message: string) => process.stderr.write(`article-audio: ${message}\n`);
+  // Messages may quote the service (a job's error, a status detail): one line, nothing a terminal would act on.
+  const say = (message: string) => process.stderr.write(`article-audio: ${printable(message)}\n`);
   if (error instanceof Interrupted) {
     say('interrupted; the job was cancelled.');
     return EXIT.interrupted;
@@ -230,7 +233,8 @@ function report(error: unknown): number {
   const advised = (error: Error) => withAdvice(error.message, adviceFor(error).advice);
   if (error instanceof ValidationError) {
     say(advised(error));
-    for (const field of error.fields) process.stderr.write(`  ${field.field || '(request)'}: ${field.message}\n`);
+    for (const field of error.fields.slice(0, 20))
+      process.stderr.write(`  ${printable(field.field || '(request)')}: ${printable(field.message)}\n`);
     return EXIT.refused;
   }
   if (error instanceof AuthenticationError) {
@@ -241,7 +245,9 @@ function report(error: unknown): number {
     say(advised(error));
     return EXIT.refused;
   }
-  if (error instanceof ConnectionError || error instanceof TimeoutError || error instanceof ServerError) {
+  // A service that misbehaves (an endless or oversized download) failed as surely as one answering 5xx.
+  const misbehaved = error instanceof InvalidResponseError;
+  if (error instanceof ConnectionError || error instanceof TimeoutError || error instanceof ServerError || misbehaved) {
     say(advised(error));
     return EXIT.network;
   }

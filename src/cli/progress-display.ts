@@ -1,5 +1,6 @@
 // What `article-audio convert` shows while a job runs. On a terminal: one bar line that updates in place, with the
 // job's log lines printed above it. Elsewhere (a pipe, a CI log): plain lines, progress every 10 %.
+import { boundedLogLine } from '../api/index';
 import type { JobEvent } from '../api/types';
 
 const BAR_WIDTH = 24;
@@ -21,8 +22,8 @@ export class ProgressDisplay {
     switch (event.type) {
       case 'status':
         if (event.status !== this.status) {
-          this.status = event.status;
-          if (!this.interactive) this.out.write(`status: ${event.status}\n`);
+          this.status = boundedLogLine(event.status).slice(0, 40);
+          if (!this.interactive) this.out.write(`status: ${this.status}\n`);
         }
         if (typeof event.progress === 'number') this.progress = Math.max(this.progress, event.progress);
         this.plainProgress();
@@ -43,7 +44,7 @@ export class ProgressDisplay {
         this.progress = 1;
         break;
       case 'end':
-        this.status = event.job.status;
+        this.status = boundedLogLine(event.job.status).slice(0, 40);
         if (event.job.status === 'succeeded') this.progress = 1;
         this.plainProgress();
         break;
@@ -65,7 +66,8 @@ export class ProgressDisplay {
 
   private line(text: string): void {
     if (this.interactive && this.barShown) this.out.write('\r\x1b[2K');
-    this.out.write(`${text}\n`);
+    // Text from the service never reaches the terminal as escape sequences, nor as more than one line.
+    this.out.write(`${boundedLogLine(text)}\n`);
     this.barShown = false;
   }
 

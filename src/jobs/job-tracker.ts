@@ -363,14 +363,20 @@ export class JobTracker implements PlayableJobs {
     try {
       await mkdir(dir, { recursive: true });
       const audio = path.join(dir, `${name}.mp3`);
-      await client.downloadOutput(part.url, audio, { signal });
+      await client.downloadOutput({ url: part.url, contentType: 'audio/mpeg', durationS: part.durationS }, audio, {
+        signal,
+      });
       let transcript: string | undefined;
       if (part.transcriptUrl) {
         transcript = path.join(dir, `${name}.vtt`);
-        await client.downloadOutput(part.transcriptUrl, transcript, { signal }).catch((error: unknown) => {
-          this.log.warn(`job ${job.id}: could not download the transcript of part ${part.index}: ${messageOf(error)}`);
-          transcript = undefined;
-        });
+        await client
+          .downloadOutput({ url: part.transcriptUrl, contentType: 'text/vtt' }, transcript, { signal })
+          .catch((error: unknown) => {
+            this.log.warn(
+              `job ${job.id}: could not download the transcript of part ${part.index}: ${messageOf(error)}`,
+            );
+            transcript = undefined;
+          });
       }
       if (job.files || (job.parts?.length ?? 0) !== part.index) return;
       job.parts = [
@@ -509,7 +515,7 @@ export class JobTracker implements PlayableJobs {
     const files: Partial<CachedJobFiles> = {};
     for (const planned of this.cache.plan(job.id, results)) {
       try {
-        await client.downloadOutput(planned.output.url, planned.path, { signal });
+        await client.downloadOutput(planned.output, planned.path, { signal });
         files[planned.role] = planned.path;
       } catch (error) {
         // Only the audio is essential; a missing transcript leaves the player without read-along.
