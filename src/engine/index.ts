@@ -140,7 +140,8 @@ export async function serveHttp(
     {
       requestTimeout: 60_000,
       headersTimeout,
-      keepAliveTimeout: 5_000,
+      // Sent to clients as `Keep-Alive: timeout=N`: never longer than the engine really keeps an idle socket.
+      keepAliveTimeout: Math.min(5_000, idleSocketTimeoutMs),
       connectionsCheckingInterval: Math.min(30_000, headersTimeout),
     },
     handler,
