@@ -18,6 +18,7 @@ import {
   NotFoundError,
   type OutputFile,
   PartSequence,
+  boundedLogLine,
   isTerminalStatus,
 } from '../api/index';
 import type { AudioCache } from './audio-cache';
@@ -37,6 +38,8 @@ const STORAGE_KEY = 'articleAudio.jobs.v1';
 /** The list keeps this many jobs; older finished ones (and their cached audio) are dropped first. */
 const MAX_JOBS = 200;
 const SAVE_DELAY_MS = 500;
+/** Downloads the client refused (download.ts): an output larger than it can be, or an address that is not http(s). */
+const REFUSED_OUTPUT_CODES = new Set(['download_too_large', 'unsupported_url']);
 
 export interface NewJob {
   title: string;
@@ -325,6 +328,12 @@ export class JobTracker implements PlayableJobs {
         this.changedJob(job, true);
         return;
       }
+      if (error instanceof InvalidResponseError && REFUSED_OUTPUT_CODES.has(error.code ?? '')) {
+        // The service (or the host of its output address) sent what no output can be: following it again would only
+        // download it again. The job ends here, with what happened.
+        this.fail(job, { code: error.code!, message: error.message });
+        return;
+      }
       if (error instanceof NotFoundError) {
         this.fail(job, {
           code: 'not_found',
@@ -543,9 +552,13 @@ export class JobTracker implements PlayableJobs {
 
   private fail(job: JobRecord, error: { code?: string; message: string }): void {
     job.status = 'failed';
-    job.error = error;
+    // Kept in the job list (globalState) and shown: bounded, one line, whatever the service sent.
+    job.error = {
+      ...(error.code !== undefined ? { code: boundedLogLine(error.code).slice(0, 100) } : {}),
+      message: boundedLogLine(error.message),
+    };
     job.finishedAt = new Date().toISOString();
-    this.log.error(`job ${job.id} failed${error.code ? ` (${error.code})` : ''}: ${error.message}`);
+    this.log.error(`job ${job.id} failed${job.error.code ? ` (${job.error.code})` : ''}: ${job.error.message}`);
     this.changedJob(job, true);
     this.finished.fire({ job, startedHere: this.startedHere.has(job.id) || job.startedHere === true });
   }
