@@ -25,6 +25,7 @@ import {
   writeSync,
 } from 'node:fs';
 import os from 'node:os';
+import { markerEnv, ownProcess } from '../support/own-processes.mjs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type ArticleServer, startArticleServer } from '../support/article-server';
@@ -103,6 +104,7 @@ async function startEngine(
       cwd: engineDir,
       env: {
         PATH: process.env.PATH,
+        ...markerEnv(),
         ARTICLE_AUDIO_TOKENS: TOKEN,
         ...(uid !== undefined ? { HOME: '/tmp' } : { HOME: process.env.HOME }),
       },
@@ -110,6 +112,7 @@ async function startEngine(
       ...(uid !== undefined ? { uid, gid: uid } : {}),
     },
   );
+  ownProcess(child);
   children.add(child);
   let stdout = '';
   let stderr = '';

@@ -17,6 +17,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
+import { ownProcess } from './own-processes.mjs';
 
 export interface Blackhole {
   readonly port: number;
@@ -106,7 +107,7 @@ export interface PreparedBlackhole {
 /** Starts the listener's process without listening yet, so that a later listen(port) is quick. */
 export function prepareBlackhole(): PreparedBlackhole {
   checkBlackholeSupport();
-  const child = spawn(process.execPath, ['-e', LISTENER], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = ownProcess(spawn(process.execPath, ['-e', LISTENER], { stdio: ['pipe', 'pipe', 'inherit'] }));
   const fillers: net.Socket[] = [];
   const announced = readPort(child);
   announced.catch(() => undefined);

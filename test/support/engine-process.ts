@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { ownProcess } from './own-processes.mjs';
 
 export const repoRoot = path.resolve(path.dirname(__filename), '..', '..');
 
@@ -61,11 +62,6 @@ export interface EngineProcess {
   dispose(): Promise<void>;
 }
 
-const running = new Set<ChildProcess>();
-process.on('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
-});
-
 export async function startEngineProcess(options: EngineProcessOptions = {}): Promise<EngineProcess> {
   // The same black-box tests against the team service (API node + worker over Postgres): test/team/team-engine.ts.
   if (
@@ -116,11 +112,15 @@ export async function startEngineProcess(options: EngineProcessOptions = {}): Pr
     ];
     stdout = '';
     stderr = '';
-    child = spawn(process.execPath, args, { cwd: repoRoot, env, stdio: ['pipe', 'pipe', 'pipe'] });
-    running.add(child);
+    // Its own process group, ended with this process whatever happens (own-processes.mjs).
+    child = ownProcess(
+      spawn(process.execPath, args, { cwd: repoRoot, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true }),
+      {
+        group: true,
+      },
+    );
     exited = new Promise((resolve) => {
       child.on('exit', (code, signal) => {
-        running.delete(child);
         resolve({ code, signal });
       });
     });

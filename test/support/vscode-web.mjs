@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { chromiumPath, vscodeServerMain } from '../../scripts/test-env.mjs';
+import { ownProcess } from './own-processes.mjs';
 
 export async function freePort() {
   return new Promise((resolve, reject) => {
@@ -94,11 +95,14 @@ export async function startVSCodeWeb(options) {
     '--extensions-dir',
     extensionsDir,
   ];
-  const server = spawn(process.execPath, serverArgs, {
-    detached: true, // its own process group, so the whole tree can be killed at the end
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...options.env, VSCODE_AGENT_FOLDER: serverDataDir },
-  });
+  const server = ownProcess(
+    spawn(process.execPath, serverArgs, {
+      detached: true, // its own process group, so the whole tree can be killed at the end
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...options.env, VSCODE_AGENT_FOLDER: serverDataDir },
+    }),
+    { group: true },
+  );
   let serverAlive = true;
   server.on('exit', () => {
     serverAlive = false;

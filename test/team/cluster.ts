@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { type EngineProcess, repoRoot, startEngineProcess } from '../support/engine-process';
+import { ownProcess } from '../support/own-processes.mjs';
 import { createDatabase } from './postgres';
 
 export interface WorkerProcess {
@@ -85,6 +86,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       env: { ...process.env, ...env, ...options.workerEnv },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    ownProcess(child);
     children.add(child);
     let stderr = '';
     let stdout = '';

@@ -7,6 +7,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { ownProcess } from '../support/own-processes.mjs';
 
 export interface TestPostgres {
   url: string;
@@ -97,6 +98,7 @@ export async function startPostgres(): Promise<TestPostgres> {
     ],
     { ...as, stdio: ['ignore', 'ignore', 'pipe'], cwd: dir },
   );
+  ownProcess(server);
   let stderr = '';
   server.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
   const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
