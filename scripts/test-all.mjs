@@ -9,8 +9,18 @@
 //   npm test -- --install         also install missing Debian packages (apt-get, as root)
 //   npm test -- --only unit       one group: checks | node | integration | ui (repeatable; `unit` = node)
 //   npm test -- --grep TEXT       only tests whose name contains TEXT (node and integration suites)
+//   npm test -- --file PATH       one test file of test/{unit,engine,fault,packaging,team,ui} (repeatable); no static
+//                                 checks unless --only checks; the build only when the bundles are older than sources
+//
+// No file or suite has a wall-clock budget: a slow machine makes tests slower, not failed (timeouts are per test,
+// scaled: test/support/timeouts.ts). Each test file runs as its own `node --test` process in its own process group;
+// every process the run starts carries AA_TEST_RUN_ID=<run id> in its environment (test/support/own-processes.mjs),
+// and the run fails if one is still alive at the end (they are then killed: only those, never other people's).
+// The summary gives each group's time and the ten slowest files.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
@@ -20,7 +30,33 @@ const out = path.join(root, 'out');
 const args = process.argv.slice(2);
 const only = new Set(args.flatMap((a, i) => (a === '--only' ? [args[i + 1] === 'unit' ? 'node' : args[i + 1]] : [])));
 const grep = args.includes('--grep') ? args[args.indexOf('--grep') + 1] : undefined;
-const wants = (group) => only.size === 0 || only.has(group);
+const onlyFiles = args.flatMap((a, i) => (a === '--file' ? [path.resolve(args[i + 1] ?? '')] : []));
+for (const file of onlyFiles) {
+  if (!file.endsWith('.test.ts') || !existsSync(file) || !file.startsWith(path.join(root, 'test') + path.sep)) {
+    console.error(`--file ${path.relative(root, file)}: not a test file under test/ (*.test.ts)`);
+    process.exit(2);
+  }
+  if (file.startsWith(path.join(root, 'test', 'integration'))) {
+    console.error(
+      `--file ${path.relative(root, file)}: integration suites run together in VS Code (--only integration, --grep)`,
+    );
+    process.exit(2);
+  }
+}
+const isUiFile = (file) => file.startsWith(path.join(root, 'test', 'ui') + path.sep);
+const wants = (group) => {
+  if (onlyFiles.length > 0 && !only.has(group)) {
+    if (group === 'node') return onlyFiles.some((f) => !isUiFile(f));
+    if (group === 'ui') return onlyFiles.some(isUiFile);
+    return false;
+  }
+  return only.size === 0 || only.has(group);
+};
+// Every process this run starts inherits the marker; the check at the end finds them by it (and only them).
+const runId = `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
+process.env.AA_TEST_RUN_ID = runId;
+const cache = path.join(root, 'node_modules', '.cache', 'article-audio');
+mkdirSync(cache, { recursive: true });
 const install = args.includes('--install') || process.env.CI === 'true';
 // Child processes (the team tests' Postgres) read the same permission.
 if (install) process.env.ARTICLE_AUDIO_TEST_INSTALL = '1';
@@ -48,10 +84,17 @@ const summary = [];
 const unexpectedSkips = [];
 const started = Date.now();
 
+/** Children running now, ended with the run when it is interrupted. */
+const children = new Set();
+
 function run(command, commandArgs, options = {}) {
   return new Promise((resolve) => {
     const child = spawn(command, commandArgs, { cwd: root, stdio: 'inherit', ...options });
-    child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+    children.add(child);
+    child.on('exit', (code, signal) => {
+      children.delete(child);
+      resolve(code ?? (signal ? 128 : 1));
+    });
     child.on('error', (error) => {
       console.error(error);
       resolve(1);
@@ -102,6 +145,11 @@ async function timed(suite, body) {
   return result;
 }
 
+/** tsc remembers what it checked (node_modules/.cache/article-audio/*.tsbuildinfo): a second run checks what changed. */
+function incremental(name) {
+  return ['--incremental', '--tsBuildInfoFile', path.join(cache, `tsc-${name}.tsbuildinfo`)];
+}
+
 async function checks() {
   heading('static checks: lint, layers, format, types, command table, F5');
   for (const [name, command, commandArgs] of [
@@ -116,9 +164,13 @@ async function checks() {
     [
       'types (tsc, extension and engine)',
       process.execPath,
-      [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', '.'],
+      [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', '.', ...incremental('root')],
     ],
-    ['types (tsc, player page)', process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'media']],
+    [
+      'types (tsc, player page)',
+      process.execPath,
+      [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'media', ...incremental('media')],
+    ],
     ['commands: contributed = table = registered', process.execPath, ['scripts/check-commands.mjs']],
     [
       'F5: launch.json -> tasks.json -> build -> package.json main',
@@ -134,8 +186,44 @@ async function checks() {
   }
 }
 
+function newest(dir, skip = () => false) {
+  if (!existsSync(dir)) return 0;
+  const stat = statSync(dir);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  let latest = 0;
+  for (const name of readdirSync(dir)) {
+    const full = path.join(dir, name);
+    if (!skip(full)) latest = Math.max(latest, newest(full, skip));
+  }
+  return latest;
+}
+
+/** The bundles are newer than everything they are built from (only asked with --only or --file). */
+function bundlesCurrent() {
+  const outputs = [
+    'dist/extension.js',
+    'dist/engine.js',
+    'dist/cli.js',
+    'dist/synth-worker.js',
+    'dist/parse-worker.js',
+    'dist/audio-worker.js',
+    'media/build/player.js',
+    ...(wants('integration') ? ['out/integration/index.js'] : []),
+  ].map((f) => path.join(root, f));
+  if (!outputs.every((f) => existsSync(f))) return false;
+  const oldestOutput = Math.min(...outputs.map((f) => statSync(f).mtimeMs));
+  const inputs = ['src', 'media/player', 'vendor', 'esbuild.mjs', 'package.json', 'package-lock.json'];
+  if (wants('integration')) inputs.push('test/integration', 'test/support');
+  const newestInput = Math.max(...inputs.map((f) => newest(path.join(root, f))));
+  return newestInput < oldestOutput;
+}
+
 async function build() {
   heading('build');
+  if ((only.size > 0 || onlyFiles.length > 0) && bundlesCurrent()) {
+    console.log('bundles are newer than their sources: not rebuilt (a full `npm test` always builds)');
+    return true;
+  }
   const code = await run(process.execPath, ['esbuild.mjs']);
   if (code !== 0) {
     summary.push({ suite: 'build', passed: 0, failed: 1, seconds: 0, note: 'esbuild failed; suites skipped' });
@@ -153,33 +241,80 @@ async function build() {
     external: ['vscode', 'mocha'],
     logLevel: 'warning',
   });
+  // esbuild's service process would otherwise live on with this run's marker.
+  await esbuild.stop();
   return true;
 }
 
+/** Seconds each test file took, for the ten slowest at the end. */
+const fileTimes = [];
+
+/**
+ * Runs each file as its own `node --test` process (its own process group, so an interrupted run ends it and all it
+ * started), `concurrency` at a time, and prints each file's report when it ends. No time limit: tests set their own.
+ */
+async function runFiles(suite, files, concurrency) {
+  const totals = { passed: 0, failed: 0, skipped: 0 };
+  const tapDir = path.join(out, 'tap', suite.replace(/[^a-z]+/gi, '-'));
+  rmSync(tapDir, { recursive: true, force: true });
+  mkdirSync(tapDir, { recursive: true });
+  const queue = [...files];
+  async function worker() {
+    for (let file = queue.shift(); file !== undefined && !interrupted; file = queue.shift()) {
+      const rel = path.relative(root, file);
+      const tap = path.join(tapDir, `${rel.replace(/[\\/]/g, '__')}.tap`);
+      const t0 = Date.now();
+      let output = '';
+      const code = await new Promise((resolve) => {
+        const child = spawn(
+          process.execPath,
+          [
+            '--import',
+            'tsx',
+            '--test',
+            '--test-reporter=spec',
+            '--test-reporter-destination=stdout',
+            '--test-reporter=tap',
+            `--test-reporter-destination=${tap}`,
+            ...(grep ? ['--test-name-pattern', grep] : []),
+            rel,
+          ],
+          { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+        );
+        child.group = true;
+        children.add(child);
+        child.stdout.on('data', (chunk) => (output += chunk));
+        child.stderr.on('data', (chunk) => (output += chunk));
+        child.on('exit', (exitCode, signal) => {
+          children.delete(child);
+          resolve(exitCode ?? (signal ? 128 : 1));
+        });
+      });
+      const seconds = Math.round((Date.now() - t0) / 100) / 10;
+      const result = tapTotals(tap);
+      // A file that ended badly without reporting a failed test (a crash outside any test) still fails the run.
+      if (code !== 0 && result.failed === 0) result.failed = 1;
+      totals.passed += result.passed;
+      totals.failed += result.failed;
+      totals.skipped += result.skipped;
+      fileTimes.push({ file: rel, seconds });
+      console.log(
+        `\n── ${result.failed > 0 ? '✖' : '✔'} ${rel} (${seconds} s: ${result.passed} passed, ${result.failed} failed, ${result.skipped} skipped${code !== 0 ? `, exit ${code}` : ''})`,
+      );
+      process.stdout.write(output);
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(concurrency, files.length) }, worker));
+  return totals;
+}
+
 async function nodeSuites() {
-  const files = ['unit', 'engine', 'fault', 'packaging', 'team'].flatMap((dir) =>
-    testFiles(path.join(root, 'test', dir)),
-  );
+  const files =
+    onlyFiles.length > 0
+      ? onlyFiles.filter((f) => !isUiFile(f))
+      : ['unit', 'engine', 'fault', 'packaging', 'team'].flatMap((dir) => testFiles(path.join(root, 'test', dir)));
   heading(`node test runner: ${files.length} files (test/unit, test/engine, test/fault, test/packaging, test/team)`);
-  if (files.length === 0) return timed('node: unit, engine, fault, packaging', async () => ({ passed: 0, failed: 0 }));
-  const tap = path.join(out, 'node.tap');
-  rmSync(tap, { force: true });
-  await timed('node: unit, engine, fault, packaging', async () => {
-    await run(process.execPath, [
-      '--import',
-      'tsx',
-      '--test',
-      '--test-concurrency=2',
-      '--test-timeout=300000',
-      '--test-reporter=spec',
-      '--test-reporter-destination=stdout',
-      '--test-reporter=tap',
-      `--test-reporter-destination=${tap}`,
-      ...(grep ? ['--test-name-pattern', grep] : []),
-      ...files.map((f) => path.relative(root, f)),
-    ]);
-    return tapTotals(tap);
-  });
+  await timed('node: unit, engine, fault, packaging, team', () => runFiles('node', files, 2));
 }
 
 /** Makes sure the VS Code and browser suites can run; records the suite as failed, with what to do, when not. */
@@ -230,32 +365,96 @@ async function integration() {
 }
 
 async function ui() {
-  const files = testFiles(path.join(root, 'test', 'ui'));
+  const files = onlyFiles.length > 0 ? onlyFiles.filter(isUiFile) : testFiles(path.join(root, 'test', 'ui'));
   heading(`UI tests in a real browser (Playwright + Chromium): ${files.length} files`);
   if (!(await testEnvironmentReady('ui: browser'))) return;
-  const tap = path.join(out, 'ui.tap');
-  rmSync(tap, { force: true });
-  await timed('ui: browser', async () => {
-    if (files.length === 0) return { passed: 0, failed: 0 };
-    await run(process.execPath, [
-      '--import',
-      'tsx',
-      '--test',
-      '--test-concurrency=1',
-      // Only a guard against a hung run: a Pro job of 99k characters (player-parts) takes many minutes on busy cores.
-      '--test-timeout=3600000',
-      '--test-reporter=spec',
-      '--test-reporter-destination=stdout',
-      '--test-reporter=tap',
-      `--test-reporter-destination=${tap}`,
-      ...(grep ? ['--test-name-pattern', grep] : []),
-      ...files.map((f) => path.relative(root, f)),
-    ]);
-    return tapTotals(tap);
+  // One at a time: each file runs its own VS Code and browser.
+  await timed('ui: browser', () => runFiles('ui', files, 1));
+}
+
+/** Processes alive now that carry this run's marker (Linux /proc; each one's environment names the run). */
+function processesOfThisRun() {
+  if (!existsSync('/proc/self/environ')) return [];
+  const found = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    let environ;
+    try {
+      environ = readFileSync(`/proc/${name}/environ`, 'latin1');
+    } catch {
+      continue; // gone, or someone else's
+    }
+    if (!environ.split('\0').includes(`AA_TEST_RUN_ID=${runId}`)) continue;
+    let command = '';
+    try {
+      command = readFileSync(`/proc/${name}/cmdline`, 'latin1').split('\0').join(' ').trim();
+    } catch {
+      // gone meanwhile
+    }
+    if (command !== '') found.push({ pid: Number(name), command });
+  }
+  return found;
+}
+
+/** Fails the run if a process it started (engine, VS Code, browser, Postgres) is still alive, and ends those. */
+async function leftoverCheck() {
+  let left = processesOfThisRun();
+  // One that is just exiting gets a moment.
+  for (let i = 0; i < 10 && left.length > 0; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    left = processesOfThisRun();
+  }
+  if (left.length === 0) {
+    console.log(`✔ no process of this run (AA_TEST_RUN_ID=${runId}) is left`);
+    return;
+  }
+  console.log(`✖ ${left.length} process(es) of this run outlived their test (now killed):`);
+  for (const { pid, command } of left) {
+    console.log(`  ${pid} ${command.slice(0, 200)}`);
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+  summary.push({ suite: 'leftover processes', passed: 0, failed: 1, seconds: 0, note: `${left.length} left running` });
+}
+
+let interrupted = false;
+for (const [signal, number] of [
+  ['SIGINT', 2],
+  ['SIGTERM', 15],
+  ['SIGHUP', 1],
+]) {
+  process.on(signal, () => {
+    if (interrupted) return;
+    interrupted = true;
+    console.log(`\n${signal}: ending this run's processes`);
+    for (const child of children) {
+      try {
+        if (child.group) process.kill(-child.pid, 'SIGTERM');
+        else child.kill('SIGTERM');
+      } catch {
+        // gone
+      }
+    }
+    // Normally the run ends by itself (its files are ended, the rest skipped); this is the fallback.
+    setTimeout(() => {
+      for (const { pid } of processesOfThisRun()) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone
+        }
+      }
+      console.log('interrupted: 0 passed, 1 failed, 0 skipped');
+      process.exit(128 + number);
+    }, 20_000).unref();
   });
 }
 
 mkdirSync(out, { recursive: true });
+console.log(`run ${runId} (processes it starts carry AA_TEST_RUN_ID=${runId})`);
 if (wants('checks')) await checks();
 const built = await build();
 if (built) {
@@ -263,6 +462,9 @@ if (built) {
   if (wants('integration')) await integration();
   if (wants('ui')) await ui();
 }
+
+await leftoverCheck();
+if (interrupted) summary.push({ suite: 'interrupted', passed: 0, failed: 1, seconds: 0 });
 
 const passed = summary.reduce((sum, s) => sum + s.passed, 0);
 const failed = summary.reduce((sum, s) => sum + s.failed, 0);
@@ -273,7 +475,18 @@ for (const s of summary) {
     `${s.failed > 0 ? '✖' : '✔'} ${s.suite.padEnd(48)} ${String(s.passed).padStart(4)} passed ${String(s.failed).padStart(3)} failed ${String(s.skipped ?? 0).padStart(3)} skipped ${String(s.seconds).padStart(7)} s${s.note ? `  (${s.note})` : ''}`,
   );
 }
-console.log(`total time ${Math.round((Date.now() - started) / 1000)} s`);
+console.log(
+  `total time ${Math.round((Date.now() - started) / 1000)} s (load average at the end ${os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}, ${os.availableParallelism()} cores)`,
+);
+if (fileTimes.length > 1) {
+  console.log('slowest files:');
+  for (const { file, seconds } of [...fileTimes].sort((a, b) => b.seconds - a.seconds).slice(0, 10))
+    console.log(`  ${String(seconds).padStart(7)} s  ${file}`);
+}
+writeFileSync(path.join(out, 'file-times.json'), JSON.stringify(fileTimes, null, 1));
 if (passed + failed === 0) console.log('No test ran: that is a failure.');
 if (unexpectedSkips.length > 0) {
   console.log(`Skipped for a reason that is not allowed (scripts/test-all.mjs, ALLOWED_SKIPS), which fails the run:`);
