@@ -3,7 +3,7 @@
 // whose `field` is its JSON path, so a client can point at what to fix.
 import { z } from 'zod';
 import { MODEL_IDS, type ModelId } from './models';
-import { textProblem } from './text';
+import { storableText, textProblem } from './text';
 import { urlProblem } from './url';
 
 /** The request as sent and as the engine keeps it: text trimmed, optional fields absent rather than empty. */
@@ -84,7 +84,7 @@ export const articleSubmissionSchema = z
   .transform((body): ArticleSubmission => {
     const submission: ArticleSubmission = { model_id: body.model_id as ModelId };
     if (typeof body.url === 'string') submission.url = body.url;
-    if (typeof body.text === 'string') submission.text = body.text.trim();
+    if (typeof body.text === 'string') submission.text = storableText(body.text).trim();
     if (typeof body.intro_audio_url === 'string') submission.intro_audio_url = body.intro_audio_url;
     if (typeof body.outro_audio_url === 'string') submission.outro_audio_url = body.outro_audio_url;
     return submission;

@@ -40,6 +40,19 @@ export function readableLength(text: string): { readable: number; longestRun: nu
   return { readable, longestRun };
 }
 
+/**
+ * Text that every store can hold: NUL removed (Postgres refuses it in text and JSON) and lone surrogates (half of a
+ * character, from a broken encoding) replaced by U+FFFD, as a UTF-8 decoder replaces a broken sequence. Submissions,
+ * what the pipeline reads from a page and everything the team service writes go through it, so both modes keep the
+ * same text and neither fails on it.
+ */
+export function storableText(text: string): string {
+  // ES2024 string methods, in Node 20 and every VS Code; the project's lib is ES2023.
+  const wellFormed = text as unknown as { isWellFormed(): boolean; toWellFormed(): string };
+  const whole = wellFormed.isWellFormed() ? text : wellFormed.toWellFormed();
+  return whole.includes('\u0000') ? whole.replaceAll('\u0000', '') : whole;
+}
+
 /** Characters as people count them: code points, once invisible characters and spaces at either end are removed. */
 export function countCharacters(text: string): number {
   let count = 0;

@@ -256,6 +256,37 @@ describe('fault: the hostile corpus against the real engine', () => {
     assert.equal(symbols.errors[0]?.field, 'text');
   });
 
+  it('a NUL byte or half a character in a title, a heading or a text is stored as the embedded and the team service both can: one run, succeeded, none of it in any output', async (t) => {
+    const lone = String.fromCharCode(0xd800);
+    const bodies = [
+      { url: pages.url('/nul-title') },
+      { url: pages.url('/nul-markdown') },
+      { text: `# Null\u0000Title ${lone}\n\n${articleText(40)}\u0000 ${lone}` },
+    ];
+    for (const body of bodies) {
+      const submitted = await calls.submit({ model_id: mini, ...body });
+      assert.equal(submitted.status, 202, submitted.text);
+      const { job } = await watch(calls, submitted.jobId);
+      t.diagnostic(`${job.status}${job.error ? ` ${job.error.code}: ${job.error.message}` : ''}`);
+      assert.equal(job.status, 'succeeded', `${JSON.stringify(body).slice(0, 80)}: ${JSON.stringify(job.error)}`);
+      const history = await calls.get(`/v1/jobs/${submitted.jobId}/stream`);
+      assert.equal(history.text.match(/"message":"Processing[ .]/g)?.length, 1, 'it ran once');
+      for (const result of job.outputs?.results ?? []) {
+        const output = await calls.get(new URL(result.url).pathname);
+        assert.equal(output.status, 200);
+        const bytes = Buffer.from(output.text, 'utf8');
+        if (!/mpeg/.test(result.content_type ?? '')) {
+          assert.ok(!output.text.includes('\u0000'), `no NUL in ${result.content_type}`);
+          assert.ok(!bytes.includes(Buffer.from([0xed, 0xa0, 0x80])), `no half character in ${result.content_type}`);
+        }
+      }
+      if (body.url?.endsWith('/nul-title')) {
+        const article = job.outputs?.results?.find((r) => r.content_type === 'text/markdown');
+        assert.match((await calls.get(new URL(article!.url).pathname)).text, /TheHeading|Null ?Title/);
+      }
+    }
+  });
+
   it('killed while a page runs into the parse limit, the restarted engine fails it with too_complex instead of freezing again', async (t) => {
     // 600,000 elements: seconds of parsing past the time limit (a run of one symbol is cut short before parsing now).
     const path = '/many-elements';

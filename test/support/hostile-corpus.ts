@@ -48,6 +48,17 @@ const html = (body: string): Page => ({
 export function buildPages(): Map<string, Page> {
   const pages = new Map<string, Page>();
   pages.set('/nested-divs', html(`${'<div>'.repeat(40_000)}${PARAGRAPH}${'</div>'.repeat(40_000)}`));
+  // Text no store can hold as it is: a NUL byte in the title and a heading, and entities for NUL and half a character.
+  pages.set('/nul-title', {
+    type: 'text/html; charset=utf-8',
+    body: Buffer.from(
+      `<!doctype html><html><head><title>Null\u0000Title &#0; and &#xD800;</title></head><body><article><h1>The\u0000Heading</h1><h2>Part&#0;two</h2>${PARAGRAPH}${PARAGRAPH}</article></body></html>`,
+    ),
+  });
+  pages.set('/nul-markdown', {
+    type: 'text/markdown; charset=utf-8',
+    body: Buffer.from(`# Null\u0000Title &#0; &#xD800;\n\n## Part&#0;two\n\n${articleText(80)}\n\n${articleText(80)}\n`),
+  });
   pages.set('/nested-divs-unclosed', html(`${'<div>'.repeat(220_000)}${PARAGRAPH}`)); // 1.1 MB, as in the report
   pages.set('/nested-lists', html(`${'<ul><li>'.repeat(40_000)}${PARAGRAPH}`));
   pages.set('/nested-inline', html(`<p>${'<span><b>'.repeat(20_000)}${articleText(80)}</p>`));

@@ -19,7 +19,7 @@ import {
 import { acceptedEvents, closingEvents } from '../core/stream-events';
 import { type ArticleSubmission, submissionDigest } from '../core/submission';
 import { transaction } from './db';
-import { type JobRow, appendEvents, lockJob, readEvents, recordOf, saveJob } from './jobs';
+import { type JobRow, appendEvents, jsonb, lockJob, readEvents, recordOf, saveJob } from './jobs';
 import type { PgEventBus } from './pg-events';
 import { QUEUE_CHANNEL } from './schema';
 
@@ -99,7 +99,7 @@ export class PgApiService implements JobServiceApi {
       const inserted = await client.query(
         `INSERT INTO aa_jobs (id, owner, record, status, progress, idem_key, created_at) VALUES ($1, $2, $3, 'queued', 0, $4, $5)
          ON CONFLICT (owner, idem_key) WHERE idem_key IS NOT NULL DO NOTHING RETURNING id`,
-        [record.id, owner, JSON.stringify(record), key ?? null, record.createdAt],
+        [record.id, owner, jsonb(record), key ?? null, record.createdAt],
       );
       if (inserted.rowCount === 0) return false;
       await appendEvents(client, { id: record.id, last_event_id: 0 }, acceptedEvents(request));

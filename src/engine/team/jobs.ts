@@ -3,6 +3,7 @@
 // NOTIFY that reaches every node at commit. The row lock makes a job's events gapless and committed in id order,
 // and the fence (a run's lease token) makes sure a run that lost its job can change nothing any more.
 import type { PoolClient } from 'pg';
+import { storableText } from '../../protocol/text';
 import type { NewEvent } from '../core/live-job';
 import type { StoredEvent, StoredJob } from '../core/job-store';
 import { isTerminal } from '../core/job-store';
@@ -18,6 +19,14 @@ export interface JobRow {
   lease_token: string | null;
   lease_until: Date | null;
   worker: string | null;
+}
+
+/**
+ * JSON for a jsonb column: every string storable (no NUL, no lone surrogate, which Postgres refuses), so that no
+ * record or event can fail to be written for its text; the embedded store keeps the same text (protocol/text.ts).
+ */
+export function jsonb(value: unknown): string {
+  return JSON.stringify(value, (_key, item: unknown) => (typeof item === 'string' ? storableText(item) : item));
 }
 
 /** The record as clients see it: the row's columns are the truth for status and progress. */
@@ -38,7 +47,7 @@ export async function saveJob(
 ): Promise<void> {
   const values: unknown[] = [
     record.id,
-    JSON.stringify(record),
+    jsonb(record),
     record.status,
     record.progress,
     isTerminal(record.status) ? (record.finishedAt ?? new Date().toISOString()) : null,
@@ -69,7 +78,7 @@ export async function appendEvents(
   await client.query(
     `INSERT INTO aa_events (job_id, id, event, data)
      SELECT $1, x.id, x.event, x.data FROM jsonb_to_recordset($2::jsonb) AS x(id integer, event text, data jsonb)`,
-    [row.id, JSON.stringify(stored)],
+    [row.id, jsonb(stored)],
   );
   await client.query(
     progress === undefined

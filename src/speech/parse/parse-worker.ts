@@ -3,7 +3,7 @@
 // The runner (parse-runner.ts) bounds each run's time and memory and ends the thread when either is exceeded.
 import { parentPort } from 'node:worker_threads';
 import { countCharacters, TEXT_MAX_LENGTH, TEXT_MIN_LENGTH } from '../../protocol';
-import { type Article, articleText } from '../source/article';
+import { storableArticle, type Article, articleText } from '../source/article';
 import { htmlNestingDepth, markdownNestingDepth } from '../source/nesting';
 import type { ParseRequest, ParseResponse, ParseStage } from './parse-protocol';
 import type { EngineModelId } from '../types';
@@ -52,7 +52,8 @@ function headOf(article: Article): Article | undefined {
  * second thread before the first words can be synthesized. An article whose length a job refuses gets no script (the
  * pipeline says why), so a huge page costs no normalization.
  */
-function withScript(article: Article, modelId: EngineModelId | undefined): ParseResponse {
+function withScript(read: Article, modelId: EngineModelId | undefined): ParseResponse {
+  const article = storableArticle(read);
   if (!modelId) return { ok: true, article };
   const characters = countCharacters(articleText(article).replace(/\s+/g, ' '));
   if (characters < TEXT_MIN_LENGTH || characters > TEXT_MAX_LENGTH) return { ok: true, article };

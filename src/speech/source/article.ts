@@ -1,4 +1,5 @@
 // The article as the pipeline understands it, whatever it came from (a web page, Markdown or plain text).
+import { storableText } from '../../protocol/text';
 
 export type Block =
   | { kind: 'heading'; level: number; text: string }
@@ -16,6 +17,35 @@ export interface Article {
   /** Where the article came from, for the greeting and logs (a host name or "your text"). */
   sourceLabel?: string;
   blocks: Block[];
+}
+
+/**
+ * The article with every string storable (`storableText`): a page's title or a Markdown entity such as `&#0;` may
+ * hold a NUL or half a character, which the team service's database refuses and no listener needs.
+ */
+export function storableArticle(article: Article): Article {
+  const s = storableText;
+  const blocks = article.blocks.map((block): Block => {
+    switch (block.kind) {
+      case 'heading':
+      case 'paragraph':
+      case 'quote':
+        return { ...block, text: s(block.text) };
+      case 'list':
+        return { ...block, items: block.items.map(s) };
+      case 'code':
+        return block.text === undefined ? block : { ...block, text: s(block.text) };
+      case 'table':
+        return block.cells ? { ...block, cells: block.cells.map((row) => row.map(s)) } : block;
+    }
+  });
+  return {
+    ...article,
+    ...(article.title !== undefined ? { title: s(article.title) } : {}),
+    ...(article.byline !== undefined ? { byline: s(article.byline) } : {}),
+    ...(article.sourceLabel !== undefined ? { sourceLabel: s(article.sourceLabel) } : {}),
+    blocks,
+  };
 }
 
 /** Collapses runs of white space, as a reader sees text. */

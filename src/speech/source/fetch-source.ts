@@ -4,6 +4,7 @@
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { type Dispatcher, interceptors, request } from 'undici';
+import { storableText } from '../../protocol/text';
 import { policyAgent } from './network-policy';
 import type { FetchLimits } from '../types';
 
@@ -196,9 +197,10 @@ export function decodeText(fetched: Fetched): string {
     const head = fetched.body.subarray(0, 2048).toString('latin1');
     charset = /<meta[^>]+charset=["']?([\w-]+)/i.exec(head)?.[1];
   }
+  // A NUL in a page is never text to read (and no store takes it).
   try {
-    return new TextDecoder(charset ?? 'utf-8').decode(fetched.body);
+    return storableText(new TextDecoder(charset ?? 'utf-8').decode(fetched.body));
   } catch {
-    return new TextDecoder('utf-8').decode(fetched.body);
+    return storableText(new TextDecoder('utf-8').decode(fetched.body));
   }
 }
