@@ -2,5 +2,6 @@
 import './activation.test';
 import './jobs.test';
 import './remote.test';
+import './hostile-service.test';
 import './ux.test';
 import './queue.test';
