@@ -46,7 +46,7 @@ export class JobAudio {
    * the first words are. `open` it before writing.
    */
   static start(): JobAudio {
-    const { script, evaluate } = workerScript('audio-worker');
+    const { script, evaluate } = workerScript('audio-worker', __dirname);
     return new JobAudio(
       new Worker(script, {
         eval: evaluate,

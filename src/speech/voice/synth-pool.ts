@@ -131,7 +131,7 @@ export class SynthesisPool {
   }
 
   private spawn(): PoolWorker {
-    const { script, evaluate } = workerScript('synth-worker');
+    const { script, evaluate } = workerScript('synth-worker', __dirname);
     const wasmPath = fliteLocation();
     if (!this.module) {
       const file = readFileSync(wasmPath);
