@@ -1,9 +1,10 @@
-// Speech synthesis works in scratch folders in the system's temp folder (`article-audio-flite-<engine pid>-XXXXXX`),
-// removed when the engine exits. An engine killed with SIGKILL (or by the OOM killer) cannot remove them, so each
-// engine removes, when it starts, the ones whose engine is gone. A pid that looks alive is left alone (it may be
-// another engine's, or a reused pid: the folder is then only left a while longer). Folders of older versions, without
-// a pid, are removed once nobody has written in them for an hour. A live engine whose folder is removed anyway (a pid
-// from another PID namespace) makes it again before its next use (synth-worker.ts).
+// Synthesis scratch folders in the system's temp folder (`article-audio-flite-<engine pid>-XXXXXX`) are what engines
+// before issue 23 left behind: their synthesis workers wrote Flite's files there, removed when the engine exited. An
+// engine killed with SIGKILL (or by the OOM killer) could not remove them. Synthesis now works in memory
+// (memory-wasi.ts) and makes no such folder, so this sweep only tidies up after older engines: each engine removes,
+// when it starts, the folders whose engine is gone. A pid that looks alive is left alone (an older engine may still be
+// running, or the pid was reused: the folder is then only left a while longer). Folders of still older versions,
+// without a pid, are removed once nobody has written in them for an hour.
 import { readdir, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';

@@ -1,35 +1,14 @@
 // A speech synthesis worker thread: Flite compiled to WebAssembly (WASI), one utterance per request. The module is
 // compiled once per worker; each utterance gets a fresh instance (a WASI program runs once), which costs a few
-// milliseconds against tens to hundreds of milliseconds of synthesis.
-import {
-  closeSync,
-  fstatSync,
-  mkdirSync,
-  mkdtempSync,
-  openSync,
-  readFileSync,
-  readSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+// milliseconds against tens to hundreds of milliseconds of synthesis. Flite's files (input line, lexicon addendum,
+// output WAV) and its standard output live in memory (memory-wasi.ts): an utterance opens no host file or descriptor.
 import { traceMemory } from '../threads/memory-trace';
 import { parentPort, workerData } from 'node:worker_threads';
-import { SCRATCH_PREFIX } from './scratch-dirs';
 import { fliteLexicon } from '../text/normalize/lexicon';
+import { MemoryFile, MemoryWasi, WASI_DIR } from './memory-wasi';
 import { bendPitch, bendsFor, needsSegments, placeLastUtterance, utterancesOf } from './pitch';
 import type { Segment, SynthesisRequest, SynthesisResponse } from './synth-protocol';
 import { lowerThisThreadsPriority } from '../threads/thread-priority';
-
-// node:wasi announces itself as experimental on load; that line would land in every engine log.
-const emitWarning = process.emitWarning.bind(process);
-process.emitWarning = (warning: string | Error, ...rest: unknown[]) => {
-  if (String(warning).includes('WASI')) return;
-  (emitWarning as (w: string | Error, ...r: unknown[]) => void)(warning, ...rest);
-};
-// eslint-disable-next-line @typescript-eslint/no-require-imports, @typescript-eslint/consistent-type-imports
-const { WASI } = require('node:wasi') as typeof import('node:wasi');
 
 // The pool compiles Flite once and shares the compiled module with every worker (the machine code is shared, not
 // copied: each worker compiling its own would cost tens of megabytes more per worker). The module imports its memory
@@ -44,33 +23,16 @@ const { Memory } = WebAssembly as unknown as {
   Memory: new (limits: { initial: number; maximum?: number }) => { readonly buffer: ArrayBuffer };
 };
 const memory = new Memory(memoryLimits);
-// The engine's pid in the name lets the next engine remove what a killed one left behind (scratch-dirs.ts).
-const scratch = mkdtempSync(path.join(os.tmpdir(), `${SCRATCH_PREFIX}${process.pid}-`));
 const modulePromise = Promise.resolve(sharedModule);
-// Pronunciations Flite's lexicon gets wrong (normalize/lexicon.ts), read by Flite with each utterance.
-const LEXICON_TEXT = fliteLexicon();
-
 /**
- * Flite's WAV file, read into one buffer reused from utterance to utterance. A new buffer per utterance was garbage
- * that this thread's small heap let gather (up to 12 MB per worker) before V8 collected it.
+ * Flite's directory. The lexicon addendum (pronunciations Flite's lexicon gets wrong, normalize/lexicon.ts) is
+ * encoded once; the WAV file's buffer is kept from utterance to utterance (a new buffer per utterance was garbage that
+ * this thread's small heap let gather, up to 12 MB per worker, before V8 collected it).
  */
-let wavBuffer = Buffer.alloc(0);
-function readOutput(file: string): Buffer {
-  const fd = openSync(file, 'r');
-  try {
-    const size = fstatSync(fd).size;
-    if (size > wavBuffer.length) wavBuffer = Buffer.allocUnsafe(Math.max(size, Math.ceil(wavBuffer.length * 1.5)));
-    let read = 0;
-    while (read < size) {
-      const count = readSync(fd, wavBuffer, read, size - read, read);
-      if (count === 0) break;
-      read += count;
-    }
-    return wavBuffer.subarray(0, read);
-  } finally {
-    closeSync(fd);
-  }
-}
+const files = new Map<string, MemoryFile>([
+  ['lex.txt', new MemoryFile(Buffer.from(fliteLexicon(), 'utf8'), false)],
+  ['out.wav', new MemoryFile()],
+]);
 
 /** The samples of a 16-bit PCM WAV file (Flite writes mono 16 kHz). */
 function readWav(bytes: Buffer): { samples: Int16Array; sampleRate: number } {
@@ -124,50 +86,41 @@ async function runFlite(
   // Text goes through a file: long argv text crashes Flite. Flite splits a line into utterances at ".", ":" and "?",
   // and drops the last piece of an unterminated line when it is a single word ("The answer is simple: patience."
   // came out as "The answer is simple:"), so every line reaches it as one line, ended.
-  // Put back if a temp cleaner (or an engine that took this one for dead) removed it.
-  mkdirSync(scratch, { recursive: true, mode: 0o700 });
-  writeFileSync(path.join(scratch, 'in.txt'), fliteInput(text));
-  writeFileSync(path.join(scratch, 'lex.txt'), LEXICON_TEXT);
+  files.set('in.txt', new MemoryFile(Buffer.from(fliteInput(text), 'utf8'), false));
+  files.get('out.wav')!.truncate();
   const args = [
     'flite',
     '-voice',
     request.voice,
     '-add_lex',
-    '/work/lex.txt',
+    `${WASI_DIR}/lex.txt`,
     '-f',
-    '/work/in.txt',
+    `${WASI_DIR}/in.txt`,
     '-o',
-    '/work/out.wav',
+    `${WASI_DIR}/out.wav`,
   ];
   if (request.durationStretch && request.durationStretch !== 1)
     args.push('--setf', `duration_stretch=${request.durationStretch}`);
   if (request.pitchMean) args.push('--setf', `int_f0_target_mean=${request.pitchMean}`);
   if (request.pitchSpread) args.push('--setf', `int_f0_target_stddev=${request.pitchSpread}`);
-  // -psdur prints the segments on standard output, which goes to a file here (only checks and intonation ask).
-  const segmentsFile = path.join(scratch, 'segments.txt');
-  const stdout = psdur ? openSync(segmentsFile, 'w') : undefined;
+  // -psdur prints the segments on standard output (only checks and intonation ask).
   if (psdur) args.splice(1, 0, '-psdur');
-  const wasi = new WASI({
-    version: 'preview1',
-    args,
-    env: {},
-    preopens: { '/work': scratch },
-    returnOnExit: true,
-    ...(stdout !== undefined ? { stdout } : {}),
-  });
+  const wasi = new MemoryWasi(args, files, memory);
   const instance = await WebAssembly.instantiate(module, {
-    ...(wasi.getImportObject() as WebAssembly.Imports),
+    wasi_snapshot_preview1: wasi.imports(),
     env: { memory },
   });
-  let code: number;
-  try {
-    code = wasi.start(instance);
-  } finally {
-    if (stdout !== undefined) closeSync(stdout);
-  }
-  if (code !== 0) throw new Error(`Flite exited with code ${code}`);
-  const wav = readWav(readOutput(path.join(scratch, 'out.wav')));
-  return psdur ? { ...wav, psdur: readFileSync(segmentsFile, 'utf8') } : wav;
+  const code = wasi.start(instance);
+  if (code !== 0) throw new Error(`Flite exited with code ${code}${stderrOf(wasi)}`);
+  const out = files.get('out.wav')!.content();
+  const wav = readWav(Buffer.from(out.buffer, out.byteOffset, out.byteLength));
+  return psdur ? { ...wav, psdur: wasi.stdout.text() } : wav;
+}
+
+/** Flite's own words on standard error, for the error message. */
+function stderrOf(wasi: MemoryWasi): string {
+  const text = wasi.stderr.text().trim().slice(0, 300);
+  return text ? `: ${text}` : '';
 }
 
 async function synthesize(
@@ -220,7 +173,5 @@ parentPort!.on('message', (request: SynthesisRequest) => {
     },
   );
 });
-
-process.on('exit', () => rmSync(scratch, { recursive: true, force: true }));
 
 traceMemory('synth');
