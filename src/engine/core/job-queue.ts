@@ -99,14 +99,14 @@ export class JobQueue<T extends QueueEntry> implements WorkQueue {
   }
 
   /** Gives a claimed job back: first in line again, its slot free. */
-  release(claim: Claim, _reason: string): Promise<void> {
+  release(claim: Claim, _reason: string): Promise<boolean> {
     const entry = this.leases.get(claim.token);
     if (entry) {
       this.settle(claim);
       this.waiting.unshift(entry);
       this.pump();
     }
-    return Promise.resolve();
+    return Promise.resolve(entry !== undefined);
   }
 
   private claimNow(): Claim | undefined {

@@ -153,8 +153,11 @@ export interface WorkQueue {
   claim(workerId: string): Promise<Claim | undefined>;
   /** Renews the lease; false when the run lost it (expired and taken by another worker, or the job was cancelled). */
   heartbeat(claim: Claim): Promise<boolean>;
-  /** Gives a job back without counting a crash (a worker stopping cleanly). */
-  release(claim: Claim, reason: string): Promise<void>;
+  /**
+   * Gives a job back: without counting a crash (a worker stopping cleanly), or, with `lostRun`, counting the run as
+   * lost (a dependency stayed down through the retry budget). False when the claim no longer held the job.
+   */
+  release(claim: Claim, reason: string, lostRun?: boolean): Promise<boolean>;
 }
 
 /** One job's event stream across nodes: numbered, durable when published, replayable after any id. */

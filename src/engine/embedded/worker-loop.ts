@@ -1,24 +1,17 @@
 // The worker loop of the embedded engine: what each of the WorkQueue's slots does with the job it claimed
-// (JobQueue claims and settles the lease; run() is one claimed run). It marks the job processing, runs the pipeline
-// in a fresh run folder, stores and announces each part while the job runs (the pipeline's publishPart hook), then
-// completes the job (outputs committed through the store) or fails it with the mapped error, or puts it back in the
-// queue when the engine is stopping. Team workers do the same over Postgres in team/worker.ts.
+// (JobQueue claims and settles the lease; run() is one claimed run). It marks the job processing and hands the run
+// to the one JobRunner (core/runner.ts) through a RunLedger over the data dir: parts are put in the store and
+// announced, the outputs committed into the job's folder, every write serialized with the job's other changes
+// (cancel, stop) and fenced by the run. Team workers hand their runs to the same runner (team/worker.ts).
 import path from 'node:path';
 import { modelById } from '../../protocol';
-import { describe, describeFailure, internalFailure } from '../core/job-errors';
+import { describe, internalFailure } from '../core/job-errors';
 import type { JobQueue } from '../core/job-queue';
 import type { LiveJob } from '../core/live-job';
-import {
-  type ArticlePipeline,
-  type FetchLimits,
-  type PipelineLogLevel,
-  type PipelineOutput,
-  type PipelinePart,
-  PipelineError,
-} from '../../speech/types';
-import { ProgressThrottle } from '../core/progress-throttle';
-import { jobResultOf, pipelineInputOf } from '../core/submission';
-import { closingEvents, logEvent, partResultEvent, runLog, statusEvent } from '../core/stream-events';
+import { type ArticlePipeline, type FetchLimits, type PipelinePart, PipelineError } from '../../speech/types';
+import { JobRunner, type RunLedger } from '../core/runner';
+import { jobResultOf } from '../core/submission';
+import { closingEvents, logEvent, partResultEvent, statusEvent } from '../core/stream-events';
 import { type JobStore, type OutputStorage, type StoredOutput, isTerminal } from '../core/job-store';
 import type { Logger } from '../core/logger';
 import type { JobTable } from './job-table';
@@ -41,12 +34,15 @@ interface ActiveRun {
 export class WorkerLoop {
   /** The run of each job in progress; a run that is no longer here was taken over (cancel, stop) and ends quietly. */
   private readonly runs = new Map<string, ActiveRun>();
+  private readonly runner: JobRunner;
 
   constructor(
     private readonly table: JobTable,
     private readonly queue: JobQueue<LiveJob>,
     private readonly options: WorkerLoopOptions,
-  ) {}
+  ) {
+    this.runner = new JobRunner(options);
+  }
 
   /** One claimed job, run to its end (succeeded, failed, or back in the queue when the engine stops). */
   async run(job: LiveJob): Promise<void> {
@@ -59,41 +55,66 @@ export class WorkerLoop {
       return;
     }
     if (!run) return;
-    const active = run;
+    await this.runner.run(this.ledger(job, run));
+  }
+
+  /** The run as the JobRunner sees it: every write serialized with the job's other changes and fenced by the run. */
+  private ledger(job: LiveJob, active: ActiveRun): RunLedger {
+    const { store } = this.options;
     const current = () => this.runs.get(job.id) === active;
-    const throttle = new ProgressThrottle(job.progress, this.options.progressIntervalMs, (progress) => {
-      if (!current()) return;
-      job.progress = progress;
-      void job.emit([statusEvent('processing', progress, null)]);
-    });
-    const logLine = runLog((event) => void job.emit([event]));
-    const log = (level: PipelineLogLevel, message: string) => {
-      if (current()) logLine(level, message);
+    const fenced = <T>(work: () => Promise<T>): Promise<T | false> =>
+      job.serially(async () => (current() ? work() : false));
+    return {
+      jobId: job.id,
+      record: job.record,
+      signal: active.controller.signal,
+      stopping: () => this.table.stopping,
+      prepareWorkDir: async () => (active.workDir = await store.prepareRun(job.id)),
+      emit: (events, progress) => {
+        if (!current()) return Promise.resolve(false);
+        if (progress !== undefined) job.progress = progress;
+        // Written to the data dir in order by LiveJob, which logs (and keeps in memory) what the disk refuses.
+        void job.emit(events);
+        return Promise.resolve(true);
+      },
+      publishPart: (part, workDir) => fenced(() => this.publishPart(job, workDir, part)).then((done) => done !== false),
+      succeed: (output, workDir) =>
+        fenced(async () => {
+          // A write that throws leaves the run in place: the runner then fails the job with the reason, through
+          // this same fence, or (when that cannot be written either) marks it unsaved.
+          const outputs = await store.commitOutputs(job.id, workDir, output.files);
+          await this.table.finish(job, {
+            status: 'succeeded',
+            progress: 1,
+            outputs,
+            result: jobResultOf(job.record, output, Date.now()),
+          });
+          this.runs.delete(job.id);
+          return true;
+        }).then((done) => done !== false),
+      fail: (failure) =>
+        fenced(async () => {
+          await this.table.fail(job, failure);
+          this.runs.delete(job.id);
+          return true;
+        }).then((done) => done !== false),
+      release: (reason) =>
+        fenced(async () => {
+          await this.table.requeue(
+            job,
+            reason ?? 'The engine is stopping; this job will run again from the start when it starts.',
+            reason === undefined ? {} : { crashes: job.record.crashes + 1 },
+          );
+          this.runs.delete(job.id);
+          if (reason !== undefined && !this.table.stopping) this.queue.enqueue(job, false);
+          return true;
+        }).then((done) => done !== false),
+      unsaved: (error) => job.serially(() => this.failUnsaved(job, error)),
+      finish: () => {
+        if (current()) this.runs.delete(job.id);
+        return Promise.resolve();
+      },
     };
-    const { request } = job.record;
-    let output: PipelineOutput | undefined;
-    let failure: unknown;
-    try {
-      active.workDir = await this.options.store.prepareRun(job.id);
-      output = await this.options.pipeline.run(pipelineInputOf(job.id, request), {
-        workDir: active.workDir,
-        signal: active.controller.signal,
-        progress: (fraction) => throttle.report(fraction),
-        log,
-        fetchLimits: this.options.fetchLimits,
-        publishPart: (part) => job.serially(() => this.publishPart(job, active, part)),
-      });
-    } catch (error) {
-      failure = error;
-    } finally {
-      throttle.stop();
-    }
-    await job
-      .serially(() => this.conclude(job, active, output, failure))
-      .catch(async (error: unknown) => {
-        this.options.log('error', `Job ${job.id} could not be concluded: ${describe(error)}`);
-        await job.serially(() => this.failUnsaved(job, error)).catch(() => undefined);
-      });
   }
 
   /**
@@ -148,14 +169,13 @@ export class WorkerLoop {
    * of the lost run again (the pipeline is deterministic): those already announced are recognized by name, and
    * neither stored nor announced twice.
    */
-  private async publishPart(job: LiveJob, run: ActiveRun, part: PipelinePart): Promise<void> {
-    if (this.runs.get(job.id) !== run || job.finished || !run.workDir) return;
+  private async publishPart(job: LiveJob, workDir: string, part: PipelinePart): Promise<true> {
     const known = job.record.parts ?? [];
-    if (part.files.every((file) => known.some((k) => k.name === file.name))) return;
+    if (part.files.every((file) => known.some((k) => k.name === file.name))) return true;
     const stored: StoredOutput[] = [];
     for (const file of part.files) {
       stored.push(
-        await this.options.store.put(job.id, file.name, path.join(run.workDir, file.name), {
+        await this.options.store.put(job.id, file.name, path.join(workDir, file.name), {
           contentType: file.contentType,
           ...(file.durationS !== undefined ? { durationS: file.durationS } : {}),
         }),
@@ -173,6 +193,7 @@ export class WorkerLoop {
         stored,
       ),
     ]);
+    return true;
   }
 
   /**
@@ -207,39 +228,5 @@ export class WorkerLoop {
       logEvent('info', attempts > 1 ? `Processing (attempt ${attempts}).` : 'Processing.'),
     ]);
     return run;
-  }
-
-  private async conclude(
-    job: LiveJob,
-    run: ActiveRun,
-    output: PipelineOutput | undefined,
-    failure: unknown,
-  ): Promise<void> {
-    // Someone else took the job over meanwhile: a cancel, or stop() after waiting too long for this run.
-    if (this.runs.get(job.id) !== run) return;
-    this.runs.delete(job.id);
-    if (output && run.workDir) {
-      let outputs;
-      try {
-        if (output.files.length === 0) throw new Error('The pipeline finished without output files.');
-        outputs = await this.options.store.commitOutputs(job.id, run.workDir, output.files);
-      } catch (error) {
-        this.options.log('error', `Job ${job.id}: ${describe(error)}`);
-        await this.table.fail(job, internalFailure(error));
-        return;
-      }
-      await this.table.finish(job, {
-        status: 'succeeded',
-        progress: 1,
-        outputs,
-        result: jobResultOf(job.record, output, Date.now()),
-      });
-      return;
-    }
-    if (this.table.stopping && run.controller.signal.aborted) {
-      await this.table.requeue(job, 'The engine is stopping; this job will run again from the start when it starts.');
-      return;
-    }
-    await this.table.fail(job, describeFailure(failure));
   }
 }

@@ -23,19 +23,28 @@ export function newClient(url: string): pg.Client {
   return new pg.Client({ connectionString: url, application_name: 'article-audio-listen' });
 }
 
-/** Runs `work` in a transaction; rolled back if it throws. */
+/**
+ * Runs `work` in a transaction; rolled back if it throws. A connection the server drops while it is checked out
+ * emits 'error' on the client, which the pool does not listen to then: with no listener here that event ended the
+ * whole process (a worker died at a `pg_ctl restart -m immediate`). The failure reaches the caller as the query's
+ * error instead, and the broken connection is destroyed rather than returned to the pool.
+ */
 export async function transaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  let broken: Error | undefined;
+  const onError = (error: Error) => (broken = error);
+  client.on('error', onError);
   try {
     await client.query('BEGIN');
     const result = await work(client);
     await client.query('COMMIT');
     return result;
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
+    if (!broken) await client.query('ROLLBACK').catch(() => undefined);
     throw error;
   } finally {
-    client.release();
+    client.off('error', onError);
+    client.release(broken ?? false);
   }
 }
 

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Client, Pool, PoolClient } from 'pg';
 import { modelById } from '../../protocol';
-import { describe, describeFailure, formatSeconds, internalFailure } from '../core/job-errors';
+import { describe, formatSeconds } from '../core/job-errors';
 import { type Logger } from '../core/logger';
 import type { NewEvent } from '../core/live-job';
 import {
@@ -19,10 +19,10 @@ import {
   type PipelinePart,
   PipelineError,
 } from '../../speech/types';
-import { ProgressThrottle } from '../core/progress-throttle';
-import { jobResultOf, pipelineInputOf } from '../core/submission';
-import type { Claim, JobFailure, OutputStorage, StoredJob, StoredOutput, WorkQueue } from '../core/job-store';
-import { closingEvents, logEvent, partResultEvent, runLog, statusEvent } from '../core/stream-events';
+import { JobRunner, type RunLedger } from '../core/runner';
+import { jobResultOf } from '../core/submission';
+import type { Claim, OutputStorage, StoredJob, StoredOutput, WorkQueue } from '../core/job-store';
+import { closingEvents, logEvent, partResultEvent, statusEvent } from '../core/stream-events';
 import { newClient, transaction } from './db';
 import { type JobRow, appendEvents, lockJob, recordOf, saveJob } from './jobs';
 import { QUEUE_CHANNEL } from './schema';
@@ -136,13 +136,22 @@ export class PgWorkQueue implements WorkQueue {
     });
   }
 
-  async release(claim: Claim, reason: string): Promise<void> {
-    await this.fenced(claim, async (client, row) => {
-      const record: StoredJob = { ...recordOf(row), status: 'queued', updatedAt: new Date().toISOString() };
+  /** Gives the job back to the queue; `lostRun` counts the run as lost (a dependency stayed down), toward --max-crashes. */
+  async release(claim: Claim, reason: string, lostRun = false): Promise<boolean> {
+    const done = await this.fenced(claim, async (client, row) => {
+      const before = recordOf(row);
+      const record: StoredJob = {
+        ...before,
+        status: 'queued',
+        ...(lostRun ? { crashes: before.crashes + 1 } : {}),
+        updatedAt: new Date().toISOString(),
+      };
       await saveJob(client, record, { token: null });
       await appendEvents(client, row, [logEvent('warn', reason), statusEvent('queued', record.progress, null)]);
       await client.query('SELECT pg_notify($1, $2)', [QUEUE_CHANNEL, row.id]);
+      return true as const;
     });
+    return done === true;
   }
 }
 
@@ -162,8 +171,11 @@ export class Worker {
   private listener: Client | undefined;
   private stopped: Promise<void> | undefined;
 
+  private readonly runner: JobRunner;
+
   constructor(private readonly options: WorkerOptions) {
     this.queue = new PgWorkQueue(options.pool, options.leaseMs, options.maxCrashes, options.log);
+    this.runner = new JobRunner(options);
   }
 
   async start(): Promise<void> {
@@ -183,16 +195,26 @@ export class Worker {
     const client = newClient(this.options.databaseUrl);
     client.on('notification', () => this.wakeOne());
     client.on('error', (error) => {
-      // The poll still finds work; try to listen again later.
+      // The poll still finds work meanwhile; listen again once the database answers.
       this.options.log('warn', `Queue listener connection lost: ${error.message}`);
       if (this.listener === client) this.listener = undefined;
-      setTimeout(() => {
-        if (!this.stopping && !this.listener) void this.listenForWork().catch(() => undefined);
-      }, 1000).unref();
+      this.listenAgainLater();
     });
-    await client.connect();
-    await client.query(`LISTEN ${QUEUE_CHANNEL}`);
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${QUEUE_CHANNEL}`);
+    } catch (error) {
+      await client.end().catch(() => undefined);
+      throw error;
+    }
     this.listener = client;
+  }
+
+  private listenAgainLater(delayMs = 1000): void {
+    setTimeout(() => {
+      if (this.stopping || this.listener) return;
+      this.listenForWork().catch(() => this.listenAgainLater(Math.min(10_000, delayMs * 2)));
+    }, delayMs).unref();
   }
 
   private wakeOne(): void {
@@ -234,128 +256,99 @@ export class Worker {
       const controller = new AbortController();
       const run: Run = { claim, controller, done: Promise.resolve() };
       this.runs.set(claim.jobId, run);
-      run.done = this.runClaim(run).catch((error: unknown) =>
-        this.options.log('error', `Job ${claim.jobId}: ${describe(error)}`),
-      );
+      run.done = this.runner
+        .run(this.ledger(run))
+        .catch((error: unknown) => this.options.log('error', `Job ${claim.jobId}: ${describe(error)}`));
       await run.done;
       this.runs.delete(claim.jobId);
     }
   }
 
-  private async runClaim(run: Run): Promise<void> {
+  /** The claimed run as the JobRunner sees it: every write a transaction fenced by the run's lease token. */
+  private ledger(run: Run): RunLedger {
     const { claim, controller } = run;
     const { options, queue } = this;
     const lost = () =>
       controller.abort(
         new PipelineError('cancelled', 'This run lost its job (cancelled, or taken over by another worker).'),
       );
-    let lostLease = false;
+    // The lease is renewed while the run lasts; a renewal that finds the job gone aborts the run.
     const heartbeat = setInterval(
       () => {
         queue.heartbeat(claim).then(
           (held) => {
-            if (!held) {
-              lostLease = true;
-              lost();
-            }
+            if (!held) lost();
           },
           (error: unknown) => options.log('warn', `Job ${claim.jobId}: heartbeat failed (${describe(error)}).`),
         );
       },
       Math.max(50, Math.floor(options.leaseMs / 3)),
     );
-    // Stream events of the run, written one batch at a time in order, each fenced by the lease.
-    let chain: Promise<void> = Promise.resolve();
-    const emit = (events: NewEvent[], progress?: number) => {
-      chain = chain
-        .then(async () => {
-          if (lostLease) return;
-          const written = await queue.fenced(claim, (client, row) => appendEvents(client, row, events, progress));
-          if (written === undefined) {
-            lostLease = true;
-            lost();
-          }
-        })
-        .catch((error: unknown) =>
-          options.log('warn', `Job ${claim.jobId}: could not store stream events (${describe(error)}).`),
-        );
-    };
-    const throttle = new ProgressThrottle(claim.record.progress, options.progressIntervalMs, (progress) =>
-      emit([statusEvent('processing', progress, null)], progress),
-    );
-    const log = runLog((event) => emit([event]));
-    const request = claim.record.request;
-    let workDir: string;
-    try {
-      workDir = await mkdtemp(path.join(options.workDir, `aa-run-${claim.jobId}-`));
-    } catch (error) {
-      // A full or unwritable scratch disk: the job fails with the reason (and the heartbeat must not hold it forever).
-      clearInterval(heartbeat);
-      await chain;
-      await this.fail(claim, internalFailure(error));
-      return;
-    }
-    let output: PipelineOutput | undefined;
-    let failure: unknown;
-    try {
-      output = await options.pipeline.run(pipelineInputOf(claim.jobId, request), {
-        workDir,
-        signal: controller.signal,
-        progress: (fraction) => throttle.report(fraction),
-        log,
-        fetchLimits: options.fetchLimits,
-        publishPart: (part) => {
-          const published = chain.then(() => (lostLease ? undefined : this.publishPart(claim, workDir, part)));
-          chain = published.catch((error: unknown) =>
-            options.log('warn', `Job ${claim.jobId}: could not publish part ${part.index} (${describe(error)}).`),
-          );
-          return chain;
-        },
+    const fenced = async (work: (client: PoolClient, row: JobRow) => Promise<unknown>): Promise<boolean> => {
+      const held = await queue.fenced(claim, async (client, row) => {
+        await work(client, row);
+        return true as const;
       });
-    } catch (error) {
-      failure = error;
-    } finally {
-      throttle.stop();
-    }
-    try {
-      await chain;
-      if (lostLease) {
-        options.log('warn', `Job ${claim.jobId}: this run lost its lease; its result is dropped.`);
-      } else if (output) {
-        await this.succeed(claim, workDir, output);
-      } else if (this.stopping && controller.signal.aborted) {
-        await queue.release(
+      if (!held) lost();
+      return held === true;
+    };
+    return {
+      jobId: claim.jobId,
+      record: claim.record,
+      signal: controller.signal,
+      stopping: () => this.stopping,
+      prepareWorkDir: () => mkdtemp(path.join(options.workDir, `aa-run-${claim.jobId}-`)),
+      emit: (events, progress) => fenced((client, row) => appendEvents(client, row, events, progress)),
+      publishPart: (part, workDir) => this.publishPart(claim, workDir, part, fenced),
+      succeed: (output, workDir) => this.succeed(claim, workDir, output, fenced),
+      fail: (error) =>
+        fenced(async (client, row) => {
+          const now = new Date().toISOString();
+          const record: StoredJob = { ...recordOf(row), status: 'failed', error, updatedAt: now, finishedAt: now };
+          await saveJob(client, record, { token: null });
+          await appendEvents(client, row, closingEvents(record, `Failed (${error.code}): ${error.message}`));
+        }),
+      release: (reason) =>
+        queue.release(
           claim,
-          'The worker running this job is stopping; another worker runs it again from the start.',
-        );
-      } else {
-        await this.fail(claim, describeFailure(failure));
-      }
-    } finally {
-      clearInterval(heartbeat);
-      await rm(workDir, { recursive: true, force: true }).catch(() => undefined);
-    }
+          reason ?? 'The worker running this job is stopping; another worker runs it again from the start.',
+          reason !== undefined,
+        ),
+      // The lease expires; another worker takes the job over.
+      unsaved: () => Promise.resolve(),
+      finish: async (workDir) => {
+        clearInterval(heartbeat);
+        if (workDir) await rm(workDir, { recursive: true, force: true }).catch(() => undefined);
+      },
+    };
   }
 
   /**
-   * Puts a part's files in the output storage and announces them (fenced, like every write of the run). Parts live
-   * under one key per job: a run after a takeover makes the same parts again and skips the ones already announced.
+   * Puts a part's files in the output storage under a key of this run and this part, and then names them in the job
+   * with a result event, in one fenced write: a run that lost its lease names nothing and removes what it put. A run
+   * after a takeover makes the same parts again and skips the ones already announced.
    */
-  private async publishPart(claim: JobClaim, workDir: string, part: PipelinePart): Promise<void> {
+  private async publishPart(
+    claim: JobClaim,
+    workDir: string,
+    part: PipelinePart,
+    fenced: (work: (client: PoolClient, row: JobRow) => Promise<unknown>) => Promise<boolean>,
+  ): Promise<boolean> {
     const current = await this.options.pool.query<JobRow>('SELECT * FROM aa_jobs WHERE id = $1', [claim.jobId]);
     const known = current.rows[0]?.record.parts ?? [];
-    if (part.files.every((file) => known.some((k) => k.name === file.name))) return;
+    if (part.files.every((file) => known.some((k) => k.name === file.name))) return true;
+    const key = `${claim.jobId}/${claim.token}/part-${part.index}`;
     const stored: StoredOutput[] = [];
     for (const file of part.files) {
       stored.push(
         await this.options.storage.put(claim.jobId, file.name, path.join(workDir, file.name), {
           contentType: file.contentType,
           ...(file.durationS !== undefined ? { durationS: file.durationS } : {}),
-          key: `${claim.jobId}/parts`,
+          key,
         }),
       );
     }
-    await this.queue.fenced(claim, async (client, row) => {
+    const named = await fenced(async (client, row) => {
       const before = recordOf(row);
       const parts = [...(before.parts ?? []).filter((k) => !stored.some((s) => s.name === k.name)), ...stored];
       const record: StoredJob = { ...before, parts, updatedAt: new Date().toISOString() };
@@ -370,14 +363,19 @@ export class Worker {
         ),
       ]);
     });
+    if (!named) await this.options.storage.remove(claim.jobId, key).catch(() => undefined);
+    return named;
   }
 
-  private async succeed(claim: JobClaim, workDir: string, output: PipelineOutput): Promise<void> {
+  private async succeed(
+    claim: JobClaim,
+    workDir: string,
+    output: PipelineOutput,
+    fenced: (work: (client: PoolClient, row: JobRow) => Promise<unknown>) => Promise<boolean>,
+  ): Promise<boolean> {
     const key = `${claim.jobId}/${claim.token}`;
-    let outputs: StoredOutput[];
+    const outputs: StoredOutput[] = [];
     try {
-      if (output.files.length === 0) throw new Error('The pipeline finished without output files.');
-      outputs = [];
       for (const file of output.files) {
         outputs.push(
           await this.options.storage.put(claim.jobId, file.name, path.join(workDir, file.name), {
@@ -388,13 +386,11 @@ export class Worker {
         );
       }
     } catch (error) {
-      this.options.log('error', `Job ${claim.jobId}: ${describe(error)}`);
+      // Whatever made it is named by nothing: remove it (a retry puts it again).
       await this.options.storage.remove(claim.jobId, key).catch(() => undefined);
-      // A full or read-only output storage is `storage_failed`, as in the embedded engine.
-      await this.fail(claim, internalFailure(error));
-      return;
+      throw error;
     }
-    const done = await this.queue.fenced(claim, async (client, row) => {
+    const named = await fenced(async (client, row) => {
       const now = new Date();
       const before = recordOf(row);
       const record: StoredJob = {
@@ -408,22 +404,10 @@ export class Worker {
       };
       await saveJob(client, record, { token: null });
       await appendEvents(client, row, closingEvents(record, `Done: ${formatSeconds(output.durationS)} of audio.`));
-      return true;
     });
-    if (!done) {
-      // Another run owns the job now: these files belong to nothing.
-      await this.options.storage.remove(claim.jobId, key).catch(() => undefined);
-      this.options.log('warn', `Job ${claim.jobId}: finished after losing its lease; the result is dropped.`);
-    }
-  }
-
-  private async fail(claim: Claim, error: JobFailure): Promise<void> {
-    await this.queue.fenced(claim, async (client, row) => {
-      const now = new Date().toISOString();
-      const record: StoredJob = { ...recordOf(row), status: 'failed', error, updatedAt: now, finishedAt: now };
-      await saveJob(client, record, { token: null });
-      await appendEvents(client, row, closingEvents(record, `Failed (${error.code}): ${error.message}`));
-    });
+    // Another run owns the job now: these files belong to nothing.
+    if (!named) await this.options.storage.remove(claim.jobId, key).catch(() => undefined);
+    return named;
   }
 
   /** Stops claiming; running jobs may finish within stopTimeoutMs, then the rest are given back to the queue. */

@@ -1,0 +1,207 @@
+// The one job runner of both services: what a worker does with a job it claimed, whether the embedded engine's slot
+// (embedded/worker-loop.ts) or a team worker (team/worker.ts) claimed it. It runs the pipeline in a fresh run
+// folder, writes the run's progress, log lines and parts through the backend's RunLedger one after another in
+// order (each write retried under core/retry.ts's policy while its dependency is down: never dropped, never out of
+// order, no part skipped), and concludes the run: succeeded (outputs stored, then named in the job), failed with
+// the mapped error, given back to the queue (the service is stopping, or a dependency stayed down for a whole retry
+// budget: the job runs again once it is back, counted as a lost run), or dropped when the run lost its job (a
+// cancel, a lease another worker took over): the fence in every ledger write makes sure such a run changes nothing.
+import { describe, describeFailure, internalFailure } from './job-errors';
+import type { JobFailure, StoredJob } from './job-store';
+import type { NewEvent } from './live-job';
+import type { Logger } from './logger';
+import { ProgressThrottle } from './progress-throttle';
+import { DependencyDown, type RetryPolicy, withRetry } from './retry';
+import { runLog, statusEvent } from './stream-events';
+import { pipelineInputOf } from './submission';
+import {
+  type ArticlePipeline,
+  type FetchLimits,
+  type PipelineLogLevel,
+  type PipelineOutput,
+  type PipelinePart,
+  PipelineError,
+} from '../../speech/types';
+
+/**
+ * One claimed run, as the backend that claimed it holds it. Every write is fenced: it resolves false (and changes
+ * nothing) once the run no longer holds its job. A write may throw; a transient failure is tried again by the runner.
+ */
+export interface RunLedger {
+  readonly jobId: string;
+  /** The job as claimed: its request, its progress so far, the parts an earlier run announced. */
+  readonly record: StoredJob;
+  /** Aborted when the run lost its job (a cancel, a lease taken over) or the service stops. */
+  readonly signal: AbortSignal;
+  /** Whether the service is stopping: an aborted run then gives its job back instead of failing it. */
+  stopping(): boolean;
+  /** A fresh folder for the run's files. */
+  prepareWorkDir(): Promise<string>;
+  /** Appends the run's events (and the progress the last one carries) after those written before. */
+  emit(events: NewEvent[], progress?: number): Promise<boolean>;
+  /** Stores a part's files under the run's own key and announces them in one result event (skips known parts). */
+  publishPart(part: PipelinePart, workDir: string): Promise<boolean>;
+  /** Stores the outputs and, in one fenced write, names them in the job, now succeeded, with its closing events. */
+  succeed(output: PipelineOutput, workDir: string): Promise<boolean>;
+  fail(failure: JobFailure): Promise<boolean>;
+  /**
+   * Gives the job back to the queue: the service is stopping (`reason` undefined: the backend says so in its words),
+   * or a dependency stayed down (`reason` says which; the run counts as lost, toward --max-crashes).
+   */
+  release(reason?: string): Promise<boolean>;
+  /** The run's end could not be written at all: the backend keeps the job from looking `processing` forever. */
+  unsaved(error: unknown): Promise<void>;
+  /** Removes the run's folder; ends the run's own timers. */
+  finish(workDir: string | undefined): Promise<void>;
+}
+
+export interface JobRunnerOptions {
+  pipeline: ArticlePipeline;
+  progressIntervalMs: number;
+  fetchLimits: FetchLimits;
+  log: Logger;
+  retry?: RetryPolicy;
+}
+
+export class JobRunner {
+  constructor(private readonly options: JobRunnerOptions) {}
+
+  /** One claimed run, from its first write to its conclusion. Never throws. */
+  async run(ledger: RunLedger): Promise<void> {
+    const { options } = this;
+    const id = ledger.jobId;
+    const controller = new AbortController();
+    const abort = () => controller.abort(ledger.signal.reason);
+    if (ledger.signal.aborted) abort();
+    else ledger.signal.addEventListener('abort', abort, { once: true });
+    /** Set once a write found the job gone (the run changes nothing more), a dependency stayed down, or a write failed for good. */
+    let lost = false;
+    let down: DependencyDown | undefined;
+    let broken: unknown;
+    const retried = <T>(what: string, call: () => Promise<T>) =>
+      withRetry(what, call, {
+        ...(options.retry ? { policy: options.retry } : {}),
+        onRetry: (error, delayMs) =>
+          options.log(
+            'warn',
+            `Job ${id}: ${what} failed (${describe(error)}); trying again in ${Math.round(delayMs)} ms.`,
+          ),
+      });
+    // Every write of the run, one after another: events stay in order and parts are announced in index order.
+    let chain: Promise<void> = Promise.resolve();
+    const write = (what: string, call: () => Promise<boolean>): Promise<void> => {
+      chain = chain.then(async () => {
+        if (lost || down || broken !== undefined) return;
+        try {
+          if (!(await retried(what, call))) {
+            lost = true;
+            controller.abort(new PipelineError('cancelled', 'This run lost its job (cancelled, or taken over).'));
+          }
+        } catch (error) {
+          if (error instanceof DependencyDown) down = error;
+          else broken = error;
+          controller.abort(error);
+        }
+      });
+      return chain;
+    };
+
+    let workDir: string | undefined;
+    let output: PipelineOutput | undefined;
+    let failure: unknown;
+    const throttle = new ProgressThrottle(ledger.record.progress, options.progressIntervalMs, (progress) => {
+      void write('writing progress', () => ledger.emit([statusEvent('processing', progress, null)], progress));
+    });
+    const log = runLog((event) => void write('writing a log line', () => ledger.emit([event])));
+    try {
+      workDir = await retried('preparing the run folder', () => ledger.prepareWorkDir());
+      output = await options.pipeline.run(pipelineInputOf(id, ledger.record.request), {
+        workDir,
+        signal: controller.signal,
+        progress: (fraction) => throttle.report(fraction),
+        log: (level: PipelineLogLevel, message: string) => log(level, message),
+        fetchLimits: options.fetchLimits,
+        publishPart: (part) => write(`storing part ${part.index}`, () => ledger.publishPart(part, workDir as string)),
+      });
+    } catch (error) {
+      failure = error;
+    } finally {
+      throttle.stop();
+      ledger.signal.removeEventListener('abort', abort);
+    }
+    await chain;
+    try {
+      await this.conclude(
+        ledger,
+        { lost, down, broken, output, failure, workDir, aborted: controller.signal.aborted },
+        retried,
+      );
+    } catch (error) {
+      options.log('error', `Job ${id} could not be concluded: ${describe(error)}`);
+      await ledger.unsaved(error).catch(() => undefined);
+    } finally {
+      await ledger.finish(workDir).catch(() => undefined);
+    }
+  }
+
+  private async conclude(
+    ledger: RunLedger,
+    run: {
+      lost: boolean;
+      down: DependencyDown | undefined;
+      broken: unknown;
+      output: PipelineOutput | undefined;
+      failure: unknown;
+      workDir: string | undefined;
+      aborted: boolean;
+    },
+    retried: <T>(what: string, call: () => Promise<T>) => Promise<T>,
+  ): Promise<void> {
+    const { log } = this.options;
+    const id = ledger.jobId;
+    if (run.lost) {
+      log('warn', `Job ${id}: this run lost its job; its result is dropped.`);
+      return;
+    }
+    const dependencyDown = (error: DependencyDown) =>
+      retried('giving the job back', () =>
+        ledger.release(
+          `The service could not reach its storage or database for a minute (${error.message}); the job runs again from the start.`,
+        ),
+      );
+    if (run.down) {
+      log('error', `Job ${id}: ${run.down.message}; giving it back to the queue.`);
+      await dependencyDown(run.down);
+      return;
+    }
+    if (run.broken !== undefined) {
+      log('error', `Job ${id}: ${describe(run.broken)}`);
+      await retried('failing the job', () => ledger.fail(internalFailure(run.broken)));
+      return;
+    }
+    if (run.output && run.workDir) {
+      const { output, workDir } = run;
+      let named: boolean;
+      try {
+        if (output.files.length === 0) throw new Error('The pipeline finished without output files.');
+        named = await retried('storing the outputs', () => ledger.succeed(output, workDir));
+      } catch (error) {
+        if (error instanceof DependencyDown) {
+          log('error', `Job ${id}: ${error.message}; giving it back to the queue.`);
+          await dependencyDown(error);
+          return;
+        }
+        log('error', `Job ${id}: ${describe(error)}`);
+        await retried('failing the job', () => ledger.fail(internalFailure(error)));
+        return;
+      }
+      if (!named) log('warn', `Job ${id}: finished after losing its job; the result is dropped.`);
+      return;
+    }
+    if (ledger.stopping() && run.aborted) {
+      await retried('giving the job back', () => ledger.release());
+      return;
+    }
+    await retried('failing the job', () => ledger.fail(describeFailure(run.failure)));
+  }
+}
