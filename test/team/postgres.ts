@@ -11,8 +11,13 @@ import { ownProcess } from '../support/own-processes.mjs';
 
 export interface TestPostgres {
   url: string;
-  /** The server process id (for tests that kill it). */
-  pid: number;
+  /** The server process id (for tests that kill it); a restart changes it. */
+  readonly pid: number;
+  /**
+   * `pg_ctl restart -m immediate`: the postmaster gets SIGQUIT (every connection dropped, no checkpoint, crash
+   * recovery at the next start), then starts again on the same port and data; resolves once it accepts queries.
+   */
+  restartImmediate(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -76,55 +81,66 @@ export async function startPostgres(): Promise<TestPostgres> {
     { ...as, stdio: 'pipe', cwd: dir },
   );
   const port = await freePort();
-  const server: ChildProcess = spawn(
-    path.join(bin, 'postgres'),
-    [
-      '-D',
-      data,
-      '-p',
-      String(port),
-      '-k',
-      dir,
-      '-c',
-      'listen_addresses=127.0.0.1',
-      '-c',
-      'fsync=off',
-      '-c',
-      'synchronous_commit=off',
-      '-c',
-      'full_page_writes=off',
-      '-c',
-      'max_connections=300',
-    ],
-    { ...as, stdio: ['ignore', 'ignore', 'pipe'], cwd: dir },
-  );
-  ownProcess(server);
-  let stderr = '';
-  server.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
-  const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
   const url = `postgres://aa@127.0.0.1:${port}/postgres`;
-  // Ready when it accepts a query (it starts in well under a second; a loaded machine may take longer).
-  for (let attempt = 0; ; attempt++) {
-    if (server.exitCode !== null) throw new Error(`Postgres exited during start-up: ${stderr}`);
-    const client = new pg.Client({ connectionString: url });
-    try {
-      await client.connect();
-      await client.query('SELECT 1');
-      await client.end();
-      break;
-    } catch {
-      await client.end().catch(() => undefined);
-      if (attempt > 600) throw new Error(`Postgres did not accept connections: ${stderr}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+  let stderr = '';
+  const launch = async () => {
+    const child: ChildProcess = spawn(
+      path.join(bin, 'postgres'),
+      [
+        '-D',
+        data,
+        '-p',
+        String(port),
+        '-k',
+        dir,
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        'fsync=off',
+        '-c',
+        'synchronous_commit=off',
+        '-c',
+        'full_page_writes=off',
+        '-c',
+        'max_connections=300',
+      ],
+      { ...as, stdio: ['ignore', 'ignore', 'pipe'], cwd: dir },
+    );
+    ownProcess(child);
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    // Ready when it accepts a query (it starts in well under a second; a loaded machine may take longer).
+    for (let attempt = 0; ; attempt++) {
+      if (child.exitCode !== null) throw new Error(`Postgres exited during start-up: ${stderr}`);
+      const client = new pg.Client({ connectionString: url });
+      try {
+        await client.connect();
+        await client.query('SELECT 1');
+        await client.end();
+        break;
+      } catch {
+        await client.end().catch(() => undefined);
+        if (attempt > 600) throw new Error(`Postgres did not accept connections: ${stderr}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
     }
-  }
-  process.on('exit', () => server.kill('SIGKILL'));
+    return { child, exited };
+  };
+  let server = await launch();
+  process.on('exit', () => server.child.kill('SIGKILL'));
   return {
     url,
-    pid: server.pid ?? -1,
+    get pid() {
+      return server.child.pid ?? -1;
+    },
+    async restartImmediate() {
+      server.child.kill('SIGQUIT');
+      await server.exited;
+      server = await launch();
+    },
     async stop() {
-      server.kill('SIGINT');
-      await exited;
+      server.child.kill('SIGINT');
+      await server.exited;
       rmSync(dir, { recursive: true, force: true });
     },
   };

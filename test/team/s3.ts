@@ -10,18 +10,18 @@ export interface TestS3 {
   bucket: string;
   /** Environment for the AWS SDK in node processes. */
   env: Record<string, string>;
+  /** Stops serving (connections refused) until up(); the objects stay. */
+  down(): Promise<void>;
+  /** Serves again on the same port, with the same objects. */
+  up(): Promise<void>;
   stop(): Promise<void>;
 }
 
 export async function startS3(bucket = 'article-audio-test'): Promise<TestS3> {
   const directory = mkdtempSync(path.join(os.tmpdir(), 'aa-s3-'));
-  const server = new S3rver({
-    address: '127.0.0.1',
-    port: 0,
-    silent: true,
-    directory,
-    configureBuckets: [{ name: bucket }],
-  });
+  const serve = (port: number) =>
+    new S3rver({ address: '127.0.0.1', port, silent: true, directory, configureBuckets: [{ name: bucket }] });
+  let server: S3rver | undefined = serve(0);
   const address = await server.run();
   const endpoint = `http://127.0.0.1:${address.port}`;
   return {
@@ -33,8 +33,20 @@ export async function startS3(bucket = 'article-audio-test'): Promise<TestS3> {
       AWS_REGION: 'us-east-1',
       ARTICLE_AUDIO_S3_ENDPOINT: endpoint,
     },
+    async down() {
+      if (!server) return;
+      const closing = server.close();
+      // The SDK's kept-alive sockets would hold the server open (and keep being served): cut them too.
+      (server as unknown as { httpServer?: { closeAllConnections(): void } }).httpServer?.closeAllConnections();
+      await closing;
+      server = undefined;
+    },
+    async up() {
+      server = serve(address.port);
+      await server.run();
+    },
     async stop() {
-      await server.close();
+      await server?.close();
       rmSync(directory, { recursive: true, force: true });
     },
   };
