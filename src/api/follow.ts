@@ -60,6 +60,20 @@ export const DEFAULT_STREAM: Required<StreamOptions> = {
 const MAX_REMEMBERED_EVENTS = 50_000;
 /** Event ids longer than this are remembered by their hash. */
 const MAX_ID_CHARS = 200;
+/**
+ * The longest event id sent back as Last-Event-ID (and passed on with events, for a later follow to resume from). A
+ * longer `id:`, or one with characters a header cannot carry as they are (control characters, non-ASCII, spaces at
+ * either end), is no id a real service sends (the engine's are numbers): it is not sent back, and the last id stays
+ * the one before it, so a hostile service cannot make every reconnect carry a huge or broken header. Such events are
+ * still recognised when replayed (by their id's hash), so nothing is shown twice.
+ */
+export const MAX_LAST_EVENT_ID_CHARS = 256;
+const SENDABLE_ID = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
+
+/** The id to send back as Last-Event-ID, or undefined when it is empty or cannot be sent. */
+function resumableId(id: string | undefined): string | undefined {
+  return id && id.length <= MAX_LAST_EVENT_ID_CHARS && SENDABLE_ID.test(id) ? id : undefined;
+}
 /** A log line from the service is cut here (one line, on a terminal or in the output channel). */
 export const MAX_LOG_MESSAGE_CHARS = 1000;
 /** Log lines passed on per follow; a real job sends tens. Then one line says the rest were left out. */
@@ -146,7 +160,7 @@ export class EventHistory {
   lastEventId: string | undefined;
 
   constructor(lastEventId?: string) {
-    this.lastEventId = lastEventId || undefined;
+    this.lastEventId = resumableId(lastEventId);
   }
 
   startConnection(): void {
@@ -155,9 +169,12 @@ export class EventHistory {
 
   /** Records the event and says whether it is new. */
   isNew(item: Extract<SseItem, { kind: 'event' }>): boolean {
-    if (item.id !== undefined) {
+    if (item.id === '') {
       // `id:` with an empty value resets the last event id (the SSE standard); the event is then id-less.
-      this.lastEventId = item.id || undefined;
+      this.lastEventId = undefined;
+    } else if (item.id !== undefined && resumableId(item.id)) {
+      // An id that cannot be sent back (too long, unprintable) leaves the last one as it was; see resumableId.
+      this.lastEventId = item.id;
     }
     if (item.id) {
       const key = item.id.length > MAX_ID_CHARS ? digest(item.id) : item.id;
@@ -660,7 +677,7 @@ function interpret(
   deps: FollowDependencies,
   id: string,
 ): { events: JobEvent[]; terminal: 'status' | 'end' | false } {
-  const eventId = item.id || undefined;
+  const eventId = resumableId(item.id);
   const withId = <T extends JobEvent>(event: T): T => (eventId ? { ...event, eventId } : event);
   switch (item.event) {
     case 'status': {

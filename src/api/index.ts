@@ -22,6 +22,7 @@ export {
   DEFAULT_STREAM,
   EventHistory,
   LOG_LINES_LEFT_OUT,
+  MAX_LAST_EVENT_ID_CHARS,
   MAX_LOG_LINES,
   MAX_LOG_MESSAGE_CHARS,
   PartSequence,

@@ -12,6 +12,7 @@ import {
   InvalidResponseError,
   LOG_LINES_LEFT_OUT,
   MAX_LOG_LINES,
+  MAX_LAST_EVENT_ID_CHARS,
   MAX_LOG_MESSAGE_CHARS,
   TimeoutError,
   type JobEvent,
@@ -198,6 +199,60 @@ describe('a client no service can hurt', () => {
     assert.equal(end.job.status, 'succeeded');
     assert.equal(end.job.outputs?.results[0]?.durationS, 3);
     assert.equal(logs.filter((line) => line.includes('ignored the status "processing"')).length, 1);
+  });
+
+  it('a very long or unsendable event id is not sent back as Last-Event-ID: the last sendable one is, and nothing repeats', async () => {
+    const long = 'x'.repeat(100_000);
+    const justFits = 'y'.repeat(MAX_LAST_EVENT_ID_CHARS);
+    const events = [
+      { id: '1', event: 'log', data: { level: 'info', message: 'one' } },
+      { id: justFits, event: 'log', data: { level: 'info', message: 'two' } },
+      { id: long, event: 'log', data: { level: 'info', message: 'three' } },
+      { id: 'with a space at the end ', event: 'log', data: { level: 'info', message: 'four' } },
+      { id: 'caf\u00e9', event: 'log', data: { level: 'info', message: 'five' } },
+    ];
+    server.on('GET', '/v1/jobs/id1', (_req, res) => sendEnvelope(res, 200, jobBody('id1', 'succeeded')));
+    server.on(
+      'GET',
+      '/v1/jobs/id1/stream',
+      // Each connection replays everything and drops, as a service that ignores Last-Event-ID would…
+      (_req, res) => {
+        const sse = openSse(res);
+        for (const event of events) sse.send(event);
+        setTimeout(() => sse.drop(), 20);
+      },
+      (_req, res) => {
+        const sse = openSse(res);
+        for (const event of events) sse.send(event);
+        setTimeout(() => sse.drop(), 20);
+      },
+      // …until the job ends.
+      (_req, res) => {
+        const sse = openSse(res);
+        for (const event of events) sse.send(event);
+        sse.send({ id: '9', event: 'status', data: { status: 'succeeded', progress: 1 } });
+        sse.send({ id: '10', event: 'end', data: 'succeeded' });
+        sse.end();
+      },
+    );
+    const { client } = clientFor(server);
+    const seen = await collect(client.followJob('id1', { deadline: Date.now() + 15_000 }));
+    const streams = server.requestsTo('GET', '/v1/jobs/id1/stream');
+    assert.equal(streams.length, 3);
+    assert.equal(streams[0]!.headers['last-event-id'], undefined);
+    // The 256-character id was the last one that could be sent; the 100,000-character one and the others were not.
+    for (const stream of streams.slice(1)) assert.equal(stream.headers['last-event-id'], justFits);
+    // Each line once, whatever its id; events carry only ids that can be resumed from.
+    const logs = seen.filter((event) => event.type === 'log');
+    assert.deepEqual(
+      logs.map((event) => event.message),
+      ['one', 'two', 'three', 'four', 'five'],
+    );
+    assert.deepEqual(
+      logs.map((event) => event.eventId),
+      ['1', justFits, undefined, undefined, undefined],
+    );
+    assert.equal(seen.at(-1)!.type, 'end');
   });
 
   it('a stream busy with log lines for a job that never moves stops being followed at the stall limit', async () => {
