@@ -102,7 +102,7 @@ export async function downloadOutput(
   }
   const limit = downloadLimitFor(typeof file === 'string' ? { url: target } : { ...file, url: target });
   const maxBytes = options.maxBytes ?? limit.maxBytes;
-  const basis = options.maxBytes === undefined ? limit.basis : 'the limit the caller set';
+  const basis = options.maxBytes === undefined ? limit.basis : (options.maxBytesBasis ?? 'the limit the caller set');
   // The overall time limit, scaled to the most this download may bring; tightened once the size is announced.
   const started = Date.now();
   const limits = new AbortController();

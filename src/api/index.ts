@@ -25,6 +25,8 @@ export {
   MAX_LAST_EVENT_ID_CHARS,
   MAX_LOG_LINES,
   MAX_LOG_MESSAGE_CHARS,
+  MAX_PARTS,
+  MAX_PARTS_AHEAD,
   PartSequence,
   boundedLogLine,
   partsOf,

@@ -162,6 +162,8 @@ export interface DownloadOptions extends CallOptions {
    * `content_type` and `duration_s` when an OutputFile is downloaded, else from the address.
    */
   maxBytes?: number;
+  /** Why `maxBytes` is what it is, for the message when it is exceeded ("what is left of …"). */
+  maxBytesBasis?: string;
 }
 
 export interface DownloadResult {
