@@ -18,6 +18,10 @@ export interface TestPostgres {
    * recovery at the next start), then starts again on the same port and data; resolves once it accepts queries.
    */
   restartImmediate(): Promise<void>;
+  /** A clean stop (fast shutdown: connections end, new ones are refused) that keeps the data, until up(). */
+  down(): Promise<void>;
+  /** Starts the server again on the same port and data; resolves once it accepts queries. */
+  up(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -136,6 +140,13 @@ export async function startPostgres(): Promise<TestPostgres> {
     async restartImmediate() {
       server.child.kill('SIGQUIT');
       await server.exited;
+      server = await launch();
+    },
+    async down() {
+      server.child.kill('SIGINT');
+      await server.exited;
+    },
+    async up() {
       server = await launch();
     },
     async stop() {

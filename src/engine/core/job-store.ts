@@ -107,6 +107,11 @@ export interface JobStore {
   readOutput(jobId: string, name: string, range?: ByteRange): Readable;
   /** Deletes a job and everything it owns. */
   remove(jobId: string): Promise<void>;
+  /**
+   * What `/readyz` checks of this store (service-api.ts `readinessOf`): each resolves `{ok}`, or `{ok: false, error}`
+   * with a code, never a path. Without it the store is taken as ready.
+   */
+  readinessChecks?(): Record<string, () => Promise<{ ok: boolean; error?: string }>>;
   /** Flushes and releases the storage. */
   close(): Promise<void>;
 }

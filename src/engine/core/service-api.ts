@@ -25,6 +25,50 @@ export interface ServiceHealth {
   detail: Record<string, unknown>;
 }
 
+/** One dependency a node needs to take work: a data dir, a database, an output storage. */
+export interface ReadinessCheck {
+  ok: boolean;
+  /** Why not, in a few words or an error code (ECONNREFUSED, timeout); never a secret, a path or an address. */
+  error?: string;
+}
+
+/** Whether a node can take requests now (`/readyz`): every check passes. A load balancer's view, no secrets. */
+export interface Readiness {
+  ready: boolean;
+  checks: Record<string, ReadinessCheck>;
+}
+
+/** Runs named checks at once, each within `timeoutMs` (a hung NFS mount or database answers "timeout"). */
+export async function readinessOf(
+  checks: Record<string, () => Promise<ReadinessCheck>>,
+  timeoutMs: number,
+): Promise<Readiness> {
+  const entries = await Promise.all(
+    Object.entries(checks).map(async ([name, check]): Promise<[string, ReadinessCheck]> => {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<ReadinessCheck>((resolve) => {
+        timer = setTimeout(() => resolve({ ok: false, error: 'timeout' }), timeoutMs);
+      });
+      try {
+        return [name, await Promise.race([check().catch((error: unknown) => failedCheck(error)), timeout])];
+      } finally {
+        clearTimeout(timer);
+      }
+    }),
+  );
+  return { ready: entries.every(([, check]) => check.ok), checks: Object.fromEntries(entries) };
+}
+
+/** A failed check as a load balancer may see it: the error's code only (messages can name paths, users, hosts). */
+export function failedCheck(error: unknown): ReadinessCheck {
+  const code = (error as { code?: unknown; name?: unknown } | undefined)?.code;
+  if (typeof code === 'string' && /^[A-Za-z0-9_]{1,40}$/.test(code)) return { ok: false, error: code };
+  const name = (error as { name?: unknown } | undefined)?.name;
+  if (typeof name === 'string' && /^[A-Za-z0-9_]{1,40}$/.test(name) && name !== 'Error')
+    return { ok: false, error: name };
+  return { ok: false, error: 'failed' };
+}
+
 export interface JobServiceApi {
   /**
    * Accepts a job: durable before this resolves. With an idempotency key that the same owner used within the window
@@ -48,6 +92,12 @@ export interface JobServiceApi {
   storedHistory(job: JobHandle): Promise<StoredEvent[]>;
   /** The bytes of one output of the job (whole, or one range). */
   readOutput(job: JobHandle, output: StoredOutput, range?: ByteRange): Readable;
+  /** Liveness (`/healthz`): the process answers. */
   health(): Promise<ServiceHealth>;
+  /**
+   * Readiness (`/readyz`): what this node needs to take work is there (embedded: the data-dir lock held and the
+   * data dir writable; team API node: Postgres answers and the output storage is reachable). Not ready while stopping.
+   */
+  readiness(): Promise<Readiness>;
   stop(): Promise<void>;
 }

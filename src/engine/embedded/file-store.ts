@@ -377,6 +377,38 @@ export class FileJobStore implements JobStore, OutputStorage {
     await rm(aside, { recursive: true, force: true });
   }
 
+  /**
+   * `/readyz`: the data-dir lock is still this engine's (no other engine took it over), and the data dir takes a
+   * write (a small file written, flushed and removed: a full disk, a read-only remount or lost permissions show).
+   */
+  readinessChecks(): Record<string, () => Promise<{ ok: boolean; error?: string }>> {
+    return {
+      data_dir_lock: () =>
+        Promise.resolve(
+          this.lostTo !== undefined
+            ? { ok: false, error: 'taken_over_by_another_engine' }
+            : this.lock === undefined
+              ? { ok: false, error: 'not_held' }
+              : { ok: true },
+        ),
+      data_dir_writable: async () => {
+        const probe = path.join(this.options.dataDir, `.ready-${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
+        try {
+          const handle = await open(probe, 'wx', 0o600);
+          try {
+            await handle.writeFile('ready\n');
+            await handle.sync();
+          } finally {
+            await handle.close();
+          }
+        } finally {
+          await rm(probe, { force: true });
+        }
+        return { ok: true };
+      },
+    };
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.eventLogs.keys()].map((jobId) => this.closeEventLog(jobId)));
     await this.lock?.release();

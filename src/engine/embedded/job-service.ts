@@ -15,7 +15,15 @@ import { type LiveJob, LiveJobEvents } from '../core/live-job';
 import type { ArticlePipeline, FetchLimits } from '../../speech/types';
 import { logEvent } from '../core/stream-events';
 import type { ArticleSubmission } from '../core/submission';
-import type { EventListener, Following, JobHandle, JobServiceApi, ServiceHealth } from '../core/service-api';
+import {
+  type EventListener,
+  type Following,
+  type JobHandle,
+  type JobServiceApi,
+  type Readiness,
+  type ServiceHealth,
+  readinessOf,
+} from '../core/service-api';
 import type { ByteRange, JobStore, OutputStorage, StoredEvent, StoredOutput } from '../core/job-store';
 import type { Logger } from '../core/logger';
 
@@ -124,6 +132,16 @@ export class JobService implements JobServiceApi {
         running: this.queue.runningCount,
       },
     });
+  }
+
+  readiness(): Promise<Readiness> {
+    return readinessOf(
+      {
+        stopping: () => Promise.resolve(this.table.stopping ? { ok: false, error: 'stopping' } : { ok: true }),
+        ...this.options.store.readinessChecks?.(),
+      },
+      2000,
+    );
   }
 
   /** Cancels a queued or processing job (failed, code `cancelled`); a finished job stays as it is. */

@@ -35,7 +35,7 @@ export interface RequestHandlerOptions {
 }
 
 type Route =
-  | { name: 'submit' | 'health'; methods: readonly string[] }
+  | { name: 'submit' | 'health' | 'ready'; methods: readonly string[] }
   | { name: 'job' | 'stream' | 'cancel'; methods: readonly string[]; id: string }
   | { name: 'output'; methods: readonly string[]; id: string; file: string }
   | { name: 'part'; methods: readonly string[]; id: string; file: string };
@@ -48,6 +48,7 @@ function route(target: string): Route | undefined {
   const path = target.replace(/^https?:\/\/[^/]*/i, '').split('?')[0] ?? '';
   const s = path.split('/');
   if (path === '/healthz') return { name: 'health', methods: ['GET', 'HEAD'] };
+  if (path === '/readyz') return { name: 'ready', methods: ['GET', 'HEAD'] };
   if (s[0] !== '' || s[1] !== 'v1') return undefined;
   if (s.length === 3 && s[2] === 'article-to-audio') return { name: 'submit', methods: ['POST'] };
   if (s[2] !== 'jobs' || s[3] === undefined) return undefined;
@@ -96,6 +97,16 @@ export function createRequestHandler(
         ? { ok: false, detail: { stopping: true } }
         : await service.health().catch((error: unknown) => ({ ok: false, detail: { error: String(error) } }));
       sendJson(res, health.ok ? 200 : 503, { data: { ok: health.ok, ...health.detail }, errors: null });
+      return;
+    }
+    if (target.name === 'ready') {
+      // Whether to send this node work: its dependencies answer. No token, nothing secret (error codes only).
+      const readiness = options.isClosing()
+        ? { ready: false, checks: { stopping: { ok: false, error: 'stopping' } } }
+        : await service
+            .readiness()
+            .catch(() => ({ ready: false, checks: { service: { ok: false, error: 'failed' } } }));
+      sendJson(res, readiness.ready ? 200 : 503, { data: readiness, errors: null });
       return;
     }
     if (options.isClosing()) throw ApiError.unavailable();

@@ -7,26 +7,28 @@ import type { Pool, PoolClient } from 'pg';
 import { IdempotencyConflictError, QueueFullError, StoppingError, TokenLimitError, tooManyJobs } from '../core/job-errors';
 import { type Logger } from '../core/logger';
 import { newJobRecord } from '../core/job-record';
-import type { EventListener, Following, JobHandle, JobServiceApi, ServiceHealth } from '../core/service-api';
 import {
-  type ByteRange,
-  type OutputStorage,
-  type StoredEvent,
-  type StoredJob,
-  type StoredOutput,
-  isTerminal,
-} from '../core/job-store';
+  type EventListener,
+  type Following,
+  type JobHandle,
+  type JobServiceApi,
+  type Readiness,
+  type ServiceHealth,
+  readinessOf,
+} from '../core/service-api';
+import { type ByteRange, type StoredEvent, type StoredJob, type StoredOutput, isTerminal } from '../core/job-store';
 import { acceptedEvents, closingEvents } from '../core/stream-events';
 import { type ArticleSubmission, submissionDigest } from '../core/submission';
 import { transaction } from './db';
 import { type JobRow, appendEvents, jsonb, lockJob, readEvents, recordOf, saveJob } from './jobs';
+import type { TeamOutputStorage } from './output-storage';
 import type { PgEventBus } from './pg-events';
 import { QUEUE_CHANNEL } from './schema';
 
 export interface ApiServiceOptions {
   pool: Pool;
   bus: PgEventBus;
-  storage: OutputStorage;
+  storage: TeamOutputStorage;
   queueDepth: number;
   retentionMs: number;
   idempotencyWindowMs: number;
@@ -37,6 +39,8 @@ export interface ApiServiceOptions {
   log: Logger;
 }
 
+/** How long /readyz waits for Postgres and the output storage before it calls one of them down. */
+const READY_TIMEOUT_MS = 2000;
 /** First key of the per-owner advisory lock that makes the token limits hold across API nodes. */
 const OWNER_LOCK = 7_411_230;
 /** Retry-After of a token at its limit of unfinished jobs: a job of the test pipeline, or a short article, takes this. */
@@ -212,6 +216,25 @@ export class PgApiService implements JobServiceApi {
     } catch {
       return { ok: false, detail: { mode: 'team', role: 'api', database: 'unreachable' } };
     }
+  }
+
+  /** `/readyz`: Postgres answers a query and the output storage answers, each within READY_TIMEOUT_MS. */
+  readiness(): Promise<Readiness> {
+    const { pool, storage } = this.options;
+    return readinessOf(
+      {
+        stopping: () => Promise.resolve(this.stopping ? { ok: false, error: 'stopping' } : { ok: true }),
+        database: async () => {
+          await pool.query('SELECT 1');
+          return { ok: true };
+        },
+        storage: async () => {
+          await storage.reachable(AbortSignal.timeout(READY_TIMEOUT_MS));
+          return { ok: true };
+        },
+      },
+      READY_TIMEOUT_MS,
+    );
   }
 
   private isExpired(record: StoredJob): boolean {

@@ -3,13 +3,21 @@
 // a file is whole when the job's record names it, and a run that lost its lease can never overwrite the winner's.
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { copyFile, lstat, mkdir, open, rename, rm } from 'node:fs/promises';
+import { copyFile, lstat, mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import type * as S3 from '@aws-sdk/client-s3';
 import { isJobId } from '../core/job-id';
 import { OUTPUT_NAME } from '../embedded/file-store';
 import { type ByteRange, type OutputMeta, type OutputStorage, type StoredOutput, storedOutput } from '../core/job-store';
+
+/** The team's output storage: the OutputStorage seam, plus what an API node needs to know of it. */
+export interface TeamOutputStorage extends OutputStorage {
+  /** Resolves when the storage answers (folder: it is one; S3: a one-key listing under the prefix); throws if not. */
+  reachable(signal: AbortSignal): Promise<void>;
+  /** The folder of `--storage DIR` (where free disk is measured); undefined for S3. */
+  readonly folder: string | undefined;
+}
 
 const KEY = /^[A-Za-z0-9][A-Za-z0-9._/-]{0,200}$/;
 
@@ -36,8 +44,17 @@ async function describeFile(file: string): Promise<{ bytes: number; etag: string
   return { bytes: info.size, etag: `"${hash.digest('base64url').slice(0, 27)}"` };
 }
 
-export class DirOutputStorage implements OutputStorage {
+export class DirOutputStorage implements TeamOutputStorage {
   constructor(private readonly root: string) {}
+
+  get folder(): string {
+    return this.root;
+  }
+
+  async reachable(): Promise<void> {
+    const info = await stat(this.root);
+    if (!info.isDirectory()) throw Object.assign(new Error('The storage is not a folder.'), { code: 'ENOTDIR' });
+  }
 
   async put(jobId: string, name: string, file: string, meta: OutputMeta): Promise<StoredOutput> {
     const target = path.join(this.root, keyOf(jobId, { name, ...(meta.key ? { key: meta.key } : {}) }));
@@ -82,7 +99,9 @@ export class DirOutputStorage implements OutputStorage {
  * AWS_REGION, profiles) and, for MinIO, Ceph, R2 and the like, an endpoint (AWS_ENDPOINT_URL_S3 or --s3-endpoint)
  * with path-style addresses. The SDK is loaded only here.
  */
-export class S3OutputStorage implements OutputStorage {
+export class S3OutputStorage implements TeamOutputStorage {
+  readonly folder = undefined;
+
   private constructor(
     private readonly sdk: typeof S3,
     private readonly client: S3.S3Client,
@@ -120,6 +139,14 @@ export class S3OutputStorage implements OutputStorage {
       }),
     );
     return storedOutput(name, meta, bytes, etag);
+  }
+
+  async reachable(signal: AbortSignal): Promise<void> {
+    // The permission the workers need anyway (remove lists), and no object is read.
+    await this.client.send(
+      new this.sdk.ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix, MaxKeys: 1 }),
+      { abortSignal: signal },
+    );
   }
 
   read(jobId: string, output: StoredOutput, range?: ByteRange): Readable {
@@ -169,7 +196,7 @@ export class S3OutputStorage implements OutputStorage {
   }
 }
 
-export async function openOutputStorage(spec: string, endpoint?: string): Promise<OutputStorage> {
+export async function openOutputStorage(spec: string, endpoint?: string): Promise<TeamOutputStorage> {
   if (spec.startsWith('s3://')) return S3OutputStorage.open(spec, endpoint);
   if (!path.isAbsolute(spec))
     throw new Error(`--storage must be an absolute folder or s3://bucket/prefix, not "${spec}".`);
