@@ -3,7 +3,7 @@
 // pages the engine fetches) and sent as Markdown that the engine reads back into the same article.
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { TEXT_MAX_LENGTH, TEXT_MIN_LENGTH, countCharacters, textProblem } from '../protocol';
+import { TEXT_MAX_LENGTH, TEXT_MIN_LENGTH, binaryProblem, countCharacters, textProblem } from '../protocol';
 import { articleSource } from '../speech/source/article';
 import { extractHtmlArticle } from '../speech/source/html-article';
 import { UsageError } from '../engine/settings';
@@ -54,7 +54,11 @@ export async function readArticleInput(
     if (!info.isFile()) throw new UsageError(`${source} is not a file.`);
     if (info.size > MAX_INPUT_BYTES)
       throw new UsageError(`${source} is larger than ${MAX_INPUT_BYTES / 1024 / 1024} MiB.`);
-    content = await readFile(source, 'utf8');
+    const bytes = await readFile(source);
+    // An image, an archive or a program read aloud is minutes of letter names: refused before any work.
+    const binary = binaryProblem(bytes);
+    if (binary) throw new UsageError(`${source} ${binary}. Convert a Markdown, text or HTML file, or a web page.`);
+    content = decodeFile(bytes);
     label = source;
     suggestedName = path.basename(source, path.extname(source)) || 'article';
     isHtml = /\.x?html?$/i.test(source) || looksLikeHtml(content);
@@ -72,6 +76,13 @@ export async function readArticleInput(
   const problem = textProblem(text);
   if (problem) throw new UsageError(`The text of ${label} ${problem}.`);
   return { text, suggestedName, label };
+}
+
+/** A file's text: UTF-16 when its byte order mark says so (Windows "Unicode" files), else UTF-8. */
+function decodeFile(bytes: Uint8Array): string {
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return new TextDecoder('utf-16le').decode(bytes);
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return new TextDecoder('utf-16be').decode(bytes);
+  return new TextDecoder('utf-8').decode(bytes);
 }
 
 function looksLikeHtml(content: string): boolean {

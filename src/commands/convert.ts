@@ -10,7 +10,11 @@ import {
   TEXT_MAX_LENGTH,
   TEXT_MIN_LENGTH,
   textProblem,
+  binaryProblem,
 } from '../protocol';
+
+/** Files up to this size are read whole to check that they are text (the file system API has no partial read). */
+const BINARY_CHECK_MAX_BYTES = 32 * 1024 * 1024;
 import { Commands } from '../command-ids';
 import { isHttpUrl, readSettings } from '../config';
 import type { NewJob } from '../jobs/job-tracker';
@@ -91,6 +95,18 @@ export const convertDocument =
       const name = path.basename(file.path);
       let document: vscode.TextDocument;
       try {
+        // An image, an archive or a program read aloud is minutes of letter names: refused before any work. (A file
+        // too large to read here is left to openTextDocument, which refuses binary files of that size.)
+        const { size } = await vscode.workspace.fs.stat(file);
+        const binary =
+          size <= BINARY_CHECK_MAX_BYTES
+            ? binaryProblem((await vscode.workspace.fs.readFile(file)).subarray(0, 64 * 1024))
+            : undefined;
+        if (binary) {
+          if (uris.length === 1) ctx.notifier.warn(`${name} ${binary}. Convert a Markdown or text file instead.`);
+          else refused.push(`${name} (${binary})`);
+          continue;
+        }
         document = await vscode.workspace.openTextDocument(file);
       } catch (error) {
         if (uris.length === 1) ctx.notifier.error(`Could not open ${name}`, error);

@@ -4,6 +4,8 @@
 // format characters such as zero-width spaces, joiners, the BOM and direction marks), which a text could otherwise be
 // padded with to pass the limits and then have nothing to read.
 
+import { binaryProblem } from './binary';
+
 export const TEXT_MIN_LENGTH = 50;
 export const TEXT_MAX_LENGTH = 100_000;
 
@@ -67,6 +69,8 @@ export function textProblem(text: string): string | undefined {
   if (length < TEXT_MIN_LENGTH || length > TEXT_MAX_LENGTH) {
     return `must be ${TEXT_MIN_LENGTH} to ${TEXT_MAX_LENGTH} characters long, not counting spaces at either end or invisible characters (it has ${length})`;
   }
+  const binary = binaryProblem(text);
+  if (binary) return `${binary}: send the article's text instead`;
   if (!READABLE.test(text)) return 'has nothing to read aloud: it has no letters or digits';
   const { readable, longestRun } = readableLength(text);
   if (readable < TEXT_MIN_LENGTH && longestRun > 0)

@@ -10,6 +10,7 @@
 import { readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
+  binaryKind,
   countCharacters,
   readableLength,
   TEXT_MAX_LENGTH as MAX_CHARACTERS,
@@ -94,6 +95,14 @@ async function articleFromUrl(
   }
   const from = new URL(fetched.finalUrl).hostname.replace(/^www\./, '');
   context.log('info', `Fetched ${formatKb(fetched.body.length)} from ${from}.`);
+  // A page, Markdown or text answer whose bytes are an image, an archive or a program (a mislabelled download):
+  // read aloud it would be minutes of letter names.
+  const binary = (PAGE_TYPES.has(fetched.mediaType) || TEXT_TYPES.has(fetched.mediaType)) && binaryKind(fetched.body);
+  if (binary)
+    throw new PipelineError(
+      'not_an_article',
+      `${fetched.finalUrl} answered with ${binary} (sent as ${fetched.mediaType}), not a web page or text. Convert a page or text instead.`,
+    );
   // Parsing runs in a worker thread with time and memory limits: a hostile page must not stop the engine.
   if (PAGE_TYPES.has(fetched.mediaType))
     return parser.readPage(decodeText(fetched), fetched.finalUrl, context.signal, options);

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { repoRoot, startEngineProcess } from '../support/engine-process';
 import { type ArticleServer, startArticleServer } from '../support/article-server';
+import { zipOf } from '../support/zip-file';
 
 const FIXTURE = path.join(__dirname, 'fixtures', 'article.md');
 
@@ -146,6 +147,11 @@ describe('article-audio convert', () => {
   it('exits 2 with a clear message for unusable input and arguments', async () => {
     const short = path.join(work, 'short.txt');
     writeFileSync(short, 'Too short to read aloud.');
+    // The first 4,000 bytes of the synthesizer's module (the whole is over the size limit), and a zip of an article.
+    const wasm = path.join(work, 'head.wasm');
+    writeFileSync(wasm, readFileSync(path.join(repoRoot, 'dist', 'flite.wasm')).subarray(0, 4000));
+    const zip = path.join(work, 'notes.zip');
+    writeFileSync(zip, zipOf({ 'notes.md': readFileSync(FIXTURE) }));
     const cases: [string[], RegExp, Record<string, string>?][] = [
       [['convert', path.join(work, 'missing.md')], /No such file: .*missing\.md/],
       [['convert', short], /has 24 characters of text; an article needs at least 50/],
@@ -161,6 +167,10 @@ describe('article-audio convert', () => {
       [['convert', FIXTURE, '--out', path.join(work, 'no', 'such', 'dir', 'x.mp3')], /The folder .* does not exist/],
       [['convert', FIXTURE, '--base-url', 'http://127.0.0.1:9'], /Set ARTICLE_AUDIO_API_KEY/],
       [['frobnicate'], /Unknown command "frobnicate"/],
+      // Files that are not text are refused before any work, saying what they look like.
+      [['convert', path.join(repoRoot, 'media', 'icon.png')], /icon\.png looks like a PNG image, not text/],
+      [['convert', wasm], /head\.wasm looks like a WebAssembly module, not text/],
+      [['convert', zip], /notes\.zip looks like a ZIP archive/],
     ];
     for (const [args, message, env] of cases) {
       const run = await runCli(args, { env });

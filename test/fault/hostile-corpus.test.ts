@@ -11,10 +11,12 @@
 // measured by `npm run bench -- hostile`.
 import * as assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type EngineProcess, startEngineProcess } from '../support/engine-process';
+import { type EngineProcess, repoRoot, startEngineProcess } from '../support/engine-process';
 import { type PageServer, startPageServer } from '../support/hostile-corpus';
 import { type ServiceCalls, type WireJob, articleText, serviceCalls } from '../support/http-calls';
 
@@ -146,6 +148,18 @@ const CASES: Case[] = [
     expect: ['succeeded', 'fetch_failed', 'not_an_article'],
   },
   {
+    name: 'a PNG image sent as a web page',
+    body: (p) => ({ url: p.url('/png-as-html') }),
+    expect: ['not_an_article'],
+    message: /answered with a PNG image \(sent as text\/html\), not a web page or text/,
+  },
+  {
+    name: 'a WebAssembly module sent as text',
+    body: (p) => ({ url: p.url('/wasm-as-text') }),
+    expect: ['not_an_article'],
+    message: /answered with a WebAssembly module/,
+  },
+  {
     name: 'a 10 MiB WAV intro at 1000 Hz',
     body: (p) => ({ text: articleText(60), intro_audio_url: p.url('/wav-1000') }),
     expect: ['intro_unusable'],
@@ -235,6 +249,13 @@ describe('fault: the hostile corpus against the real engine', () => {
       assert.match(answer.errors[0]?.message ?? '', /nothing to read aloud: it is mostly a run of [\d,]+ characters/);
       assert.match(answer.errors[0]?.message ?? '', /send the article's text instead/);
     }
+  });
+
+  it('text that is a decoded image is refused at submission (422 on text), saying what it looks like', async () => {
+    const decoded = new TextDecoder().decode(readFileSync(path.join(repoRoot, 'media', 'icon.png'))).slice(0, 20_000);
+    const answer = await calls.submit({ model_id: mini, text: decoded });
+    assert.equal(answer.status, 422, answer.text);
+    assert.match(answer.text, /looks like a PNG image, not text/);
   });
 
   it('NUL-only, zero-width-only and symbol-only text is refused at submission (422 on text), nothing accepted', async () => {

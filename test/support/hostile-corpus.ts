@@ -3,7 +3,10 @@
 // `npm run bench -- hostile`.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { repoRoot } from './engine-process';
 import { articleText } from './http-calls';
 
 const MiB = 1024 * 1024;
@@ -55,9 +58,20 @@ export function buildPages(): Map<string, Page> {
       `<!doctype html><html><head><title>Null\u0000Title &#0; and &#xD800;</title></head><body><article><h1>The\u0000Heading</h1><h2>Part&#0;two</h2>${PARAGRAPH}${PARAGRAPH}</article></body></html>`,
     ),
   });
+  // The repo's own icon and the synthesizer's module, sent as a web page and as text: not an article to read.
+  pages.set('/png-as-html', {
+    type: 'text/html; charset=utf-8',
+    body: readFileSync(path.join(repoRoot, 'media', 'icon.png')),
+  });
+  pages.set('/wasm-as-text', {
+    type: 'text/plain; charset=utf-8',
+    body: readFileSync(path.join(repoRoot, 'dist', 'flite.wasm')).subarray(0, 4000),
+  });
   pages.set('/nul-markdown', {
     type: 'text/markdown; charset=utf-8',
-    body: Buffer.from(`# Null\u0000Title &#0; &#xD800;\n\n## Part&#0;two\n\n${articleText(80)}\n\n${articleText(80)}\n`),
+    body: Buffer.from(
+      `# Null\u0000Title &#0; &#xD800;\n\n## Part&#0;two\n\n${articleText(80)}\n\n${articleText(80)}\n`,
+    ),
   });
   pages.set('/nested-divs-unclosed', html(`${'<div>'.repeat(220_000)}${PARAGRAPH}`)); // 1.1 MB, as in the report
   pages.set('/nested-lists', html(`${'<ul><li>'.repeat(40_000)}${PARAGRAPH}`));

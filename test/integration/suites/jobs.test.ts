@@ -10,7 +10,8 @@ import * as vscode from 'vscode';
 import { Commands, Views } from '../../../src/command-ids';
 import type { ArticleAudioApi } from '../../../src/extension';
 import type { JobRecord } from '../../../src/jobs/types';
-import { article, extensionApi, setSetting, waitFor, waitForEnd } from './helpers';
+import { zipOf } from '../../support/zip-file';
+import { article, EXTENSION_ID, extensionApi, setSetting, waitFor, waitForEnd } from './helpers';
 
 const workspace = process.env.ARTICLE_AUDIO_TEST_WORKSPACE ?? vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? '';
 
@@ -120,6 +121,43 @@ describe('Jobs on the local engine', function () {
     } finally {
       server.close();
     }
+  });
+
+  it('refuses files that are not text (a PNG, a WebAssembly module, a zip, a PDF without text), saying what each looks like, without submitting anything', async () => {
+    const repo = vscode.extensions.getExtension(EXTENSION_ID)?.extensionPath ?? '';
+    const files: [string, Buffer, RegExp][] = [
+      ['icon.png', readFileSync(path.join(repo, 'media', 'icon.png')), /icon\.png looks like a PNG image, not text/],
+      [
+        'module.wasm',
+        readFileSync(path.join(repo, 'dist', 'flite.wasm')).subarray(0, 4000),
+        /module\.wasm looks like a WebAssembly module/,
+      ],
+      ['notes.zip', zipOf({ 'notes.md': article('Zipped', 2) }), /notes\.zip looks like a ZIP archive/],
+      [
+        'scan.pdf',
+        Buffer.from('%PDF-1.4\n1 0 obj<</Type/Catalog>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n'),
+        /scan\.pdf looks like a PDF/,
+      ],
+    ];
+    const before = api.jobs.all().length;
+    for (const [name, bytes, message] of files) {
+      const file = path.join(workspace, name);
+      writeFileSync(file, bytes);
+      const shown = api.notifier.shown.length;
+      const job = await vscode.commands.executeCommand<JobRecord | undefined>(
+        Commands.convertDocument,
+        vscode.Uri.file(file),
+      );
+      assert.equal(job, undefined, name);
+      assert.match(
+        api.notifier.shown
+          .slice(shown)
+          .map((s) => s.message)
+          .join('\n'),
+        message,
+      );
+    }
+    assert.equal(api.jobs.all().length, before, 'nothing was submitted');
   });
 
   it('refuses a selection that is too short, without submitting anything', async () => {
