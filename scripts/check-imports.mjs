@@ -112,6 +112,8 @@ const found = circles(graph);
 const wrong = wrongWay(graph, path.join(src, 'engine'));
 for (const circle of found) console.error(`import circle: ${[...circle, circle[0]].map(rel).join(' -> ')}`);
 for (const [file, target] of wrong)
-  console.error(`wrong way: ${rel(file)} imports ${rel(target)} (src/engine: core imports none of http, embedded, team; http and embedded only core)`);
+  console.error(
+    `wrong way: ${rel(file)} imports ${rel(target)} (src/engine: core imports none of http, embedded, team; http and embedded only core)`,
+  );
 if (found.length + wrong.length > 0) process.exit(1);
 console.log(`${graph.size} files: no import circles, engine folders import the right way`);

@@ -27,7 +27,15 @@ import { isJobId } from '../core/job-id';
 import type { PipelineOutputFile } from '../../speech/types';
 import { TEMP_SUFFIX, renameWithRetry, syncDirectory, writeFileAtomic } from './atomic-file';
 import { type DataDirLock, type LockOptions, lockDataDir } from './data-dir-lock';
-import type { ByteRange, JobStore, LoadedJob, OutputStorage, StoredEvent, StoredJob, StoredOutput } from '../core/job-store';
+import type {
+  ByteRange,
+  JobStore,
+  LoadedJob,
+  OutputStorage,
+  StoredEvent,
+  StoredJob,
+  StoredOutput,
+} from '../core/job-store';
 
 const RECORD = 'job.json';
 const EVENTS = 'events.ndjson';

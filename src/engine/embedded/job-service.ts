@@ -27,7 +27,6 @@ import {
 import type { ByteRange, JobStore, OutputStorage, StoredEvent, StoredOutput } from '../core/job-store';
 import type { Logger } from '../core/logger';
 
-
 export interface JobServiceOptions {
   /** Jobs, events and run folders, and (the same object in the data dir) the output files. */
   store: JobStore & OutputStorage;

@@ -4,7 +4,13 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Pool, PoolClient } from 'pg';
-import { IdempotencyConflictError, QueueFullError, StoppingError, TokenLimitError, tooManyJobs } from '../core/job-errors';
+import {
+  IdempotencyConflictError,
+  QueueFullError,
+  StoppingError,
+  TokenLimitError,
+  tooManyJobs,
+} from '../core/job-errors';
 import { type Logger } from '../core/logger';
 import { newJobRecord } from '../core/job-record';
 import {

@@ -9,7 +9,13 @@ import { PassThrough, type Readable } from 'node:stream';
 import type * as S3 from '@aws-sdk/client-s3';
 import { isJobId } from '../core/job-id';
 import { OUTPUT_NAME } from '../embedded/file-store';
-import { type ByteRange, type OutputMeta, type OutputStorage, type StoredOutput, storedOutput } from '../core/job-store';
+import {
+  type ByteRange,
+  type OutputMeta,
+  type OutputStorage,
+  type StoredOutput,
+  storedOutput,
+} from '../core/job-store';
 
 /** The team's output storage: the OutputStorage seam, plus what an API node needs to know of it. */
 export interface TeamOutputStorage extends OutputStorage {

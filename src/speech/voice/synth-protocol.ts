@@ -22,7 +22,6 @@ export interface SynthesisRequest {
   segments?: boolean;
 }
 
-
 export type SynthesisResponse =
   | { id: number; ok: true; samples: Int16Array; sampleRate: number; segments?: Segment[] }
   | { id: number; ok: false; error: string };
