@@ -12,8 +12,10 @@
 //   npm test -- --file PATH       one test file of test/{unit,engine,fault,packaging,team,ui} (repeatable); no static
 //                                 checks unless --only checks; the build only when the bundles are older than sources
 //
-// No file or suite has a wall-clock budget: a slow machine makes tests slower, not failed (timeouts are per test,
-// scaled: test/support/timeouts.ts). Each test file runs as its own `node --test` process in its own process group;
+// No file or suite has a wall-clock budget: a slow machine makes tests slower, not failed (tests bound their own
+// waits). Only a file that hangs is ended: one still running after HUNG_FILE_S (far beyond any file's time on a
+// loaded machine) has its process group killed and counts as failed, so that a hang shows as a failure with the
+// file's output instead of a run that never ends. Each test file runs as its own `node --test` process in its own process group;
 // every process the run starts carries AA_TEST_RUN_ID=<run id> in its environment (test/support/own-processes.mjs),
 // and the run fails if one is still alive at the end (they are then killed: only those, never other people's).
 // The summary gives each group's time and the ten slowest files.
@@ -248,6 +250,8 @@ async function build() {
 
 /** Seconds each test file took, for the ten slowest at the end. */
 const fileTimes = [];
+/** A test file still running after this long hangs (the slowest took 4 minutes at load 25-40): it is ended, and fails. */
+const HUNG_FILE_S = Number(process.env.ARTICLE_AUDIO_TEST_HUNG_FILE_S ?? 1500);
 
 /**
  * Runs each file as its own `node --test` process (its own process group, so an interrupted run ends it and all it
@@ -285,7 +289,16 @@ async function runFiles(suite, files, concurrency) {
         children.add(child);
         child.stdout.on('data', (chunk) => (output += chunk));
         child.stderr.on('data', (chunk) => (output += chunk));
+        const watchdog = setTimeout(() => {
+          output += `\n✖ ${rel} was still running after ${HUNG_FILE_S} s: it hangs, and was ended.\n`;
+          try {
+            process.kill(-child.pid, 'SIGKILL');
+          } catch {
+            child.kill('SIGKILL');
+          }
+        }, HUNG_FILE_S * 1000);
         child.on('exit', (exitCode, signal) => {
+          clearTimeout(watchdog);
           children.delete(child);
           resolve(exitCode ?? (signal ? 128 : 1));
         });
