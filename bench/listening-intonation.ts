@@ -4,7 +4,7 @@
 // synthesized as the engine asks for it (the model's voice settings and its intonation), and measured with the
 // tests' YIN pitch tracker (test/support/pitch-track.ts), not the engine's own.
 import { intonationOf } from '../src/speech/voice/pitch';
-import { MODEL_PROFILES, type Voice } from '../src/speech/text/script';
+import { MODEL_PROFILES, type Voice } from '../src/speech/text/profiles';
 import type { SynthesisPool, Utterance } from '../src/speech/voice/synth-pool';
 import { endPitch, pitchContour } from '../test/support/pitch-track';
 import { type ModelId, type Row, atLeast, shortModel } from './lib/report';

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Mp3Writer } from '../../src/speech/audio/mp3-writer';
-import { MODEL_PROFILES } from '../../src/speech/text/script';
+import { MODEL_PROFILES } from '../../src/speech/text/profiles';
 import type { ModelId } from './report';
 
 const SAMPLE_RATE = 16_000;

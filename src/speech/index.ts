@@ -21,7 +21,7 @@ import type { LineWritten, PartFile } from './audio/audio-protocol';
 import { decodeText, FetchError, fetchWithLimits } from './source/fetch-source';
 import { JobAudio } from './audio/job-audio';
 import type { Script, ScriptHead } from './parse/parse-protocol';
-import type { ScriptLine, Voice } from './text/script';
+import type { ScriptLine, Voice } from './text/profiles';
 import { SynthesisPool, type Utterance } from './voice/synth-pool';
 import { intonationOf } from './voice/pitch';
 import { type Chapter, type Cue, toChaptersJson, toWebVtt } from './audio/transcript';

@@ -1,7 +1,7 @@
 // Messages between the pipeline (parse-runner.ts) and a parse worker thread (parse-worker.ts): one request, one
 // response, then the worker is ended.
 import type { Article } from '../source/article';
-import type { ModelProfile, ScriptLine } from '../text/script';
+import type { ModelProfile, ScriptLine } from '../text/profiles';
 import type { EngineModelId, PipelineErrorCode } from '../types';
 
 /** What buildScript (script.ts) returns. */

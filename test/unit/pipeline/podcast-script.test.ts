@@ -7,7 +7,10 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { articleText } from '../../../src/speech/source/article';
 import { parseMarkdown } from '../../../src/speech/source/markdown';
-import { buildScript, HANDOVERS, type ScriptLine, titleOf } from '../../../src/speech/text/script';
+import { HANDOVERS } from '../../../src/speech/text/podcast';
+import { type ScriptLine } from '../../../src/speech/text/profiles';
+import { buildScript } from '../../../src/speech/text/script';
+import { titleOf } from '../../../src/speech/text/wording';
 import { words } from '../../support/speech-support';
 
 /** Flite's rms and slt voices speak about 150 words a minute in the podcast (measured in bench/listening.ts). */

@@ -4,7 +4,8 @@
 import * as assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { parseMarkdown } from '../../../src/speech/source/markdown';
-import { buildScript, type ScriptLine } from '../../../src/speech/text/script';
+import { type ScriptLine } from '../../../src/speech/text/profiles';
+import { buildScript } from '../../../src/speech/text/script';
 import { splitSentences } from '../../../src/speech/text/sentences';
 import { numberToWords, ordinalWords, toSpoken, yearWords } from '../../../src/speech/text/spoken';
 import { createSpeechPipeline } from '../../../src/speech';
