@@ -3,7 +3,7 @@
 // inline lists with and without the serial comma, and the lines of a Markdown bullet list. Each line is
 // synthesized as the engine asks for it (the model's voice settings and its intonation), and measured with the
 // tests' YIN pitch tracker (test/support/pitch-track.ts), not the engine's own.
-import { intonationOf } from '../src/speech/voice/pitch';
+import { intonationOf } from '../src/speech/text/intonation';
 import { MODEL_PROFILES, type Voice } from '../src/speech/text/profiles';
 import type { SynthesisPool, Utterance } from '../src/speech/voice/synth-pool';
 import { endPitch, pitchContour } from '../test/support/pitch-track';

@@ -23,7 +23,7 @@ import { JobAudio } from './audio/job-audio';
 import type { Script, ScriptHead } from './parse/parse-protocol';
 import type { ScriptLine, Voice } from './text/profiles';
 import { SynthesisPool, type Utterance } from './voice/synth-pool';
-import { intonationOf } from './voice/pitch';
+import { intonationOf } from './text/intonation';
 import { type Chapter, type Cue, toChaptersJson, toWebVtt } from './audio/transcript';
 import { DEFAULT_PARSE_LIMITS, type ParseLimits, ParseRunner, type ReadOptions } from './parse/parse-runner';
 import {

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { type MemoryLimits, withImportedMemory } from './flite-module';
-import type { Intonation } from './pitch';
+import type { Intonation } from '../text/intonation';
 import { workerScript } from '../threads/worker-script';
 import type { FliteVoice, Segment, SynthesisRequest, SynthesisResponse } from './synth-protocol';
 

@@ -2,7 +2,7 @@
 import type { Segment } from './phones';
 
 export type { Segment } from './phones';
-import type { Intonation } from './pitch';
+import type { Intonation } from '../text/intonation';
 
 export type FliteVoice = 'kal16' | 'rms' | 'slt' | 'awb';
 

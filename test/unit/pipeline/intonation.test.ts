@@ -5,17 +5,14 @@
 import * as assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import {
-  bendPitch,
-  bendsFor,
   HEADING_LIFT,
   intonationOf,
   type Intonation,
   LIST_FALL,
   LIST_RISE,
-  placeLastUtterance,
   QUESTION_RISE,
-  utterancesOf,
-} from '../../../src/speech/voice/pitch';
+} from '../../../src/speech/text/intonation';
+import { bendPitch, bendsFor, placeLastUtterance, utterancesOf } from '../../../src/speech/voice/pitch';
 import { SynthesisPool } from '../../../src/speech/voice/synth-pool';
 import type { Segment } from '../../../src/speech/voice/phones';
 import type { FliteVoice } from '../../../src/speech/voice/synth-protocol';
