@@ -41,7 +41,13 @@ describe('team worker: a full disk fails the job as storage_failed', () => {
 
   before(async () => {
     postgres = await startPostgres();
-    cluster = await startCluster({ serverUrl: postgres.url, workerArgs: ['--lease-s', '5', '--concurrency', '1'] });
+    // --min-free-disk-mb 0: the API node would refuse submissions to a full storage folder (507) before any worker
+    // could find it full; here the worker's side is tested (folder-storage.test.ts tests the refusal).
+    cluster = await startCluster({
+      serverUrl: postgres.url,
+      apiArgs: ['--min-free-disk-mb', '0'],
+      workerArgs: ['--lease-s', '5', '--concurrency', '1'],
+    });
     await cluster.startApi();
     calls = serviceCalls(cluster.apis[0]?.url ?? '', cluster.tokens[0] as string);
   });

@@ -436,7 +436,7 @@ const PRIVATE_DIR = 0o700;
  * Takes group and other permissions away (0755 -> 0700, 0644 -> 0600). It never adds any: a folder its owner made
  * read-only stays read-only. Best effort: a folder this user does not own keeps its modes.
  */
-async function restrict(target: string): Promise<void> {
+export async function restrict(target: string): Promise<void> {
   try {
     const { mode } = await stat(target);
     if ((mode & 0o077) !== 0) await chmod(target, mode & 0o700);

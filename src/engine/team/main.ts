@@ -1,7 +1,9 @@
 // `article-audio serve --database …` (a team API node) and `article-audio worker --database …` (a synthesis
 // worker). Loaded only when one of them runs, so the Postgres driver and the AWS SDK stay out of the extension.
 // Team flags are read here; every other flag is the engine's own (settings.ts).
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
+import path from 'node:path';
 import { createDefaultPipeline } from '../core/default-pipeline';
 import { type RunningEngine, serveHttp } from '../index';
 import type { Logger, LogLevel } from '../core/logger';
@@ -40,6 +42,34 @@ function requireStorage(team: TeamArgs, command: string): string {
       `${command} needs --storage DIR or s3://bucket/prefix (or ARTICLE_AUDIO_STORAGE), the same on every node.`,
     );
   return team.storage;
+}
+
+/**
+ * A worker's scratch folder must be a folder it can write, checked before it says it started: otherwise it would
+ * claim jobs and fail every one of them.
+ */
+async function checkWorkDir(dir: string): Promise<void> {
+  const fix =
+    'Create it (a local folder this user can write), or choose another with --work-dir or ARTICLE_AUDIO_WORK_DIR.';
+  let info;
+  try {
+    info = await stat(dir);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'error';
+    throw new UsageError(
+      code === 'ENOENT'
+        ? `--work-dir ${dir} does not exist. ${fix}`
+        : `--work-dir ${dir} cannot be read (${code}). ${fix}`,
+    );
+  }
+  if (!info.isDirectory()) throw new UsageError(`--work-dir ${dir} is not a folder. ${fix}`);
+  try {
+    await rm(await mkdtemp(path.join(dir, 'aa-check-')), { recursive: true, force: true });
+  } catch (error) {
+    throw new UsageError(
+      `--work-dir ${dir} is not writable (${(error as NodeJS.ErrnoException).code ?? 'error'}). ${fix}`,
+    );
+  }
 }
 
 /** Node's own warnings (the AWS SDK announces the end of its Node 20 support this way) as JSON lines too. */
@@ -130,9 +160,15 @@ export async function startApiNode(args: readonly string[], env: NodeJS.ProcessE
       publicUrl: engine.publicUrl?.replace(/\/+$/, ''),
       ...(engine.maxConnections !== undefined ? { maxConnections: engine.maxConnections } : {}),
       ...(engine.idleSocketTimeoutMs !== undefined ? { idleSocketTimeoutMs: engine.idleSocketTimeoutMs } : {}),
-      // The token limits are counted in Postgres by the service (over all nodes), not per node here; storage and
-      // disk limits need the embedded store and are not applied.
-      limits: { submitRatePerMinute: 0, storageBytes: 0, minFreeDiskBytes: 0 },
+      // The token limits are counted in Postgres by the service (over all nodes), not per node here; bytes per token
+      // need the embedded store and are not applied. Free disk is kept on a storage folder (--min-free-disk-mb), as
+      // on the embedded data dir; S3 has no disk to measure.
+      limits: {
+        submitRatePerMinute: 0,
+        storageBytes: 0,
+        minFreeDiskBytes: storage.folder === undefined ? 0 : (engine.minFreeDiskBytes ?? 0),
+        ...(storage.folder === undefined ? {} : { dataDir: storage.folder }),
+      },
       log: logger,
     },
     `team API node on ${redactUrl(databaseUrl)}, files in ${storageSpec}`,
@@ -189,6 +225,7 @@ export async function startWorker(
   const log =
     options.log ??
     teamLogger(settings.logLevel, team.json, { role: 'worker', node: `${os.hostname()}:${process.pid}` });
+  await checkWorkDir(team.workDir);
   const databaseUrl = team.database as string;
   const engine = settings.engine;
   const concurrency = engine.concurrency ?? Math.max(1, Math.min(4, os.availableParallelism()));
@@ -245,6 +282,8 @@ export async function runWorkerProcess(
   );
   const log = teamLogger(settings.logLevel, team.json, { role: 'worker', node: `${os.hostname()}:${process.pid}` });
   warningsToLog(log);
+  // What the worker and its libraries create (scratch runs, output files on their way) is this user's only.
+  process.umask(0o077);
   const running = await startWorker(args, env, { log, ...(pipeline ? { pipeline } : {}) });
   stopOnSignals(log, () => running.stop(), team.stopGraceMs + 20_000);
   process.stdout.write(`Article Audio worker ${running.worker.id} started\n`);

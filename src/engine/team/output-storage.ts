@@ -8,7 +8,7 @@ import path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import type * as S3 from '@aws-sdk/client-s3';
 import { isJobId } from '../core/job-id';
-import { OUTPUT_NAME } from '../embedded/file-store';
+import { OUTPUT_NAME, restrict } from '../embedded/file-store';
 import {
   type ByteRange,
   type OutputMeta,
@@ -24,6 +24,9 @@ export interface TeamOutputStorage extends OutputStorage {
   /** The folder of `--storage DIR` (where free disk is measured); undefined for S3. */
   readonly folder: string | undefined;
 }
+
+const PRIVATE_DIR = 0o700;
+const PRIVATE_FILE = 0o600;
 
 const KEY = /^[A-Za-z0-9][A-Za-z0-9._/-]{0,200}$/;
 
@@ -65,12 +68,14 @@ export class DirOutputStorage implements TeamOutputStorage {
   async put(jobId: string, name: string, file: string, meta: OutputMeta): Promise<StoredOutput> {
     const target = path.join(this.root, keyOf(jobId, { name, ...(meta.key ? { key: meta.key } : {}) }));
     const { bytes, etag } = await describeFile(file);
-    await mkdir(path.dirname(target), { recursive: true });
+    // Private to the service's user, as the embedded data dir: folders 0700, files 0600.
+    await mkdir(path.dirname(target), { recursive: true, mode: PRIVATE_DIR });
     // Copied (the shared folder is usually another file system), flushed, then renamed into place.
     const temp = `${target}.${randomBytes(6).toString('hex')}.tmp`;
     await copyFile(file, temp);
     const handle = await open(temp, 'r+');
     try {
+      await handle.chmod(PRIVATE_FILE);
       await handle.sync();
     } finally {
       await handle.close();
@@ -206,6 +211,7 @@ export async function openOutputStorage(spec: string, endpoint?: string): Promis
   if (spec.startsWith('s3://')) return S3OutputStorage.open(spec, endpoint);
   if (!path.isAbsolute(spec))
     throw new Error(`--storage must be an absolute folder or s3://bucket/prefix, not "${spec}".`);
-  await mkdir(spec, { recursive: true });
+  await mkdir(spec, { recursive: true, mode: PRIVATE_DIR });
+  await restrict(spec);
   return new DirOutputStorage(spec);
 }
