@@ -9,6 +9,7 @@
 // engine's main thread never does audio work, so HTTP, events and file serving never wait on it.
 import { readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { setImmediate } from 'node:timers/promises';
 import {
   binaryKind,
   countCharacters,
@@ -40,6 +41,14 @@ import {
  * can start within a second or two of submitting; later ones are larger, so a long article has few parts.
  */
 export const PART_TARGETS_S = [1, 5, 15, 30, 60];
+
+/**
+ * The lines of a job's first part, as far as can be told before they are spoken: every line that starts within the
+ * first 30 characters of speech (about 2 s at the voices' 14-15 characters a second, twice the first part's 1 s).
+ * They are synthesized at normal priority (synth-pool.ts, holdFirstPart); a line misjudged either way costs only
+ * priority, never correctness.
+ */
+const FIRST_PART_CHARS = 30;
 
 export { PipelineError } from './types';
 export type { ArticlePipeline } from './types';
@@ -217,25 +226,35 @@ class SpeechPipeline implements ArticlePipeline {
 
   constructor(options: SpeechPipelineOptions) {
     this.pool = new SynthesisPool(options.workers);
+    // Flite is read and compiled now, asynchronously: never on the main thread as the first job starts.
+    void this.pool.prepare();
     this.parser = new ParseRunner({ ...DEFAULT_PARSE_LIMITS, ...options.parseLimits });
   }
 
   async run(input: PipelineInput, context: PipelineContext): Promise<PipelineOutput> {
     // The audio worker and the synthesis workers load while the article is read: the first part must wait for as
-    // little as possible (issue 14: first audio within 2 s of submission).
-    let audio = JobAudio.start();
+    // little as possible (issue 14: first audio within 2 s of submission). A listener waits for the first part, so
+    // its work runs at normal priority, the rest of the job 10 nice steps lower (issue 30, thread-priority.ts).
+    const firstPart = context.publishPart !== undefined;
+    let audio = JobAudio.start({ firstPart });
+    const releaseFirstPart = firstPart ? this.pool.holdFirstPart() : () => undefined;
+    const firstPartDone = () => {
+      releaseFirstPart();
+      audio.lowerPriority();
+    };
     try {
       this.pool.warm();
       try {
-        return await this.runWith(audio, input, context, true);
+        return await this.runWith(audio, input, context, true, firstPartDone);
       } catch (error) {
         if (!(error instanceof ScriptHeadChanged)) throw error;
         // Nothing was published yet: start over, speaking from the whole script only.
         await audio.close();
-        audio = JobAudio.start();
-        return await this.runWith(audio, input, context, false);
+        audio = JobAudio.start({ firstPart });
+        return await this.runWith(audio, input, context, false, firstPartDone);
       }
     } finally {
+      releaseFirstPart();
       await audio.close();
     }
   }
@@ -245,6 +264,7 @@ class SpeechPipeline implements ArticlePipeline {
     input: PipelineInput,
     context: PipelineContext,
     startOnHead: boolean,
+    firstPartDone: () => void,
   ): Promise<PipelineOutput> {
     const { signal } = context;
     const music = Boolean(input.introAudioUrl || input.outroAudioUrl);
@@ -279,6 +299,10 @@ class SpeechPipeline implements ArticlePipeline {
     const { article } = first;
     signal.throwIfAborted();
     const text = articleText(article);
+    // Each pass over a long article's text takes 5-15 ms in a fresh engine (code not optimized yet); one after
+    // another they held the main thread for 40-55 ms as the first job started (issue 30). Other work (HTTP, events)
+    // gets a turn between them.
+    await setImmediate();
     // Counted as at submission (src/protocol), so text accepted there is never too long here.
     const characters = countCharacters(text.replace(/\s+/g, ' '));
     if (characters < MIN_CHARACTERS) {
@@ -297,6 +321,7 @@ class SpeechPipeline implements ArticlePipeline {
     }
     // A page or file that is a blob, a hash or a minified script (text like that is refused at submission; the
     // Markdown parser has shortened such runs by now, so their length is not told here).
+    await setImmediate();
     const { readable, longestRun } = readableLength(text);
     if (readable < MIN_CHARACTERS && longestRun > 0) {
       throw new PipelineError(
@@ -304,6 +329,7 @@ class SpeechPipeline implements ArticlePipeline {
         `${input.url ? `The article at ${input.url}` : 'The text'} has nothing to read aloud: it is mostly characters without spaces (a code, encoded data or a minified file, not prose). ${input.url ? 'Open the article itself, or paste its text.' : "Convert the article's text instead."}`,
       );
     }
+    await setImmediate();
     const words = countWords(text);
     context.log(
       'info',
@@ -343,7 +369,7 @@ class SpeechPipeline implements ArticlePipeline {
         audio.clip(intro);
         audio.silence(INTRO_GAP_S);
       }
-      await this.speak(first.head, whole, profile.voices, audio, opened, cues, chapters, parts, context);
+      await this.speak(first.head, whole, profile.voices, audio, opened, cues, chapters, parts, context, firstPartDone);
       if (outro) {
         audio.silence(INTRO_GAP_S);
         audio.clip(outro);
@@ -421,6 +447,7 @@ class SpeechPipeline implements ArticlePipeline {
     chapters: Chapter[],
     parts: PartPublisher,
     context: PipelineContext,
+    firstPartDone: () => void,
   ): Promise<void> {
     const { signal } = context;
     const window = this.pool.size * 3;
@@ -430,6 +457,9 @@ class SpeechPipeline implements ArticlePipeline {
     let totalChars = 1;
     let doneChars = 0;
     let next = 0;
+    /** Characters of speech in the lines asked for so far, and whether the first part has been cut. */
+    let requestedChars = 0;
+    let firstPartCut = false;
     const sectionsLogged: number[] = [];
     const logSection = (section: number) =>
       script
@@ -449,7 +479,10 @@ class SpeechPipeline implements ArticlePipeline {
     const request = () => {
       const line = lines[next++]!;
       const voice = voices[line.voice]!;
+      const firstPart = !firstPartCut && requestedChars < FIRST_PART_CHARS;
+      requestedChars += line.spoken.length;
       const utterance = this.pool.synthesize(line.spoken, voice.flite, {
+        firstPart,
         durationStretch: voice.durationStretch,
         pitchSpread: voice.pitchSpread,
         intonation: voice.intonation
@@ -500,6 +533,17 @@ class SpeechPipeline implements ArticlePipeline {
       if (line.section) logSection(line.section);
       const result = audio.line(utterance.samples, utterance.sampleRate, line.pauseBefore, line.pauseAfter);
       result.catch(() => {}); // observed in settle()
+      // The first part is cut: nothing a listener waits for is left, and the rest of the job yields the CPU.
+      if (!firstPartCut)
+        void result.then(
+          ({ part }) => {
+            if (part && !firstPartCut) {
+              firstPartCut = true;
+              firstPartDone();
+            }
+          },
+          () => undefined,
+        );
       const index = i;
       settled = settled.then(() => settle(index, result));
       settled.catch((error: unknown) => (failure ??= { error }));

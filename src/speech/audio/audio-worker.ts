@@ -14,7 +14,7 @@ import { resample } from './resample';
 import type { AudioFinished, AudioRequest, AudioResponse, LineWritten, PartFile } from './audio-protocol';
 import { wholeFrames } from './mp3-frames';
 import { Mp3Writer } from './mp3-writer';
-import { lowerThisThreadsPriority } from '../threads/thread-priority';
+import { applyThreadPriority } from '../threads/thread-priority';
 
 let writer: Mp3Writer | undefined;
 let partsDir = '';
@@ -177,7 +177,7 @@ async function handle(request: AudioRequest): Promise<LineWritten | AudioFinishe
   }
 }
 
-lowerThisThreadsPriority();
+applyThreadPriority();
 let queue: Promise<void> = Promise.resolve();
 parentPort!.on('message', (request: AudioRequest) => {
   queue = queue.then(async () => {

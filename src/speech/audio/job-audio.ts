@@ -3,6 +3,7 @@
 import { Worker } from 'node:worker_threads';
 import type { AudioFinished, AudioRequest, AudioResponse, LineWritten } from './audio-protocol';
 import type { TagRequest } from './id3';
+import { ThreadPriority } from '../threads/thread-priority';
 import { workerScript } from '../threads/worker-script';
 
 type Pending = { resolve: (value: unknown) => void; reject: (error: Error) => void };
@@ -24,7 +25,10 @@ export class JobAudio {
   private nextSeq = 1;
   private failure: Error | undefined;
 
-  private constructor(private readonly worker: Worker) {
+  private constructor(
+    private readonly worker: Worker,
+    private readonly priority: ThreadPriority,
+  ) {
     worker.on('message', (response: AudioResponse) => {
       const entry = this.pending.get(response.seq);
       if (!entry) return;
@@ -43,16 +47,30 @@ export class JobAudio {
 
   /**
    * Starts the worker; its code (the encoder among it) loads while the job's article is read, so it is ready when
-   * the first words are. `open` it before writing.
+   * the first words are. `open` it before writing. With `firstPart` it runs at the engine's normal priority until
+   * `lowerPriority()` (a listener waits for the first part); otherwise it lowers itself at once (thread-priority.ts).
    */
-  static start(): JobAudio {
+  static start(options: { firstPart?: boolean } = {}): JobAudio {
     const { script, evaluate } = workerScript('audio-worker', __dirname);
-    return new JobAudio(
-      new Worker(script, {
-        eval: evaluate,
-        resourceLimits: { maxOldGenerationSizeMb: 96, maxYoungGenerationSizeMb: 8 },
-      }),
-    );
+    const priority = new ThreadPriority(Boolean(options.firstPart));
+    const worker = new Worker(script, {
+      eval: evaluate,
+      workerData: priority.workerData,
+      transferList: priority.transferList,
+      resourceLimits: { maxOldGenerationSizeMb: 96, maxYoungGenerationSizeMb: 8 },
+    });
+    worker.once('exit', () => priority.close());
+    return new JobAudio(worker, priority);
+  }
+
+  /** The first part is out: the rest of the job's audio work yields to the main thread and to other programs. */
+  lowerPriority(): void {
+    this.priority.lower();
+  }
+
+  /** The worker's thread id (Linux), once it has started: for checks of its priority. */
+  threadId(): Promise<number | undefined> {
+    return this.priority.threadId();
   }
 
   /** Creates the file and the encoder; requests sent meanwhile wait behind it in the worker. */

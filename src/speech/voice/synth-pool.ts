@@ -1,11 +1,19 @@
 // A pool of synthesis worker threads shared by every job of the engine. Requests are served first come, first
 // served; since each job keeps only a small window of requests in flight, jobs running at once take turns.
-import { existsSync, readFileSync } from 'node:fs';
+//
+// Priorities (issue 30): the `size` workers run 10 nice steps below the engine (thread-priority.ts). A job's first
+// lines, which its first part waits for while a listener waits for it, go to one more worker that runs at normal
+// priority (`holdFirstPart`) and takes nothing else; when the first part is out it is lowered and joins the others,
+// and one worker is ended so that `size` remain. A lowered thread cannot be raised again without privileges, so the
+// next job's first lines get a new worker, started while its article is read.
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { type MemoryLimits, withImportedMemory } from './flite-module';
 import type { Intonation } from '../text/intonation';
+import { ThreadPriority } from '../threads/thread-priority';
 import { workerScript } from '../threads/worker-script';
 import type { FliteVoice, Segment, SynthesisRequest, SynthesisResponse } from './synth-protocol';
 
@@ -18,6 +26,8 @@ export interface Utterance {
 
 interface Task {
   request: SynthesisRequest;
+  /** A line the job's first part waits for. */
+  firstPart: boolean;
   resolve: (utterance: Utterance) => void;
   reject: (error: Error) => void;
 }
@@ -25,7 +35,12 @@ interface Task {
 interface PoolWorker {
   worker: Worker;
   task?: Task;
+  priority: ThreadPriority;
+  /** The worker at normal priority that takes only first-part lines. */
+  firstPart: boolean;
 }
+
+type CompiledFlite = { compiled: WebAssembly.Module; memoryLimits: MemoryLimits };
 
 /** Where the Flite WebAssembly is: beside the bundle in dist/, or in node_modules under tsx. */
 function fliteLocation(): string {
@@ -41,7 +56,7 @@ function fliteLocation(): string {
  * 21 MB buffers, held for many seconds into the first job otherwise (issue 14, peak memory). A buffer transferred
  * into a channel that is then closed is dropped with the channel's queue.
  */
-function release(...views: Uint8Array[]): void {
+function releaseBuffers(...views: Uint8Array[]): void {
   // Only buffers that nothing else shares (a small Buffer may sit in Node's shared pool).
   const own = views.filter((v) => v.byteOffset === 0 && v.byteLength === v.buffer.byteLength).map((v) => v.buffer);
   const { port1, port2 } = new MessageChannel();
@@ -55,17 +70,89 @@ export class SynthesisPool {
   private readonly queue: Task[] = [];
   private nextId = 1;
   private closed = false;
-  private module?: { compiled: WebAssembly.Module; memoryLimits: MemoryLimits };
+  /** Flite compiled, or the error that kept it from being compiled. */
+  private module?: CompiledFlite;
+  private moduleError?: Error;
+  private preparing?: Promise<void>;
+  /** Workers asked for by warm() before the module was ready. */
+  private wanted = false;
+  /** Jobs whose first part is not out yet (holdFirstPart). */
+  private firstPartHolders = 0;
   readonly size: number;
 
   constructor(size = Math.max(1, Math.min(4, os.availableParallelism()))) {
     this.size = size;
   }
 
+  /**
+   * Reads and compiles Flite off the main thread's critical path (the file read and the compilation are
+   * asynchronous; a synchronous compile of the 21 MB module stalled the main thread for 100-200 ms as a fresh
+   * engine's first job started, issue 30). The engine calls it once at start; otherwise the first use does.
+   */
+  prepare(): Promise<void> {
+    this.preparing ??= (async () => {
+      try {
+        const file = await readFile(fliteLocation());
+        const { bytes, limits } = withImportedMemory(file);
+        this.module = { compiled: await WebAssembly.compile(bytes), memoryLimits: limits };
+        releaseBuffers(file, bytes);
+      } catch (error) {
+        this.moduleError = error instanceof Error ? error : new Error(String(error));
+        for (const task of this.queue.splice(0)) task.reject(this.moduleError);
+        return;
+      }
+      if (this.wanted) this.warm();
+      this.dispatch();
+    })();
+    return this.preparing;
+  }
+
   /** Starts the workers now (a job's article is being read), so the first line does not wait for them to load. */
   warm(): void {
     if (this.closed) return;
-    while (this.workers.length < this.size) this.spawn();
+    if (!this.module) {
+      this.wanted = true;
+      void this.prepare();
+      return;
+    }
+    const wantFirst = this.firstPartHolders > 0 ? 1 : 0;
+    while (this.workers.filter((w) => w.firstPart).length < wantFirst) this.spawn(true);
+    while (this.workers.filter((w) => !w.firstPart).length < this.size) this.spawn(false);
+  }
+
+  /**
+   * A job's first part is coming: its first-part lines go to a worker at normal priority (started now if there is
+   * none). Call the returned function once the first part is out (or the job ended): when no job waits for a first
+   * part any more, that worker is lowered and joins the others.
+   */
+  holdFirstPart(): () => void {
+    this.firstPartHolders++;
+    this.warm();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.firstPartHolders--;
+      if (this.firstPartHolders > 0) return;
+      for (const entry of this.workers.filter((w) => w.firstPart)) {
+        entry.firstPart = false;
+        entry.priority.lower();
+      }
+      this.retireExtra();
+      this.dispatch();
+    };
+  }
+
+  /** Ends idle workers beyond `size` (a lowered first-part worker joined them); a busy one is ended when it is done. */
+  private retireExtra(): void {
+    for (;;) {
+      const regular = this.workers.filter((w) => !w.firstPart);
+      if (regular.length <= this.size) return;
+      const idle = regular.find((w) => !w.task);
+      if (!idle) return;
+      this.workers.splice(this.workers.indexOf(idle), 1);
+      void idle.worker.terminate();
+    }
   }
 
   synthesize(
@@ -78,9 +165,12 @@ export class SynthesisPool {
       intonation?: Intonation;
       segments?: boolean;
       signal?: AbortSignal;
+      /** A line the job's first part waits for: it goes to the worker at normal priority (holdFirstPart). */
+      firstPart?: boolean;
     } = {},
   ): Promise<Utterance> {
     if (this.closed) return Promise.reject(new Error('The synthesis pool is closed'));
+    if (this.moduleError) return Promise.reject(this.moduleError);
     options.signal?.throwIfAborted();
     return new Promise<Utterance>((resolve, reject) => {
       const request: SynthesisRequest = {
@@ -104,6 +194,7 @@ export class SynthesisPool {
       const settle = () => signal?.removeEventListener('abort', onAbort);
       const task: Task = {
         request,
+        firstPart: Boolean(options.firstPart),
         resolve: (utterance) => {
           settle();
           resolve(utterance);
@@ -115,36 +206,47 @@ export class SynthesisPool {
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       this.queue.push(task);
+      if (!this.module) void this.prepare();
       this.dispatch();
     });
   }
 
+  /**
+   * Hands queued requests to idle workers in order. While a first-part worker exists, first-part lines wait for it
+   * (a lowered worker would leave them behind every other program on a busy machine) and it takes nothing else.
+   */
   private dispatch(): void {
-    while (this.queue.length > 0) {
-      let idle = this.workers.find((w) => !w.task);
-      if (!idle && this.workers.length < this.size) idle = this.spawn();
-      if (!idle) return;
-      const task = this.queue.shift()!;
+    if (!this.module || this.closed) return;
+    const first = this.workers.find((w) => w.firstPart);
+    for (let i = 0; i < this.queue.length;) {
+      const task = this.queue[i]!;
+      let idle: PoolWorker | undefined;
+      if (task.firstPart && first) idle = first.task ? undefined : first;
+      else {
+        idle = this.workers.find((w) => !w.firstPart && !w.task);
+        if (!idle && this.workers.filter((w) => !w.firstPart).length < this.size) idle = this.spawn(false);
+      }
+      if (!idle) {
+        i++;
+        continue;
+      }
+      this.queue.splice(i, 1);
       idle.task = task;
       idle.worker.postMessage(task.request);
     }
   }
 
-  private spawn(): PoolWorker {
+  private spawn(firstPart: boolean): PoolWorker {
     const { script, evaluate } = workerScript('synth-worker', __dirname);
-    const wasmPath = fliteLocation();
-    if (!this.module) {
-      const file = readFileSync(wasmPath);
-      const { bytes, limits } = withImportedMemory(file);
-      this.module = { compiled: new WebAssembly.Module(bytes), memoryLimits: limits };
-      release(file, bytes);
-    }
+    const module = this.module!;
+    const priority = new ThreadPriority(firstPart);
     const worker = new Worker(script, {
       eval: evaluate,
-      workerData: { module: this.module.compiled, memoryLimits: this.module.memoryLimits },
+      workerData: { module: module.compiled, memoryLimits: module.memoryLimits, ...priority.workerData },
+      transferList: priority.transferList,
       resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 4 },
     });
-    const entry: PoolWorker = { worker };
+    const entry: PoolWorker = { worker, priority, firstPart };
     worker.unref();
     worker.on('message', (response: SynthesisResponse) => {
       const task = entry.task;
@@ -158,6 +260,7 @@ export class SynthesisPool {
           });
         else task.reject(new Error(`Speech synthesis failed: ${response.error}`));
       }
+      this.retireExtra();
       this.dispatch();
     });
     const fail = (error: Error) => {
@@ -169,10 +272,22 @@ export class SynthesisPool {
     };
     worker.on('error', fail);
     worker.on('exit', (code) => {
+      priority.close();
       if (this.workers.includes(entry)) fail(new Error(`exit code ${code}`));
     });
     this.workers.push(entry);
     return entry;
+  }
+
+  /** The workers' thread ids (Linux) and whether each is the first-part worker: for checks of their priority. */
+  async threads(): Promise<{ tid: number | undefined; firstPart: boolean; lowered: boolean }[]> {
+    return Promise.all(
+      this.workers.map(async (w) => ({
+        tid: await w.priority.threadId(),
+        firstPart: w.firstPart,
+        lowered: w.priority.isLowered,
+      })),
+    );
   }
 
   async close(): Promise<void> {

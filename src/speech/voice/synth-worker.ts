@@ -8,7 +8,7 @@ import { fliteLexicon } from '../text/normalize/lexicon';
 import { MemoryFile, MemoryWasi, WASI_DIR } from './memory-wasi';
 import { bendPitch, bendsFor, needsSegments, placeLastUtterance, utterancesOf } from './pitch';
 import type { Segment, SynthesisRequest, SynthesisResponse } from './synth-protocol';
-import { lowerThisThreadsPriority } from '../threads/thread-priority';
+import { applyThreadPriority } from '../threads/thread-priority';
 
 // The pool compiles Flite once and shares the compiled module with every worker (the machine code is shared, not
 // copied: each worker compiling its own would cost tens of megabytes more per worker). The module imports its memory
@@ -150,7 +150,7 @@ async function synthesize(
   return { samples: bent, sampleRate, ...(segments ? { segments } : {}) };
 }
 
-lowerThisThreadsPriority();
+applyThreadPriority();
 parentPort!.on('message', (request: SynthesisRequest) => {
   synthesize(request).then(
     ({ samples, sampleRate, segments }) => {

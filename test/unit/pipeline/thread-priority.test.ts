@@ -1,8 +1,10 @@
 // The engine's audio work yields the CPU to its main thread (HTTP, events, files) and to other programs: on Linux
-// each synthesis worker and the audio worker renice their own thread, and only it. Checked on the real workers, by
-// reading every thread's nice value of this process from the OS.
+// each synthesis worker and the audio worker run 10 nice steps lower, and only they. The exception is a job's first
+// part, which a listener waits for (issue 30): one synthesis worker and the job's audio worker run at the engine's
+// own priority until it is out, then they are lowered. Checked on the real workers, by reading each thread's nice
+// value from /proc/<pid>/task/<tid>/stat. What is checked does not depend on the machine's load.
 import * as assert from 'node:assert/strict';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import { after, describe, it } from 'node:test';
@@ -10,37 +12,93 @@ import { JobAudio } from '../../../src/speech/audio/job-audio';
 import { SynthesisPool } from '../../../src/speech/voice/synth-pool';
 import { AUDIO_THREAD_NICENESS } from '../../../src/speech/threads/thread-priority';
 
+/** A thread's nice value, field 19 of its stat line (after the command name, which may hold spaces). */
+function niceOf(tid: number): number {
+  const stat = readFileSync(`/proc/${process.pid}/task/${tid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+}
+
 const niceByThread = () =>
-  new Map(readdirSync('/proc/self/task').map((tid) => [Number(tid), os.getPriority(Number(tid))] as const));
+  new Map(readdirSync(`/proc/${process.pid}/task`).map((tid) => [Number(tid), niceOf(Number(tid))] as const));
 
 describe(
-  'engine: audio work runs below the main thread',
-  { skip: process.platform !== 'linux' && 'Linux only' },
+  'engine: audio work runs below the main thread, but for the first part',
+  { skip: process.platform !== 'linux' && 'reads /proc' },
   () => {
-    const pool = new SynthesisPool(2);
-    let audio: JobAudio | undefined;
+    const pools: SynthesisPool[] = [];
+    const audios: JobAudio[] = [];
     after(async () => {
-      await pool.close();
-      await audio?.close();
+      await Promise.all(pools.map((p) => p.close()));
+      await Promise.all(audios.map((a) => a.close()));
     });
+    const base = os.getPriority(process.pid);
+    const lowered = Math.min(19, base + AUDIO_THREAD_NICENESS);
 
-    it('every synthesis worker and the audio worker run at a lower priority, every other thread as before', async () => {
+    it('every synthesis worker and a job without parts: its audio worker run lower, every other thread as before', async () => {
       // libuv's thread pool is started here, by the main thread, as the engine's store does long before any job.
       await readFile(__filename);
-      const base = os.getPriority(process.pid);
+      const pool = new SynthesisPool(2);
+      pools.push(pool);
+      await pool.prepare();
       const before = niceByThread();
       // Both synthesis workers answered, and the audio worker handled a request: each ran its start-up code.
       await Promise.all([pool.synthesize('One line.', 'rms'), pool.synthesize('Another line.', 'rms')]);
-      audio = JobAudio.start();
+      const audio = JobAudio.start();
+      audios.push(audio);
       await audio.abort();
 
-      const lowered = Math.min(19, base + AUDIO_THREAD_NICENESS);
       const now = niceByThread();
       const newThreads = [...now.keys()].filter((tid) => !before.has(tid));
       const reniced = newThreads.filter((tid) => now.get(tid) === lowered);
       assert.equal(reniced.length, 3, `nice of the new threads: ${newThreads.map((t) => now.get(t)).join(', ')}`);
-      assert.equal(os.getPriority(process.pid), base, 'the main thread keeps its priority');
+      const threads = [...(await pool.threads()).map((t) => t.tid), await audio.threadId()];
+      for (const tid of threads) assert.equal(niceOf(tid!), lowered, `worker thread ${tid}`);
+      assert.equal(niceOf(process.pid), base, 'the main thread keeps its priority');
       for (const [tid, nice] of before) if (now.has(tid)) assert.equal(now.get(tid), nice, `thread ${tid} was reniced`);
+    });
+
+    it("a job's first part: one synthesis worker and the audio worker at normal priority until it is out, then lowered", async () => {
+      const pool = new SynthesisPool(2);
+      pools.push(pool);
+      await pool.prepare();
+      const release = pool.holdFirstPart();
+      const audio = JobAudio.start({ firstPart: true });
+      audios.push(audio);
+      // The first-part line and two others: all three workers start (the first-part worker takes only its line).
+      await Promise.all([
+        pool.synthesize('The first line.', 'rms', { firstPart: true }),
+        pool.synthesize('Another line.', 'rms'),
+        pool.synthesize('A third line.', 'rms'),
+      ]);
+      await audio.abort();
+      const threads = await pool.threads();
+      assert.equal(threads.length, 3, 'two workers and the first-part worker');
+      const first = threads.filter((t) => t.firstPart);
+      assert.equal(first.length, 1);
+      assert.equal(niceOf(first[0]!.tid!), base, 'the first-part worker runs at normal priority');
+      for (const t of threads.filter((t) => !t.firstPart)) assert.equal(niceOf(t.tid!), lowered, 'the others lower');
+      const audioTid = (await audio.threadId())!;
+      assert.equal(niceOf(audioTid), base, 'the audio worker runs at normal priority until the first part is out');
+
+      // The first part is out.
+      release();
+      audio.lowerPriority();
+      assert.equal(niceOf(first[0]!.tid!), lowered, 'the first-part worker is lowered');
+      assert.equal(niceOf(audioTid), lowered, 'the audio worker is lowered');
+      const after = await pool.threads();
+      assert.equal(after.length, 2, 'one worker is ended, so that the pool keeps its size');
+      assert.ok(after.every((t) => !t.firstPart && niceOf(t.tid!) === lowered));
+      assert.equal(niceOf(process.pid), base, 'the main thread keeps its priority');
+
+      // The next job's first part gets a new worker at normal priority (a lowered thread cannot be raised again).
+      const releaseNext = pool.holdFirstPart();
+      await pool.synthesize('The next first line.', 'rms', { firstPart: true });
+      const next = (await pool.threads()).filter((t) => t.firstPart);
+      assert.equal(next.length, 1);
+      assert.notEqual(next[0]!.tid, first[0]!.tid);
+      assert.equal(niceOf(next[0]!.tid!), base);
+      releaseNext();
+      assert.equal(niceOf(next[0]!.tid!), lowered);
     });
   },
 );
