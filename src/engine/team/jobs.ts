@@ -39,7 +39,11 @@ export async function lockJob(client: PoolClient, id: string): Promise<JobRow | 
   return result.rows[0];
 }
 
-/** Writes a job's record (status, progress, finish time and lease from it) inside the caller's transaction. */
+/**
+ * Writes a job's record (status, progress, finish time and lease from it) inside the caller's transaction. The
+ * `worker` column names the worker of the job's last run: set by a claim, kept when the run ends (succeeded, failed
+ * or given back), so an admin can tell which worker ran a job.
+ */
 export async function saveJob(
   client: PoolClient,
   record: StoredJob,
@@ -59,7 +63,7 @@ export async function saveJob(
       lease.untilMs === undefined ? null : `${lease.untilMs} milliseconds`,
       lease.worker ?? null,
     );
-    sql += `, lease_token = $6, lease_until = CASE WHEN $7::interval IS NULL THEN NULL ELSE now() + $7::interval END, worker = $8`;
+    sql += `, lease_token = $6, lease_until = CASE WHEN $7::interval IS NULL THEN NULL ELSE now() + $7::interval END, worker = COALESCE($8::text, worker)`;
   }
   await client.query(`${sql} WHERE id = $1`, values);
 }

@@ -4,6 +4,7 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { version } from '../../../package.json';
 import { createDefaultPipeline } from '../core/default-pipeline';
 import { type RunningEngine, serveHttp } from '../index';
 import type { Logger, LogLevel } from '../core/logger';
@@ -18,6 +19,7 @@ import { PgEventBus } from './pg-events';
 import { migrate } from './schema';
 import { TeamTokens, manageTokens, unusableToken } from './tokens';
 import { Worker } from './worker';
+import { listWorkers, workersTable } from './workers';
 
 const ORDER: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
 
@@ -250,6 +252,7 @@ export async function startWorker(
     },
     workDir: team.workDir,
     stopTimeoutMs: team.stopGraceMs,
+    version,
     log,
   });
   await worker.start();
@@ -307,6 +310,23 @@ export async function tokenCommand(args: readonly string[], env: NodeJS.ProcessE
   try {
     await migrate(pool);
     await manageTokens(pool, action, name, (line) => process.stdout.write(`${line}\n`));
+  } finally {
+    await pool.end();
+  }
+}
+
+/** `article-audio workers --database … [--json]`: the workers, alive or gone, and their jobs. */
+export async function workersCommand(args: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
+  const team = splitTeamArgs(args, env);
+  if (!team.database) throw new UsageError('workers needs --database postgres://… (or ARTICLE_AUDIO_DATABASE_URL).');
+  const json = team.rest.includes('--json');
+  const extra = team.rest.filter((a) => a !== '--json');
+  if (extra.length > 0) throw new UsageError(`Usage: article-audio workers --database postgres://… [--json]`);
+  const pool = openPool(team.database, () => undefined, 1);
+  try {
+    await migrate(pool);
+    const workers = await listWorkers(pool);
+    process.stdout.write(json ? `${JSON.stringify(workers, null, 2)}\n` : `${workersTable(workers).join('\n')}\n`);
   } finally {
     await pool.end();
   }

@@ -5,6 +5,8 @@
 //              (status, lease_token, lease_until) and the stream's last event id (the per-job sequence)
 //   aa_events  every job's stream history, (job_id, id) unique: the replay source for Last-Event-ID on any node
 //   aa_tokens  optional API tokens kept in the database (SHA-256 only) with a name per user
+//   aa_workers one row per running worker (written at start and every heartbeat, removed on a clean stop): what
+//              `article-audio workers` lists; a row whose heartbeat is older than two intervals is a gone worker
 import type { Pool } from 'pg';
 
 const MIGRATION_LOCK = 7_411_230_915;
@@ -40,6 +42,17 @@ CREATE TABLE IF NOT EXISTS aa_tokens (
   name text PRIMARY KEY,
   token_sha256 text NOT NULL UNIQUE,
   created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS aa_workers (
+  id text PRIMARY KEY,
+  host text NOT NULL,
+  pid integer NOT NULL,
+  version text NOT NULL,
+  concurrency integer NOT NULL,
+  heartbeat_ms integer NOT NULL,
+  started_at timestamptz NOT NULL DEFAULT now(),
+  last_heartbeat timestamptz NOT NULL DEFAULT now(),
+  jobs text[] NOT NULL DEFAULT '{}'
 );
 `;
 

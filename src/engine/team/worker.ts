@@ -43,8 +43,21 @@ export interface WorkerOptions {
   workDir: string;
   /** How long a stop lets running jobs finish before giving them back to the queue. */
   stopTimeoutMs: number;
+  /** The package version, shown by `article-audio workers`. */
+  version: string;
   log: Logger;
 }
+
+/**
+ * How often a worker renews its row in aa_workers: every few seconds, more often with a short lease. A row older
+ * than two of these is a gone worker (`article-audio workers`).
+ */
+export function workerHeartbeatMs(leaseMs: number): number {
+  return Math.max(250, Math.min(5000, Math.floor(leaseMs / 3)));
+}
+
+/** Rows of workers gone this long are removed (by any worker's heartbeat): the list shows recent deaths only. */
+const GONE_WORKERS_KEPT = '24 hours';
 
 export interface JobClaim extends Claim {
   record: StoredJob;
@@ -170,6 +183,8 @@ export class Worker {
   private wakers: (() => void)[] = [];
   private listener: Client | undefined;
   private stopped: Promise<void> | undefined;
+  private presence: NodeJS.Timeout | undefined;
+  private beating: Promise<void> = Promise.resolve();
 
   private readonly runner: JobRunner;
 
@@ -180,11 +195,48 @@ export class Worker {
 
   async start(): Promise<void> {
     await this.listenForWork();
+    await this.register();
+    const heartbeatMs = workerHeartbeatMs(this.options.leaseMs);
+    this.presence = setInterval(() => {
+      this.beating = this.beat().catch((error: unknown) =>
+        this.options.log('warn', `Could not renew this worker's row in aa_workers: ${describe(error)}`),
+      );
+    }, heartbeatMs);
     for (let slot = 0; slot < this.options.concurrency; slot++) this.loops.push(this.loop());
     this.options.log(
       'info',
       `Worker ${this.id} started: ${this.options.concurrency} job(s) at once, lease ${this.options.leaseMs / 1000} s.`,
     );
+  }
+
+  /** This worker's row in aa_workers, which `article-audio workers` lists. */
+  private async register(): Promise<void> {
+    await this.options.pool.query(
+      `INSERT INTO aa_workers (id, host, pid, version, concurrency, heartbeat_ms, jobs)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)
+       ON CONFLICT (id) DO UPDATE SET last_heartbeat = now(), jobs = EXCLUDED.jobs`,
+      [
+        this.id,
+        os.hostname(),
+        process.pid,
+        this.options.version,
+        this.options.concurrency,
+        workerHeartbeatMs(this.options.leaseMs),
+        [...this.runs.keys()],
+      ],
+    );
+  }
+
+  private async beat(): Promise<void> {
+    if (this.stopping) return;
+    const { pool } = this.options;
+    const renewed = await pool.query('UPDATE aa_workers SET last_heartbeat = now(), jobs = $2 WHERE id = $1', [
+      this.id,
+      [...this.runs.keys()],
+    ]);
+    // Removed meanwhile (the database was out of reach for a day, or an admin deleted it): here again.
+    if (renewed.rowCount === 0 && !this.stopping) await this.register();
+    await pool.query(`DELETE FROM aa_workers WHERE last_heartbeat < now() - interval '${GONE_WORKERS_KEPT}'`);
   }
 
   get runningCount(): number {
@@ -421,6 +473,13 @@ export class Worker {
       clearTimeout(timer);
       for (const run of this.runs.values()) run.controller.abort(new Error('The worker is stopping.'));
       await all;
+      clearInterval(this.presence);
+      await this.beating;
+      await this.options.pool
+        .query('DELETE FROM aa_workers WHERE id = $1', [this.id])
+        .catch((error: unknown) =>
+          this.options.log('warn', `Could not remove this worker's row from aa_workers: ${describe(error)}`),
+        );
       await this.listener?.end().catch(() => undefined);
       await this.options.pipeline.close().catch(() => undefined);
     })();
