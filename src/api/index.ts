@@ -17,20 +17,16 @@ export {
   type TimeoutKind,
 } from './errors';
 export { DOWNLOAD_LIMITS, downloadLimitFor, formatBytes, outputKindOf, type OutputKind } from './download-limits';
+export { DEFAULT_STALL_TIMEOUT_MS, DEFAULT_STREAM } from './follow';
 export {
-  DEFAULT_STALL_TIMEOUT_MS,
-  DEFAULT_STREAM,
   EventHistory,
   LOG_LINES_LEFT_OUT,
   MAX_LAST_EVENT_ID_CHARS,
   MAX_LOG_LINES,
   MAX_LOG_MESSAGE_CHARS,
-  MAX_PARTS,
-  MAX_PARTS_AHEAD,
-  PartSequence,
   boundedLogLine,
-  partsOf,
-} from './follow';
+} from './follow-state';
+export { MAX_PARTS, MAX_PARTS_AHEAD, PartSequence, partsOf } from './parts';
 export { Redactor, redact } from './redact';
 export { describeUrl } from './service-url';
 export { DEFAULT_POLLING, PollingSchedule, parseRetryAfter } from './timing';
