@@ -93,6 +93,10 @@ describe('team API node: /readyz', () => {
       assert.match(body.data.checks.database?.error ?? '', /^[A-Za-z0-9_]+$/, 'an error code, not a message');
       assert.equal(body.data.checks.storage?.ok, true);
       assert.doesNotMatch(JSON.stringify(body), /postgres:|aa@|127\.0\.0\.1/, 'no database address');
+      // Liveness stays 200: a supervisor restarting every API node during a database outage would gain nothing.
+      const live = await call(`${url}/healthz`);
+      assert.equal(live.status, 200, live.text);
+      assert.match(live.text, /"database":"unreachable"/);
     } finally {
       await postgres.up();
     }

@@ -214,14 +214,17 @@ export class PgApiService implements JobServiceApi {
     return this.options.storage.read(job.id, output, range);
   }
 
+  /**
+   * `/healthz`, liveness: the node answers (503 only while it stops). A database outage is readiness's to report
+   * (`/readyz`): restarting every API node because Postgres is down would serve nobody, so it is only said here.
+   */
   async health(): Promise<ServiceHealth> {
     if (this.stopping) return { ok: false, detail: { mode: 'team', role: 'api', stopping: true } };
-    try {
-      await this.options.pool.query('SELECT 1');
-      return { ok: true, detail: { mode: 'team', role: 'api', followers: this.options.bus.followerCount } };
-    } catch {
-      return { ok: false, detail: { mode: 'team', role: 'api', database: 'unreachable' } };
-    }
+    const database = await this.options.pool.query('SELECT 1').then(
+      () => 'reachable',
+      () => 'unreachable',
+    );
+    return { ok: true, detail: { mode: 'team', role: 'api', database, followers: this.options.bus.followerCount } };
   }
 
   /** `/readyz`: Postgres answers a query and the output storage answers, each within READY_TIMEOUT_MS. */
