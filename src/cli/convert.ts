@@ -73,6 +73,50 @@ interface ConvertFlags {
   baseUrl?: string;
 }
 
+const CONVERT_OPTIONS = ['model', 'out', 'intro-url', 'outro-url', 'base-url'];
+
+/**
+ * "Unknown option --modle. Did you mean --model?" for a mistyped option, instead of Node's advice about positional
+ * arguments that start with a dash; undefined for other parse errors.
+ */
+export function unknownOptionAdvice(error: unknown, known: readonly string[]): string | undefined {
+  if ((error as { code?: unknown }).code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return undefined;
+  const given = /'(-{1,2}[^']*)'/.exec((error as Error).message)?.[1];
+  if (!given) return undefined;
+  const name = given.replace(/^-+/, '').split('=')[0] ?? '';
+  const closest = known
+    .map((option) => ({ option, distance: editDistance(name.toLowerCase(), option) }))
+    .sort((a, b) => a.distance - b.distance)[0];
+  const prefixed = name.length >= 3 ? known.filter((option) => option.startsWith(name.toLowerCase())) : [];
+  const guess =
+    prefixed.length === 1
+      ? prefixed[0]
+      : closest && closest.distance <= Math.max(1, Math.floor(closest.option.length / 3))
+        ? closest.option
+        : undefined;
+  return `Unknown option ${printable(given.slice(0, 60))}.${guess ? ` Did you mean --${guess}?` : ` The options are ${known.map((o) => `--${o}`).join(', ')}.`}`;
+}
+
+/** Edits (insert, delete, replace, swap two neighbours) from a to b: "modle" is one from "model". */
+function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  for (let i = 1; i <= a.length; i++)
+    for (let j = 1; j <= b.length; j++) {
+      const row = d[i] as number[];
+      const above = d[i - 1] as number[];
+      row[j] = Math.min(
+        (above[j] as number) + 1,
+        (row[j - 1] as number) + 1,
+        (above[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        row[j] = Math.min(row[j] as number, ((d[i - 2] as number[])[j - 2] as number) + 1);
+    }
+  return (d[a.length] as number[])[b.length] as number;
+}
+
 function readFlags(args: readonly string[]): ConvertFlags {
   let parsed;
   try {
@@ -89,7 +133,9 @@ function readFlags(args: readonly string[]): ConvertFlags {
       },
     });
   } catch (error) {
-    throw new UsageError(`${(error as Error).message}\nRun \`article-audio convert --help\` for the options.`);
+    throw new UsageError(
+      `${unknownOptionAdvice(error, CONVERT_OPTIONS) ?? (error as Error).message}\nRun \`article-audio convert --help\` for the options.`,
+    );
   }
   const { values, positionals } = parsed;
   if (positionals.length !== 1) {

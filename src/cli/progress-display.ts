@@ -30,6 +30,8 @@ export class ProgressDisplay {
         break;
       case 'log':
         if (event.level === 'debug') return;
+        // The engine's closing line of a failed job ("Failed (fetch_failed): …") is the command's own last line.
+        if (event.level === 'error' && /^Failed \([\w-]+\): /.test(event.message)) return;
         this.lastMessage = event.message;
         this.line(`${event.level === 'info' ? '' : `${event.level}: `}${event.message}`);
         break;

@@ -157,7 +157,9 @@ describe('article-audio convert', () => {
       [['convert', short], /has 24 characters of text; an article needs at least 50/],
       [['convert'], /Name the article/],
       [['convert', FIXTURE, 'second.md'], /one article at a time/],
-      [['convert', FIXTURE, '--speed', '2'], /Unknown option '--speed'/],
+      [['convert', FIXTURE, '--speed', '2'], /Unknown option --speed\. The options are --model, --out/],
+      [['convert', FIXTURE, '--modle', 'pro'], /Unknown option --modle\. Did you mean --model\?/],
+      [['convert', FIXTURE, '--intro', 'x'], /Unknown option --intro\. Did you mean --intro-url\?/],
       [
         ['convert', FIXTURE, '--model', 'gpt-4'],
         /--model must be one of article-audio-1-mini, article-audio-1-pro, article-podcast-1-pro/,
@@ -190,6 +192,8 @@ describe('article-audio convert', () => {
     ]);
     assert.equal(failed.code, 5, failed.stderr);
     assert.match(failed.stderr, /the job failed \(fetch_failed\)/);
+    const reason = /the job failed \(fetch_failed\): (.{20})/.exec(failed.stderr)?.[1] ?? 'no reason';
+    assert.equal(`${failed.stdout}${failed.stderr}`.split(reason).length - 1, 1, 'the reason is said once');
     assert.equal(existsSync(path.join(work, 'failed.mp3')), false);
 
     const closedPort = await new Promise<number>((resolve) => {
