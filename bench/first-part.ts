@@ -32,7 +32,7 @@ async function firstJobRows(options: Parameters<Bench['run']>[0]): Promise<Row[]
   const model = 'article-audio-1-pro';
   const text = articleText('long');
   const what = `${shortModel(model)}, long (${Math.round(text.length / 1000)}k chars), fresh engine`;
-  options.progress(`parts: first job of a fresh engine, ${what}, quiet`);
+  options.progress(`parts: first job of a fresh engine, ${what}, no added load`);
   const quiet = await firstJobOnFreshEngine({ model, text, windowS: WINDOW_S, busyLoops: 0 });
   const busyCase = `beside ${BUSY_LOOPS} CPU-bound processes`;
   options.progress(`parts: first job of a fresh engine, ${what}, ${busyCase} in its session`);
