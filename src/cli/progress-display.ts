@@ -43,7 +43,8 @@ export class ProgressDisplay {
         this.line(`${event.message} Still trying (next in ${Math.round(event.retryInMs / 1000)} s).`);
         break;
       case 'result':
-        this.progress = 1;
+        // A part of the audio is announced while the job runs: only the final result is the whole.
+        if (!event.part) this.progress = 1;
         break;
       case 'end':
         this.status = boundedLogLine(event.job.status).slice(0, 40);

@@ -81,6 +81,12 @@ describe('article-audio convert', () => {
     assert.match(run.stdout, /^Wrote .*river\.mp3 and .*river\.vtt \(\d+:\d\d of audio\)\.\n$/);
     assert.match(run.stderr, /status: succeeded/);
     assert.match(run.stderr, /progress: 100%/);
+    // A part of the audio announced early is not the whole: progress climbs before it reaches 100 %.
+    const shown = [...run.stderr.matchAll(/progress: (\d+)%/g)].map((m) => Number(m[1]));
+    assert.ok(
+      shown.slice(0, shown.indexOf(100)).some((p) => p > 1 && p < 100),
+      `progress went ${shown.join(', ')}`,
+    );
   });
 
   it('reads standard input, and names the outputs after the input in the current folder by default', async () => {
