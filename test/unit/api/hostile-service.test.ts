@@ -99,12 +99,12 @@ describe('a client no service can hurt', () => {
     });
     const { client } = clientFor(server);
     const destination = path.join(dir, 'e3.mp3');
-    const { error, ms } = await rejectionOf(
+    const { error } = await rejectionOf(
       client.downloadOutput({ url: '/v1/jobs/e3/outputs/audio.mp3', durationS: 60 }, destination),
     );
     assert.ok(error instanceof InvalidResponseError, String(error));
+    // Refused on the announced size (the body never ends: reading it would end only at the stall limit, 20 s).
     assert.match(error.message, /the service announced 50000 MB, more than the 5\.1 MB allowed/);
-    assert.ok(ms < 5000);
     assert.equal(existsSync(`${destination}.part`), false);
   });
 
@@ -269,11 +269,10 @@ describe('a client no service can hurt', () => {
       sendEnvelope(res, 200, jobBody('s1', 'processing', { progress: 0.5 })),
     );
     const { client } = clientFor(server, { stallTimeoutMs: 1500, stream: { statusCheckMs: 300 } });
-    const { error, ms } = await rejectionOf(collect(client.followJob('s1', { deadline: Date.now() + 8000 })));
+    const { error } = await rejectionOf(collect(client.followJob('s1', { deadline: Date.now() + 8000 })));
     assert.ok(error instanceof TimeoutError, String(error));
     assert.equal(error.code, 'job_stalled');
     assert.match(error.message, /reported no progress for 1\.5 s/);
-    assert.ok(ms < 5000, `took ${ms} ms`);
     // The status was checked beside the busy stream (log lines say nothing of the job's state).
     assert.ok(server.requestsTo('GET', '/v1/jobs/s1').length >= 1);
   });
