@@ -10,6 +10,7 @@ import { EventStreams } from './http/event-streams';
 import { createRequestHandler } from './http/request-handler';
 import { type TokenLimitOptions, TokenLimits } from './http/token-limits';
 import { type Logger } from './core/logger';
+import { EngineMetrics } from './core/metrics';
 import { JobService } from './embedded/job-service';
 import type { JobServiceApi } from './core/service-api';
 import { type EngineOptions, resolveOptions } from './core/options';
@@ -38,6 +39,7 @@ export async function startEngine(options: EngineOptions): Promise<RunningEngine
   const pipeline = settings.pipeline ?? createDefaultPipeline();
   const store =
     settings.store ?? new FileJobStore({ dataDir: settings.dataDir, log, lock: { waitMs: settings.lockWaitMs } });
+  const metrics = new EngineMetrics('embedded');
   const service = new JobService({
     store,
     pipeline,
@@ -53,6 +55,7 @@ export async function startEngine(options: EngineOptions): Promise<RunningEngine
     maxCrashes: settings.maxCrashes,
     stopTimeoutMs: settings.stopTimeoutMs,
     log,
+    metrics,
   });
   const swept = await removeStaleScratchDirs();
   if (swept > 0)
@@ -69,6 +72,7 @@ export async function startEngine(options: EngineOptions): Promise<RunningEngine
     {
       ...settings,
       tokens,
+      metrics,
       limits: {
         submitRatePerMinute: settings.tokenSubmitRate,
         storageBytes: settings.tokenStorageBytes,
@@ -97,6 +101,8 @@ export interface HttpNodeSettings {
   /** Per-token rate and storage, free disk (token-limits.ts). Default: none. */
   limits?: TokenLimitOptions;
   log: Logger;
+  /** What GET /metrics serves; the node's service adds its runs to it. Default: a registry of this node's own. */
+  metrics?: EngineMetrics;
 }
 
 /**
@@ -114,6 +120,9 @@ export async function serveHttp(
     retryMs: settings.streamRetryMs,
     maxBufferedBytes: 1024 * 1024,
   });
+  const metrics = settings.metrics ?? new EngineMetrics('api');
+  metrics.readQueueFrom(() => service.queueGauges());
+  metrics.readFollowersFrom(() => streams.size);
   const stopRevoking = tokens.onRevoked((owner) => {
     const ended = streams.endOwner(owner);
     if (ended > 0) log('info', `Ended ${ended} open stream(s) of a removed token.`);
@@ -132,6 +141,7 @@ export async function serveHttp(
       (host !== undefined && aliases.has(host.toLowerCase()) ? `http://${host.toLowerCase()}` : url),
     isClosing: () => closing,
     log,
+    metrics,
   });
   // Slow or stalled uploads are cut off; streams are responses, which these timeouts do not limit.
   const idleSocketTimeoutMs = settings.idleSocketTimeoutMs ?? 10_000;

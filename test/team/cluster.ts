@@ -14,6 +14,7 @@ import { createDatabase } from './postgres';
 export interface WorkerProcess {
   readonly pid: number;
   readonly stderr: string;
+  readonly stdout: string;
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   kill9(): Promise<void>;
   stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -110,6 +111,9 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       pid: child.pid ?? -1,
       get stderr() {
         return stderr;
+      },
+      get stdout() {
+        return stdout;
       },
       exited,
       async kill9() {

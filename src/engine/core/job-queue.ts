@@ -62,6 +62,11 @@ export class JobQueue<T extends QueueEntry> implements WorkQueue {
     return this.waiting.length;
   }
 
+  /** The entries waiting, first in line first. */
+  get waitingEntries(): readonly T[] {
+    return this.waiting;
+  }
+
   countWaiting(predicate: (entry: T) => boolean): number {
     let count = 0;
     for (const entry of this.waiting) if (predicate(entry)) count++;

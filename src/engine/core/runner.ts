@@ -10,6 +10,7 @@ import { describe, describeFailure, internalFailure } from './job-errors';
 import type { JobFailure, StoredJob } from './job-store';
 import type { NewEvent } from './live-job';
 import type { Logger } from './logger';
+import { type EngineMetrics, type RunOutcome, dependencyOf } from './metrics';
 import { ProgressThrottle } from './progress-throttle';
 import { DependencyDown, type RetryPolicy, withRetry } from './retry';
 import { runLog, statusEvent } from './stream-events';
@@ -61,6 +62,8 @@ export interface JobRunnerOptions {
   fetchLimits: FetchLimits;
   log: Logger;
   retry?: RetryPolicy;
+  /** Where runs, failures and retries are counted (core/metrics.ts). */
+  metrics?: EngineMetrics;
 }
 
 export class JobRunner {
@@ -70,6 +73,7 @@ export class JobRunner {
   async run(ledger: RunLedger): Promise<void> {
     const { options } = this;
     const id = ledger.jobId;
+    const started = performance.now();
     const controller = new AbortController();
     const abort = () => controller.abort(ledger.signal.reason);
     if (ledger.signal.aborted) abort();
@@ -81,11 +85,13 @@ export class JobRunner {
     const retried = <T>(what: string, call: () => Promise<T>) =>
       withRetry(what, call, {
         ...(options.retry ? { policy: options.retry } : {}),
-        onRetry: (error, delayMs) =>
+        onRetry: (error, delayMs) => {
+          options.metrics?.dependencyRetries.inc({ dependency: dependencyOf(what) });
           options.log(
             'warn',
             `Job ${id}: ${what} failed (${describe(error)}); trying again in ${Math.round(delayMs)} ms.`,
-          ),
+          );
+        },
       });
     // Every write of the run, one after another: events stay in order and parts are announced in index order.
     let chain: Promise<void> = Promise.resolve();
@@ -131,10 +137,16 @@ export class JobRunner {
     }
     await chain;
     try {
-      await this.conclude(
+      const ended = await this.conclude(
         ledger,
         { lost, down, broken, output, failure, workDir, aborted: controller.signal.aborted },
         retried,
+      );
+      options.metrics?.runEnded(
+        ledger.record.request.model_id,
+        ended.outcome,
+        (performance.now() - started) / 1000,
+        ended.code,
       );
     } catch (error) {
       options.log('error', `Job ${id} could not be concluded: ${describe(error)}`);
@@ -156,12 +168,12 @@ export class JobRunner {
       aborted: boolean;
     },
     retried: <T>(what: string, call: () => Promise<T>) => Promise<T>,
-  ): Promise<void> {
+  ): Promise<{ outcome: RunOutcome; code?: string }> {
     const { log } = this.options;
     const id = ledger.jobId;
     if (run.lost) {
       log('warn', `Job ${id}: this run lost its job; its result is dropped.`);
-      return;
+      return { outcome: 'lost' };
     }
     const dependencyDown = (error: DependencyDown) =>
       retried('giving the job back', () =>
@@ -172,12 +184,11 @@ export class JobRunner {
     if (run.down) {
       log('error', `Job ${id}: ${run.down.message}; giving it back to the queue.`);
       await dependencyDown(run.down);
-      return;
+      return { outcome: 'requeued' };
     }
     if (run.broken !== undefined) {
       log('error', `Job ${id}: ${describe(run.broken)}`);
-      await retried('failing the job', () => ledger.fail(internalFailure(run.broken)));
-      return;
+      return this.failed(ledger, internalFailure(run.broken), retried);
     }
     if (run.output && run.workDir) {
       const { output, workDir } = run;
@@ -189,19 +200,27 @@ export class JobRunner {
         if (error instanceof DependencyDown) {
           log('error', `Job ${id}: ${error.message}; giving it back to the queue.`);
           await dependencyDown(error);
-          return;
+          return { outcome: 'requeued' };
         }
         log('error', `Job ${id}: ${describe(error)}`);
-        await retried('failing the job', () => ledger.fail(internalFailure(error)));
-        return;
+        return this.failed(ledger, internalFailure(error), retried);
       }
       if (!named) log('warn', `Job ${id}: finished after losing its job; the result is dropped.`);
-      return;
+      return { outcome: named ? 'succeeded' : 'lost' };
     }
     if (ledger.stopping() && run.aborted) {
       await retried('giving the job back', () => ledger.release());
-      return;
+      return { outcome: 'requeued' };
     }
-    await retried('failing the job', () => ledger.fail(describeFailure(run.failure)));
+    return this.failed(ledger, describeFailure(run.failure), retried);
+  }
+
+  private async failed(
+    ledger: RunLedger,
+    failure: JobFailure,
+    retried: <T>(what: string, call: () => Promise<T>) => Promise<T>,
+  ): Promise<{ outcome: RunOutcome; code?: string }> {
+    const written = await retried('failing the job', () => ledger.fail(failure));
+    return written ? { outcome: 'failed', code: failure.code } : { outcome: 'lost' };
   }
 }

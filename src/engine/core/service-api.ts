@@ -4,6 +4,7 @@
 // The HTTP layer only ever sees this interface, so both serve the same API byte for byte.
 import type { Readable } from 'node:stream';
 import type { ByteRange, StoredEvent, StoredJob, StoredOutput } from './job-store';
+import type { QueueGauges } from './metrics';
 import type { ArticleSubmission } from './submission';
 
 /** A job as a request sees it: its record and its live progress (which may be ahead of the saved record). */
@@ -99,5 +100,7 @@ export interface JobServiceApi {
    * data dir writable; team API node: Postgres answers and the output storage is reachable). Not ready while stopping.
    */
   readiness(): Promise<Readiness>;
+  /** The queue as /metrics shows it (embedded: the queue in memory; team API node: Postgres). */
+  queueGauges(): Promise<QueueGauges>;
   stop(): Promise<void>;
 }

@@ -13,6 +13,7 @@ import { describe } from '../core/job-errors';
 import { JobQueue } from '../core/job-queue';
 import { type LiveJob, LiveJobEvents } from '../core/live-job';
 import type { ArticlePipeline, FetchLimits } from '../../speech/types';
+import type { EngineMetrics, QueueGauges } from '../core/metrics';
 import { logEvent } from '../core/stream-events';
 import type { ArticleSubmission } from '../core/submission';
 import {
@@ -51,6 +52,8 @@ export interface JobServiceOptions {
   /** How long stop() waits for running pipelines to give up after being aborted. */
   stopTimeoutMs: number;
   log: Logger;
+  /** Where runs are counted (core/metrics.ts). */
+  metrics?: EngineMetrics;
 }
 
 export class JobService implements JobServiceApi {
@@ -130,6 +133,14 @@ export class JobService implements JobServiceApi {
         waiting: this.queue.waitingCount,
         running: this.queue.runningCount,
       },
+    });
+  }
+
+  queueGauges(): Promise<QueueGauges> {
+    const first = this.queue.waitingEntries[0];
+    return Promise.resolve({
+      queued: this.queue.waitingCount,
+      oldestQueuedAgeS: first ? Math.max(0, (Date.now() - Date.parse(first.record.createdAt)) / 1000) : 0,
     });
   }
 

@@ -9,6 +9,7 @@ import { describe, internalFailure } from '../core/job-errors';
 import type { JobQueue } from '../core/job-queue';
 import type { LiveJob } from '../core/live-job';
 import { type ArticlePipeline, type FetchLimits, type PipelinePart, PipelineError } from '../../speech/types';
+import type { EngineMetrics } from '../core/metrics';
 import { JobRunner, type RunLedger } from '../core/runner';
 import { jobResultOf } from '../core/submission';
 import { closingEvents, logEvent, partResultEvent, statusEvent } from '../core/stream-events';
@@ -24,6 +25,7 @@ export interface WorkerLoopOptions {
   /** How long stop() waits for running pipelines to give up after being aborted. */
   stopTimeoutMs: number;
   log: Logger;
+  metrics?: EngineMetrics;
 }
 
 interface ActiveRun {

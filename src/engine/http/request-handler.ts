@@ -7,6 +7,7 @@ import type { TokenRing } from '../core/auth';
 import { isJobId } from '../core/job-id';
 import { IdempotencyConflictError, QueueFullError, StoppingError, TokenLimitError } from '../core/job-errors';
 import { type Logger } from '../core/logger';
+import type { EngineMetrics } from '../core/metrics';
 import type { JobHandle, JobServiceApi } from '../core/service-api';
 import { checkSubmission } from '../core/submission';
 import { ApiError, headerValue } from './api-error';
@@ -32,10 +33,11 @@ export interface RequestHandlerOptions {
   baseUrl: (host: string | undefined) => string;
   isClosing: () => boolean;
   log: Logger;
+  metrics: EngineMetrics;
 }
 
 type Route =
-  | { name: 'submit' | 'health' | 'ready'; methods: readonly string[] }
+  | { name: 'submit' | 'health' | 'ready' | 'metrics'; methods: readonly string[] }
   | { name: 'job' | 'stream' | 'cancel'; methods: readonly string[]; id: string }
   | { name: 'output'; methods: readonly string[]; id: string; file: string }
   | { name: 'part'; methods: readonly string[]; id: string; file: string };
@@ -49,6 +51,7 @@ function route(target: string): Route | undefined {
   const s = path.split('/');
   if (path === '/healthz') return { name: 'health', methods: ['GET', 'HEAD'] };
   if (path === '/readyz') return { name: 'ready', methods: ['GET', 'HEAD'] };
+  if (path === '/metrics') return { name: 'metrics', methods: ['GET'] };
   if (s[0] !== '' || s[1] !== 'v1') return undefined;
   if (s.length === 3 && s[2] === 'article-to-audio') return { name: 'submit', methods: ['POST'] };
   if (s[2] !== 'jobs' || s[3] === undefined) return undefined;
@@ -109,6 +112,19 @@ export function createRequestHandler(
       sendJson(res, readiness.ready ? 200 : 503, { data: readiness, errors: null });
       return;
     }
+    if (target.name === 'metrics') {
+      // For Prometheus: no token, as /healthz. Counts only, labelled by model, outcome and error code: never a job
+      // id, a title, a URL or a token (core/metrics.ts).
+      const text = await options.metrics.text();
+      res.writeHead(200, {
+        'Content-Type': options.metrics.contentType,
+        'Content-Length': String(Buffer.byteLength(text)),
+        'Cache-Control': 'no-store',
+        'X-Content-Type-Options': 'nosniff',
+      });
+      res.end(text);
+      return;
+    }
     if (options.isClosing()) throw ApiError.unavailable();
     const owner = tokens.ownerOf(req.headers.authorization);
     if (owner === undefined) throw ApiError.unauthorized();
@@ -155,6 +171,7 @@ export function createRequestHandler(
           if (errno !== undefined && STORAGE_ERRORS.has(errno)) throw ApiError.storage(errno);
           throw error;
         }
+        if (!accepted.replayed) options.metrics.jobsSubmitted.inc({ model: checked.submission.model_id });
         const self = `/v1/jobs/${accepted.job.id}`;
         sendJson(
           res,

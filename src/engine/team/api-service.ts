@@ -12,6 +12,7 @@ import {
   tooManyJobs,
 } from '../core/job-errors';
 import { type Logger } from '../core/logger';
+import type { QueueGauges } from '../core/metrics';
 import { newJobRecord } from '../core/job-record';
 import {
   type EventListener,
@@ -212,6 +213,22 @@ export class PgApiService implements JobServiceApi {
 
   readOutput(job: JobHandle, output: StoredOutput, range?: ByteRange): Readable {
     return this.options.storage.read(job.id, output, range);
+  }
+
+  /** The whole team's queue and workers, read from Postgres (every API node shows the same). */
+  async queueGauges(): Promise<QueueGauges> {
+    const { rows } = await this.options.pool.query<{ queued: string; oldest: number | null; alive: string }>(
+      `SELECT (SELECT count(*) FROM aa_jobs WHERE status = 'queued') AS queued,
+              (SELECT extract(epoch FROM now() - min(created_at))::float8 FROM aa_jobs WHERE status = 'queued') AS oldest,
+              (SELECT count(*) FROM aa_workers
+                WHERE now() - last_heartbeat <= make_interval(secs => 2 * heartbeat_ms / 1000.0)) AS alive`,
+    );
+    const row = rows[0];
+    return {
+      queued: Number(row?.queued ?? 0),
+      oldestQueuedAgeS: Math.max(0, row?.oldest ?? 0),
+      workersAlive: Number(row?.alive ?? 0),
+    };
   }
 
   /**

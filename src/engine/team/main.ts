@@ -8,6 +8,7 @@ import { version } from '../../../package.json';
 import { createDefaultPipeline } from '../core/default-pipeline';
 import { type RunningEngine, serveHttp } from '../index';
 import type { Logger, LogLevel } from '../core/logger';
+import { EngineMetrics } from '../core/metrics';
 import { DEFAULT_FETCH_LIMITS } from '../core/options';
 import type { ArticlePipeline } from '../../speech/types';
 import { UsageError, readEngineSettings } from '../settings';
@@ -19,6 +20,7 @@ import { PgEventBus } from './pg-events';
 import { migrate } from './schema';
 import { TeamTokens, manageTokens, unusableToken } from './tokens';
 import { Worker } from './worker';
+import { serveMetrics } from './metrics-server';
 import { listWorkers, workersTable } from './workers';
 
 const ORDER: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
@@ -135,7 +137,8 @@ export async function startApiNode(args: readonly string[], env: NodeJS.ProcessE
       'warn',
       'No API tokens yet: add one per user with `article-audio token add NAME --database …`, or set ARTICLE_AUDIO_TOKENS.',
     );
-  const bus = new PgEventBus(pool, databaseUrl, logger);
+  const metrics = new EngineMetrics('api');
+  const bus = new PgEventBus(pool, databaseUrl, logger, undefined, metrics);
   await bus.start();
   const engine = settings.engine;
   const service = new PgApiService({
@@ -159,6 +162,7 @@ export async function startApiNode(args: readonly string[], env: NodeJS.ProcessE
       heartbeatMs: engine.heartbeatMs ?? 15_000,
       streamRetryMs: engine.streamRetryMs ?? 2000,
       maxBodyBytes: engine.maxBodyBytes ?? 1024 * 1024,
+      metrics,
       publicUrl: engine.publicUrl?.replace(/\/+$/, ''),
       ...(engine.maxConnections !== undefined ? { maxConnections: engine.maxConnections } : {}),
       ...(engine.idleSocketTimeoutMs !== undefined ? { idleSocketTimeoutMs: engine.idleSocketTimeoutMs } : {}),
@@ -207,6 +211,8 @@ export async function serveTeam(args: readonly string[], env: NodeJS.ProcessEnv)
 
 export interface RunningWorker {
   worker: Worker;
+  /** The address of its /metrics server (--metrics-port), if it has one. */
+  metricsUrl?: string;
   stop(): Promise<void>;
 }
 
@@ -234,6 +240,7 @@ export async function startWorker(
   const pool = openPool(databaseUrl, log, concurrency * 2 + 2);
   const storage = await openOutputStorage(storageSpec, team.s3Endpoint);
   await migrate(pool);
+  const metrics = new EngineMetrics('worker');
   const worker = new Worker({
     pool,
     databaseUrl,
@@ -254,14 +261,21 @@ export async function startWorker(
     stopTimeoutMs: team.stopGraceMs,
     version,
     log,
+    metrics,
   });
+  const metricsServer =
+    team.metricsPort === undefined
+      ? undefined
+      : await serveMetrics(metrics, engine.host ?? '127.0.0.1', team.metricsPort, log);
   await worker.start();
   let stopped: Promise<void> | undefined;
   return {
     worker,
+    ...(metricsServer ? { metricsUrl: metricsServer.url } : {}),
     stop() {
       stopped ??= (async () => {
         await worker.stop();
+        await metricsServer?.close();
         await storage.close();
         await pool.end();
         log('info', 'Stopped.');
@@ -289,6 +303,7 @@ export async function runWorkerProcess(
   process.umask(0o077);
   const running = await startWorker(args, env, { log, ...(pipeline ? { pipeline } : {}) });
   stopOnSignals(log, () => running.stop(), team.stopGraceMs + 20_000);
+  if (running.metricsUrl) process.stdout.write(`Worker metrics on ${running.metricsUrl}/metrics\n`);
   process.stdout.write(`Article Audio worker ${running.worker.id} started\n`);
 }
 

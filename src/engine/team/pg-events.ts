@@ -4,6 +4,7 @@
 // it; a lost connection or a missed notification is covered by reconnecting and by a slow poll.
 import type { Client, Pool } from 'pg';
 import type { Logger } from '../core/logger';
+import type { EngineMetrics } from '../core/metrics';
 import type { EventBus, StoredEvent } from '../core/job-store';
 import { newClient } from './db';
 import { readEvents } from './jobs';
@@ -16,6 +17,8 @@ interface Subscriber {
   reading: boolean;
   again: boolean;
   stopped: boolean;
+  /** When a notification for the job arrived that this follower has not yet been given the events of. */
+  notifiedAt: number | undefined;
 }
 
 export class PgEventBus implements EventBus {
@@ -30,6 +33,7 @@ export class PgEventBus implements EventBus {
     private readonly url: string,
     private readonly log: Logger,
     private readonly pollMs = 5000,
+    private readonly metrics?: EngineMetrics,
   ) {}
 
   async start(): Promise<void> {
@@ -41,7 +45,7 @@ export class PgEventBus implements EventBus {
   private async listen(): Promise<void> {
     const client = newClient(this.url);
     client.on('notification', (message) => {
-      if (message.channel === EVENTS_CHANNEL && message.payload) this.wake(message.payload);
+      if (message.channel === EVENTS_CHANNEL && message.payload) this.wake(message.payload, performance.now());
     });
     client.on('error', (error) => {
       this.log('warn', `Event listener connection lost (${error.message}); reconnecting.`);
@@ -80,7 +84,15 @@ export class PgEventBus implements EventBus {
     afterId: number,
     listener: (events: readonly StoredEvent[]) => void,
   ): Promise<{ stop(): void }> {
-    const subscriber: Subscriber = { jobId, lastId: afterId, listener, reading: false, again: false, stopped: false };
+    const subscriber: Subscriber = {
+      jobId,
+      lastId: afterId,
+      listener,
+      reading: false,
+      again: false,
+      stopped: false,
+      notifiedAt: undefined,
+    };
     let set = this.subscribers.get(jobId);
     if (!set) this.subscribers.set(jobId, (set = new Set()));
     set.add(subscriber);
@@ -103,8 +115,11 @@ export class PgEventBus implements EventBus {
     return count;
   }
 
-  private wake(jobId: string): void {
-    for (const subscriber of this.subscribers.get(jobId) ?? []) void this.read(subscriber);
+  private wake(jobId: string, notifiedAt?: number): void {
+    for (const subscriber of this.subscribers.get(jobId) ?? []) {
+      if (notifiedAt !== undefined) subscriber.notifiedAt ??= notifiedAt;
+      void this.read(subscriber);
+    }
   }
 
   private wakeAll(): void {
@@ -121,6 +136,8 @@ export class PgEventBus implements EventBus {
       do {
         subscriber.again = false;
         if (subscriber.stopped) return;
+        const notifiedAt = subscriber.notifiedAt;
+        subscriber.notifiedAt = undefined;
         let events: StoredEvent[];
         try {
           events = await readEvents(this.pool, subscriber.jobId, subscriber.lastId);
@@ -132,6 +149,7 @@ export class PgEventBus implements EventBus {
         if (events.length > 0 && !subscriber.stopped) {
           subscriber.lastId = (events.at(-1) as StoredEvent).id;
           subscriber.listener(events);
+          if (notifiedAt !== undefined) this.metrics?.eventDeliveryLag.observe((performance.now() - notifiedAt) / 1000);
         }
       } while (subscriber.again);
     } finally {

@@ -48,6 +48,12 @@ export const TEAM_SETTINGS: readonly TeamFlag[] = [
     help: `worker: local scratch folder for runs (default ${os.tmpdir()})`,
   },
   {
+    flag: 'metrics-port',
+    env: 'ARTICLE_AUDIO_METRICS_PORT',
+    value: 'N',
+    help: 'worker: serve GET /metrics (Prometheus) on this port, on the --host address (default 127.0.0.1); off by default',
+  },
+  {
     flag: 'log-format',
     env: 'ARTICLE_AUDIO_LOG_FORMAT',
     value: 'json|text',
@@ -71,6 +77,8 @@ export interface TeamArgs {
   /** How long a stopping worker lets its running jobs finish before it gives them back. */
   stopGraceMs: number;
   workDir: string;
+  /** Worker: the port of its /metrics server; undefined: none. */
+  metricsPort: number | undefined;
   json: boolean;
   /** The engine's own flags, for readEngineSettings. */
   rest: string[];
@@ -104,6 +112,9 @@ export function splitTeamArgs(args: readonly string[], env: NodeJS.ProcessEnv): 
   const grace = get('stop-grace-s');
   if (grace !== undefined && !/^\d{1,6}(\.\d{1,3})?$/.test(grace))
     throw new UsageError(`--stop-grace-s must be a number of seconds, not "${grace}".`);
+  const metricsPort = get('metrics-port');
+  if (metricsPort !== undefined && !/^\d{1,5}$/.test(metricsPort))
+    throw new UsageError(`--metrics-port must be a port number, not "${metricsPort}".`);
   const format = get('log-format') ?? 'json';
   if (format !== 'json' && format !== 'text') throw new UsageError('--log-format must be json or text.');
   const database = get('database');
@@ -118,6 +129,7 @@ export function splitTeamArgs(args: readonly string[], env: NodeJS.ProcessEnv): 
     leaseMs: Math.round(Number(lease ?? 30) * 1000),
     stopGraceMs: Math.round(Number(grace ?? 10) * 1000),
     workDir: get('work-dir') ?? os.tmpdir(),
+    metricsPort: metricsPort === undefined ? undefined : Number(metricsPort),
     json: format === 'json',
     rest,
   };

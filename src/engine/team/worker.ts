@@ -19,6 +19,7 @@ import {
   type PipelinePart,
   PipelineError,
 } from '../../speech/types';
+import type { EngineMetrics } from '../core/metrics';
 import { JobRunner, type RunLedger } from '../core/runner';
 import { jobResultOf } from '../core/submission';
 import type { Claim, OutputStorage, StoredJob, StoredOutput, WorkQueue } from '../core/job-store';
@@ -46,6 +47,8 @@ export interface WorkerOptions {
   /** The package version, shown by `article-audio workers`. */
   version: string;
   log: Logger;
+  /** Where runs are counted (core/metrics.ts); served on --metrics-port. */
+  metrics?: EngineMetrics;
 }
 
 /**
