@@ -39,7 +39,8 @@ describe('team service while Postgres restarts, the storage server is down 20 s 
   let cluster: Cluster;
 
   before(async () => {
-    postgres = await startPostgres();
+    // Acknowledged commits must survive the crash, as with Postgres's production settings.
+    postgres = await startPostgres({ crashSafe: true });
     s3 = await startS3();
     cluster = await startCluster({
       serverUrl: postgres.url,

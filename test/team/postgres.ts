@@ -72,7 +72,12 @@ function freePort(): Promise<number> {
   });
 }
 
-export async function startPostgres(): Promise<TestPostgres> {
+/**
+ * `crashSafe`: commits are on disk when they return (synchronous_commit on), as in production. The default trades
+ * that for speed; a test that crashes the server (`restartImmediate`) and counts what survived needs it, since a
+ * commit acknowledged before its WAL left shared memory is lost in the crash.
+ */
+export async function startPostgres(options: { crashSafe?: boolean } = {}): Promise<TestPostgres> {
   const bin = await postgresBin();
   const user = serverUser();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'aa-pg-'));
@@ -102,7 +107,7 @@ export async function startPostgres(): Promise<TestPostgres> {
         '-c',
         'fsync=off',
         '-c',
-        'synchronous_commit=off',
+        `synchronous_commit=${options.crashSafe ? 'on' : 'off'}`,
         '-c',
         'full_page_writes=off',
         '-c',
