@@ -22,7 +22,8 @@ import {
 import { type ArticleRequest, type OutputFile } from '../api/types';
 import { MODELS, type ModelId, isHttpUrl, isModelId } from '../protocol';
 import { type RunningEngine, startEngine } from '../engine/index';
-import { UsageError } from '../engine/settings';
+import { loadVoices, UsageError } from '../engine/settings';
+import { createDefaultPipeline } from '../engine/core/default-pipeline';
 import { readArticleInput } from './article-input';
 import { EXIT, EXIT_CODES_HELP } from './exit-codes';
 import { ProgressDisplay } from './progress-display';
@@ -47,6 +48,9 @@ Options:
   --base-url URL    use this job service, with its API key in ARTICLE_AUDIO_API_KEY; without it the
                     built-in engine runs inside this command (no account, nothing leaves this machine
                     except fetching the page and the intro/outro)
+  --voices FILE     read models with the speech providers this voices file names (JSON keyed by model id;
+                    env ARTICLE_AUDIO_VOICES; README "Use another voice"); the text of those models' jobs
+                    goes to that provider. Keys come from the environment variables the file names.
   -h, --help        show this help
 
 Progress and the job's log go to stderr; the names of the written files to stdout.
@@ -71,6 +75,7 @@ interface ConvertFlags {
   introUrl?: string;
   outroUrl?: string;
   baseUrl?: string;
+  voices?: string;
 }
 
 const CONVERT_OPTIONS = ['model', 'out', 'intro-url', 'outro-url', 'base-url'];
@@ -130,6 +135,7 @@ function readFlags(args: readonly string[]): ConvertFlags {
         'intro-url': { type: 'string' },
         'outro-url': { type: 'string' },
         'base-url': { type: 'string' },
+        voices: { type: 'string' },
       },
     });
   } catch (error) {
@@ -159,6 +165,7 @@ function readFlags(args: readonly string[]): ConvertFlags {
     ...(values['intro-url'] !== undefined ? { introUrl: values['intro-url'] } : {}),
     ...(values['outro-url'] !== undefined ? { outroUrl: values['outro-url'] } : {}),
     ...(values['base-url'] !== undefined ? { baseUrl: values['base-url'] } : {}),
+    ...(values.voices !== undefined ? { voices: values.voices } : {}),
   };
 }
 
@@ -178,6 +185,11 @@ export async function convert(args: readonly string[]): Promise<number> {
 
     let baseUrl: string;
     let apiKey: string;
+    const voicesFile = flags.voices ?? (process.env.ARTICLE_AUDIO_VOICES || undefined);
+    if (flags.baseUrl !== undefined && flags.voices !== undefined)
+      throw new UsageError(
+        '--voices is for the built-in engine; a service named by --base-url chooses its own voices.',
+      );
     if (flags.baseUrl !== undefined) {
       const key = process.env.ARTICLE_AUDIO_API_KEY?.trim();
       if (!key)
@@ -190,9 +202,11 @@ export async function convert(args: readonly string[]): Promise<number> {
       const dataDir = await mkdtemp(path.join(os.tmpdir(), 'article-audio-convert-'));
       apiKey = randomBytes(24).toString('hex');
       try {
+        const voices = voicesFile !== undefined ? loadVoices(voicesFile, process.env) : undefined;
         const engine = await startEngine({
           dataDir,
           tokens: [apiKey],
+          ...(voices ? { pipeline: createDefaultPipeline({ voices }) } : {}),
           log: (level, message) => {
             if (level === 'error') display.note(`engine: ${message}`);
           },

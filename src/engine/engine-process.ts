@@ -38,7 +38,11 @@ export async function runEngineProcess(options: EngineProcessOptions): Promise<R
   // Whatever the engine or its libraries create (jobs, outputs, scratch files) is readable by this user only.
   process.umask(0o077);
   const log = stderrLogger(settings.logLevel);
-  const engine = await startEngine({ ...settings.engine, pipeline: createDefaultPipeline(), log });
+  const engine = await startEngine({
+    ...settings.engine,
+    pipeline: createDefaultPipeline({ voices: settings.voices }),
+    log,
+  });
 
   let stopping = false;
   const stop = (reason: string) => {

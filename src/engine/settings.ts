@@ -7,6 +7,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { LogLevel } from './core/logger';
 import type { EngineOptions } from './core/options';
+import { readVoicesFile, type VoicesConfig, VoicesFileError } from '../speech/voice/voices-file';
 
 export class UsageError extends Error {
   constructor(message: string) {
@@ -47,6 +48,13 @@ export const ENGINE_SETTINGS: readonly Setting[] = [
     kind: 'string',
     value: 'FILE',
     help: 'file with API tokens, one per line (in addition to ARTICLE_AUDIO_TOKENS)',
+  },
+  {
+    flag: 'voices',
+    env: 'ARTICLE_AUDIO_VOICES',
+    kind: 'string',
+    value: 'FILE',
+    help: 'voices file (JSON keyed by model id): read those models with a speech provider (README "Use another voice"); the others keep the built-in voices',
   },
   {
     flag: 'concurrency',
@@ -221,6 +229,8 @@ export interface ProcessSettings {
   engine: Omit<EngineOptions, 'pipeline' | 'log' | 'store'>;
   logLevel: LogLevel;
   exitWithStdin: boolean;
+  /** The voices file, read and checked, with its keys from the environment (never printed). */
+  voices?: VoicesConfig;
 }
 
 const LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
@@ -351,7 +361,23 @@ export function readEngineSettings(
     minFreeDiskBytes: (number('min-free-disk-mb') ?? service.minFreeDiskMb) * 1024 * 1024,
     ...(Object.keys(fetchLimits).length > 0 ? { fetchLimits } : {}),
   };
-  return { engine, logLevel: logLevel as LogLevel, exitWithStdin: values.get('exit-with-stdin') === true };
+  const voicesFile = values.get('voices') as string | undefined;
+  return {
+    engine,
+    logLevel: logLevel as LogLevel,
+    exitWithStdin: values.get('exit-with-stdin') === true,
+    ...(voicesFile !== undefined ? { voices: loadVoices(voicesFile, env) } : {}),
+  };
+}
+
+/** The voices file (`--voices`, ARTICLE_AUDIO_VOICES), or a usage error naming the file and the field. */
+export function loadVoices(file: string, env: NodeJS.ProcessEnv): VoicesConfig {
+  try {
+    return readVoicesFile(file, env);
+  } catch (error) {
+    if (error instanceof VoicesFileError) throw new UsageError(error.message);
+    throw error;
+  }
 }
 
 function optional<K extends string, V>(key: K, value: V | undefined): Partial<Record<K, V>> {

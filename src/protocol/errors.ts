@@ -32,6 +32,7 @@ export const JOB_ERROR_CODES = [
   'intro_unusable',
   'outro_unusable',
   'synthesis_failed',
+  'voice_unavailable',
   'cancelled',
   'interrupted',
   'storage_failed',

@@ -23,8 +23,10 @@ import { decodeText, FetchError, fetchWithLimits } from './source/fetch-source';
 import { JobAudio } from './audio/job-audio';
 import type { Script, ScriptHead } from './parse/parse-protocol';
 import type { ScriptLine, Voice } from './text/profiles';
-import { SynthesisPool, type Utterance } from './voice/synth-pool';
-import { intonationOf } from './text/intonation';
+import { SynthesisPool } from './voice/synth-pool';
+import { type LineVoice, type SpokenLine, toInt16 } from './voice/voice';
+import { VoiceChoice } from './voice/voices';
+import type { VoicesConfig } from './voice/voices-file';
 import { type Chapter, type Cue, toChaptersJson, toWebVtt } from './audio/transcript';
 import { DEFAULT_PARSE_LIMITS, type ParseLimits, ParseRunner, type ReadOptions } from './parse/parse-runner';
 import {
@@ -75,6 +77,8 @@ export interface SpeechPipelineOptions {
   workers?: number;
   /** Time, memory and nesting limits of parsing and intro/outro decoding (parse-runner.ts). */
   parseLimits?: Partial<ParseLimits>;
+  /** Which voice reads which model (the voices file, voice/voices-file.ts); a model not in it keeps its built-in voice. */
+  voices?: VoicesConfig;
 }
 
 const PAGE_TYPES = new Set(['text/html', 'application/xhtml+xml']);
@@ -223,9 +227,11 @@ class PartPublisher {
 class SpeechPipeline implements ArticlePipeline {
   private readonly pool: SynthesisPool;
   private readonly parser: ParseRunner;
+  private readonly voices: VoiceChoice;
 
   constructor(options: SpeechPipelineOptions) {
     this.pool = new SynthesisPool(options.workers);
+    this.voices = new VoiceChoice(this.pool, options.voices);
     // Flite is read and compiled now, asynchronously: never on the main thread as the first job starts.
     void this.pool.prepare();
     this.parser = new ParseRunner({ ...DEFAULT_PARSE_LIMITS, ...options.parseLimits });
@@ -346,6 +352,11 @@ class SpeechPipeline implements ArticlePipeline {
     const { profile } = first.head ?? (await whole);
     const audioPath = path.join(context.workDir, OUTPUT_NAMES.audio);
     const multiVoice = profile.voices.length > 1;
+    // The voice contract (voice/voice.ts): the built-in Flite voices, or a provider from the voices file.
+    const speakers = this.voices.voicesFor(input.modelId, profile.voices);
+    const readers = profile.voices.map((voice, i) => ({ ...voice, speaker: speakers[i]! }));
+    for (const description of new Set(speakers.map((s) => s.description)))
+      context.log('info', `Reading with ${description}.`);
     const bitrate = music ? Math.max(MUSIC_BITRATE, profile.bitrate) : profile.bitrate;
     const opened = audio
       .open({
@@ -363,13 +374,16 @@ class SpeechPipeline implements ArticlePipeline {
     const cues: Cue[] = [];
     const chapters: Chapter[] = [];
     const parts = new PartPublisher(context, cues, multiVoice, article.title);
+    const stopLines = new AbortController();
     let durationS: number;
     try {
       if (intro) {
         audio.clip(intro);
         audio.silence(INTRO_GAP_S);
       }
-      await this.speak(first.head, whole, profile.voices, audio, opened, cues, chapters, parts, context, firstPartDone);
+      // Lines still asked for when the run fails are given up (a provider's retries stop with the job).
+      const lineContext = { ...context, signal: AbortSignal.any([signal, stopLines.signal]) };
+      await this.speak(first.head, whole, readers, audio, opened, cues, chapters, parts, lineContext, firstPartDone);
       if (outro) {
         audio.silence(INTRO_GAP_S);
         audio.clip(outro);
@@ -384,6 +398,7 @@ class SpeechPipeline implements ArticlePipeline {
       durationS = finished.durationS;
       await parts.publish(finished.part, true, durationS);
     } catch (error) {
+      stopLines.abort();
       await audio.abort();
       await rm(audioPath, { force: true });
       // Parts written but not yet handed over (those handed over are the service's now).
@@ -440,7 +455,7 @@ class SpeechPipeline implements ArticlePipeline {
   private async speak(
     head: ScriptHead | undefined,
     whole: Promise<Script>,
-    voices: Voice[],
+    voices: (Voice & { speaker: LineVoice })[],
     audio: JobAudio,
     opened: Promise<void>,
     cues: Cue[],
@@ -450,8 +465,8 @@ class SpeechPipeline implements ArticlePipeline {
     firstPartDone: () => void,
   ): Promise<void> {
     const { signal } = context;
-    const window = this.pool.size * 3;
-    const pending: Promise<Utterance>[] = [];
+    const window = Math.max(...voices.map((v) => v.speaker.window));
+    const pending: Promise<SpokenLine>[] = [];
     let lines: ScriptLine[] = head?.lines ?? (await whole).lines;
     let script: Script | undefined;
     let totalChars = 1;
@@ -478,18 +493,12 @@ class SpeechPipeline implements ArticlePipeline {
     confirmed.catch(() => {}); // observed in the loop and in settle()
     const request = () => {
       const line = lines[next++]!;
-      const voice = voices[line.voice]!;
       const firstPart = !firstPartCut && requestedChars < FIRST_PART_CHARS;
       requestedChars += line.spoken.length;
-      const utterance = this.pool.synthesize(line.spoken, voice.flite, {
-        firstPart,
-        durationStretch: voice.durationStretch,
-        pitchSpread: voice.pitchSpread,
-        intonation: voice.intonation
-          ? intonationOf(line.spoken, { heading: line.heading, listItem: line.listItem })
-          : undefined,
+      const utterance = voices[line.voice]!.speaker.speak(
+        { text: line.spoken, heading: line.heading, listItem: line.listItem, firstPart },
         signal,
-      });
+      );
       utterance.catch(() => {}); // observed when its turn comes; never an unhandled rejection meanwhile
       pending.push(utterance);
     };
@@ -531,7 +540,7 @@ class SpeechPipeline implements ArticlePipeline {
       const utterance = await pending.shift()!;
       fill();
       if (line.section) logSection(line.section);
-      const result = audio.line(utterance.samples, utterance.sampleRate, line.pauseBefore, line.pauseAfter);
+      const result = audio.line(toInt16(utterance.samples), utterance.sampleRate, line.pauseBefore, line.pauseAfter);
       result.catch(() => {}); // observed in settle()
       // The first part is cut: nothing a listener waits for is left, and the rest of the job yields the CPU.
       if (!firstPartCut)

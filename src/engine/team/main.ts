@@ -245,7 +245,7 @@ export async function startWorker(
     pool,
     databaseUrl,
     storage,
-    pipeline: options.pipeline ?? createDefaultPipeline(),
+    pipeline: options.pipeline ?? createDefaultPipeline({ voices: settings.voices }),
     concurrency,
     leaseMs: team.leaseMs,
     maxCrashes: engine.maxCrashes ?? 3,

@@ -1,0 +1,160 @@
+// Black-box: `article-audio convert doc.md --voices voices.json` reads with an OpenAI-compatible speech provider
+// (test/support/speech-provider.ts, on loopback): an MP3 and a transcript whose cues are the provider's lines, each
+// line asked for once, the key in no output, log or file the run wrote; a provider that stays down fails the job
+// `voice_unavailable` with what to do; a voices file whose key variable is unset is refused before anything runs.
+import * as assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { repoRoot } from '../support/engine-process';
+import { markerEnv, ownProcess } from '../support/own-processes.mjs';
+import { SECONDS_PER_CHARACTER, type SpeechProvider, startSpeechProvider } from '../support/speech-provider';
+
+const FIXTURE = path.join(__dirname, 'fixtures', 'article.md');
+const KEY = 'sk-provider-key-7f3a9c1e5b2d';
+const MODEL = 'article-audio-1-pro';
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runCli(args: string[], env: Record<string, string>, cwd: string): Promise<Run> {
+  const clean = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('ARTICLE_AUDIO_')));
+  const child = ownProcess(
+    spawn(process.execPath, [path.join(repoRoot, 'dist', 'cli.js'), ...args], {
+      cwd,
+      env: { ...clean, ...markerEnv(), ...env },
+    }),
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  child.stdin.end('');
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+function cueDurations(vtt: string): { text: string; seconds: number }[] {
+  const time = (t: string) => t.split(':').reduce((s, part) => s * 60 + Number(part), 0);
+  const cues: { text: string; seconds: number }[] = [];
+  const pattern = /^([\d:.]+) --> ([\d:.]+)\n(.+)$/gm;
+  for (let m; (m = pattern.exec(vtt));) cues.push({ text: m[3]!, seconds: time(m[2]!) - time(m[1]!) });
+  return cues;
+}
+
+/** Every file under `dir`, as bytes. */
+function everyFile(dir: string): { file: string; bytes: Buffer }[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => {
+      const file = path.join(e.parentPath, e.name);
+      return { file, bytes: readFileSync(file) };
+    });
+}
+
+describe('convert --voices with an OpenAI-compatible provider', () => {
+  let provider: SpeechProvider;
+  let work: string;
+  before(async () => {
+    provider = await startSpeechProvider({ key: KEY });
+  });
+  after(async () => {
+    await provider.close();
+  });
+  beforeEach(() => {
+    provider.reset();
+    work = mkdtempSync(path.join(os.tmpdir(), 'provider-voice-'));
+  });
+  const voicesFile = (extra: Record<string, unknown> = {}) => {
+    const file = path.join(work, 'voices.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        [MODEL]: {
+          provider: 'openai',
+          base_url: provider.baseUrl,
+          model: 'kokoro',
+          voice: 'af_heart',
+          key_env: 'VOICE_API_KEY',
+          ...extra,
+        },
+      }),
+    );
+    return file;
+  };
+
+  it(
+    'reads every line with the provider once; the cues are its lines; the key is nowhere',
+    { timeout: 120_000 },
+    async () => {
+      const out = path.join(work, 'out.mp3');
+      const run = await runCli(
+        ['convert', FIXTURE, '--voices', voicesFile(), '--out', out],
+        { VOICE_API_KEY: KEY },
+        work,
+      );
+      assert.equal(run.code, 0, run.stderr);
+      assert.deepEqual(provider.refused, []);
+      assert.match(run.stderr, /Reading with the voice af_heart \(kokoro at 127\.0\.0\.1:\d+/);
+      const mp3 = readFileSync(out);
+      assert.ok(mp3.subarray(0, 3).toString('latin1') === 'ID3' && mp3.length > 5000, 'an MP3 with its tag');
+      const cues = cueDurations(readFileSync(path.join(work, 'out.vtt'), 'utf8'));
+      const inputs = provider.requests.map((r) => r.input);
+      // Each line once: as many requests as cues, no line asked for twice.
+      assert.equal(inputs.length, cues.length, inputs.join('\n'));
+      assert.equal(new Set(inputs).size, inputs.length, 'a line was asked for twice');
+      for (const r of provider.requests)
+        assert.deepEqual([r.model, r.voice, r.response_format], ['kokoro', 'af_heart', 'wav']);
+      // The cues are the provider's audio: each lasts what the provider said for a line (60 ms a character), resampled
+      // from 24 kHz to the stream's 16 kHz without a change of length.
+      const said = inputs.map((input) => input.length * SECONDS_PER_CHARACTER).sort((a, b) => a - b);
+      const heard = cues.map((c) => c.seconds).sort((a, b) => a - b);
+      heard.forEach((seconds, i) =>
+        assert.ok(Math.abs(seconds - said[i]!) < 0.05, `cue of ${seconds} s, line of ${said[i]} s`),
+      );
+      // Lines said as written are sent as written (the rest differ by their spoken form: "Section one: …", "1990").
+      assert.ok(inputs.includes('The river town woke early.'));
+      assert.ok(cues.some((c) => c.text === 'The river town woke early.'));
+      for (const { file, bytes } of everyFile(work)) assert.ok(!bytes.includes(KEY), `the key is in ${file}`);
+      assert.ok(!run.stdout.includes(KEY) && !run.stderr.includes(KEY), 'the key was printed');
+      rmSync(work, { recursive: true, force: true });
+    },
+  );
+
+  it('fails voice_unavailable, with what to do, when the provider stays down', { timeout: 120_000 }, async () => {
+    provider.fault = () => ({ kind: 'status', status: 503, body: `upstream down; got Bearer ${KEY}` });
+    const run = await runCli(
+      ['convert', FIXTURE, '--voices', voicesFile({ retry_s: 1 }), '--out', path.join(work, 'out.mp3')],
+      { VOICE_API_KEY: KEY },
+      work,
+    );
+    assert.equal(run.code, 5, run.stderr);
+    assert.match(
+      run.stderr,
+      /the job failed \(voice_unavailable\): The voice af_heart at 127\.0\.0\.1:\d+ could not read the article: it answered HTTP 503: upstream down/,
+    );
+    assert.match(run.stderr, new RegExp(`remove "${MODEL}" from the voices file`));
+    assert.ok(provider.requests.length >= 2, 'a 503 is tried again');
+    assert.ok(!run.stdout.includes(KEY) && !run.stderr.includes(KEY), 'the key was printed');
+    for (const { file, bytes } of everyFile(work)) assert.ok(!bytes.includes(KEY), `the key is in ${file}`);
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  it(
+    'refuses a voices file whose key variable is not set, naming the file and the field',
+    { timeout: 60_000 },
+    async () => {
+      const file = voicesFile();
+      const run = await runCli(['convert', FIXTURE, '--voices', file, '--out', path.join(work, 'out.mp3')], {}, work);
+      assert.equal(run.code, 2, run.stderr);
+      assert.ok(run.stderr.includes(file), run.stderr);
+      assert.match(run.stderr, /article-audio-1-pro\.key_env: the environment variable VOICE_API_KEY is not set/);
+      assert.equal(provider.requests.length, 0);
+      rmSync(work, { recursive: true, force: true });
+    },
+  );
+});
