@@ -78,7 +78,7 @@ interface ConvertFlags {
   voices?: string;
 }
 
-const CONVERT_OPTIONS = ['model', 'out', 'intro-url', 'outro-url', 'base-url'];
+const CONVERT_OPTIONS = ['model', 'out', 'intro-url', 'outro-url', 'base-url', 'voices'];
 
 /**
  * "Unknown option --modle. Did you mean --model?" for a mistyped option, instead of Node's advice about positional
