@@ -196,8 +196,25 @@ export async function backToLevel(
   );
 }
 
-/** One request on a connection of its own, closed with the response (fetch would keep it open for a while). */
-function call(
+/**
+ * One request on a connection of its own, closed with the response (fetch would keep it open for a while). A GET
+ * whose fresh connection is reset is asked once more: this suite counts the engine's resources, and a reset seen here
+ * once at load 10 (a new connection, not a reused one) is the connection suites' subject (hostile-network.test.ts),
+ * not this one's.
+ */
+async function call(
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string },
+): Promise<Answer> {
+  try {
+    return await callOnce(url, init);
+  } catch (error) {
+    if ((init.method ?? 'GET') !== 'GET' || (error as NodeJS.ErrnoException).code !== 'ECONNRESET') throw error;
+    return callOnce(url, init);
+  }
+}
+
+function callOnce(
   url: string,
   init: { method?: string; headers?: Record<string, string>; body?: string },
 ): Promise<Answer> {
