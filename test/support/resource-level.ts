@@ -9,6 +9,7 @@
 //                 message ports, unref'd ones included (test/fault/resource-probe.cjs, loaded with --require)
 //   extra         anything else the caller counts (e.g. a database's connections)
 import * as assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -197,8 +198,8 @@ export async function backToLevel(
 }
 
 /**
- * One request on a connection of its own, closed with the response (fetch would keep it open for a while). A GET
- * whose fresh connection is reset is asked once more: this suite counts the engine's resources, and a reset seen here
+ * One request on a connection of its own, closed with the response (fetch would keep it open for a while). A GET (or
+ * a submission with its Idempotency-Key) whose fresh connection is reset is asked once more: this suite counts the engine's resources, and a reset seen here
  * once at load 10 (a new connection, not a reused one) is the connection suites' subject (hostile-network.test.ts),
  * not this one's.
  */
@@ -209,7 +210,8 @@ async function call(
   try {
     return await callOnce(url, init);
   } catch (error) {
-    if ((init.method ?? 'GET') !== 'GET' || (error as NodeJS.ErrnoException).code !== 'ECONNRESET') throw error;
+    const repeatable = (init.method ?? 'GET') === 'GET' || init.headers?.['idempotency-key'] !== undefined;
+    if (!repeatable || (error as NodeJS.ErrnoException).code !== 'ECONNRESET') throw error;
     return callOnce(url, init);
   }
 }
@@ -244,7 +246,7 @@ export function closingCalls(baseUrl: string, token: string): ServiceCalls {
     submit: (body, headers = {}) =>
       call(`${baseUrl}/v1/article-to-audio`, {
         method: 'POST',
-        headers: { ...auth, 'content-type': 'application/json', ...headers },
+        headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': randomUUID(), ...headers },
         body: typeof body === 'string' ? body : JSON.stringify(body),
       }),
     get: (p, headers = {}) => call(absolute(p), { headers: { ...auth, ...headers } }),
