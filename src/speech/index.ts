@@ -194,6 +194,7 @@ class PartPublisher {
     private readonly cues: readonly Cue[],
     private readonly multiVoice: boolean,
     private readonly title: string | undefined,
+    private readonly readBy: readonly string[],
   ) {}
 
   async publish(part: PartFile | undefined, final: boolean, durationS = Infinity): Promise<void> {
@@ -209,7 +210,7 @@ class PartPublisher {
     const transcript = part.name.replace(/\.mp3$/, '.vtt');
     await writeFile(
       path.join(this.context.workDir, transcript),
-      toWebVtt(this.multiVoice ? cues : cues.map(({ voice: _voice, ...cue }) => cue), this.title),
+      toWebVtt(this.multiVoice ? cues : cues.map(({ voice: _voice, ...cue }) => cue), this.title, this.readBy),
     );
     await this.context.publishPart({
       index: part.index,
@@ -355,8 +356,16 @@ class SpeechPipeline implements ArticlePipeline {
     // The voice contract (voice/voice.ts): the built-in Flite voices, or a provider from the voices file.
     const speakers = this.voices.voicesFor(input.modelId, profile.voices);
     const readers = profile.voices.map((voice, i) => ({ ...voice, speaker: speakers[i]! }));
-    for (const description of new Set(speakers.map((s) => s.description)))
-      context.log('info', `Reading with ${description}.`);
+    const readBy = [...new Set(speakers.map((s) => s.description))];
+    for (const description of readBy) context.log('info', `Reading with ${description}.`);
+    // A provider's cost cap (voices file `max_characters`): refused here, before any line is asked for.
+    for (const speaker of speakers) {
+      if (speaker.maxCharacters === undefined || characters <= speaker.maxCharacters) continue;
+      throw new PipelineError(
+        'too_long',
+        `The article has ${characters.toLocaleString('en-US')} characters; ${speaker.description} reads at most ${speaker.maxCharacters.toLocaleString('en-US')} a job (${speaker.capSource ?? 'its max_characters'}). Convert a part of it, or raise the cap in the voices file.`,
+      );
+    }
     const bitrate = music ? Math.max(MUSIC_BITRATE, profile.bitrate) : profile.bitrate;
     const opened = audio
       .open({
@@ -373,7 +382,7 @@ class SpeechPipeline implements ArticlePipeline {
     opened.catch(() => {}); // awaited in speak(), after the first lines are asked for
     const cues: Cue[] = [];
     const chapters: Chapter[] = [];
-    const parts = new PartPublisher(context, cues, multiVoice, article.title);
+    const parts = new PartPublisher(context, cues, multiVoice, article.title, readBy);
     const stopLines = new AbortController();
     let durationS: number;
     try {
@@ -393,6 +402,7 @@ class SpeechPipeline implements ArticlePipeline {
         ...(article.title ? { title: article.title } : {}),
         ...(input.url ? { sourceUrl: input.url, ...(article.sourceLabel ? { site: article.sourceLabel } : {}) } : {}),
         encoder: `Article Audio, ${input.modelId} (LAME 3.100, ${bitrate / 1000} kbps)`,
+        voice: readBy.join(' and '),
         chapters: chapters.map((c) => ({ title: c.title, level: c.level, startS: c.start })),
       });
       durationS = finished.durationS;
@@ -420,7 +430,7 @@ class SpeechPipeline implements ArticlePipeline {
     try {
       await writeFile(
         path.join(context.workDir, OUTPUT_NAMES.transcript),
-        toWebVtt(multiVoice ? cues : cues.map(({ voice: _voice, ...cue }) => cue), article.title),
+        toWebVtt(multiVoice ? cues : cues.map(({ voice: _voice, ...cue }) => cue), article.title, readBy),
       );
       await writeFile(path.join(context.workDir, OUTPUT_NAMES.chapters), toChaptersJson(chapters, durationS));
       await writeFile(path.join(context.workDir, OUTPUT_NAMES.article), articleMarkdown(article));

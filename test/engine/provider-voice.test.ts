@@ -8,6 +8,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import NodeID3 from 'node-id3';
 import { repoRoot } from '../support/engine-process';
 import { markerEnv, ownProcess } from '../support/own-processes.mjs';
 import { SECONDS_PER_CHARACTER, type SpeechProvider, startSpeechProvider } from '../support/speech-provider';
@@ -102,7 +103,16 @@ describe('convert --voices with an OpenAI-compatible provider', () => {
       assert.match(run.stderr, /Reading with the voice af_heart \(kokoro at 127\.0\.0\.1:\d+/);
       const mp3 = readFileSync(out);
       assert.ok(mp3.subarray(0, 3).toString('latin1') === 'ID3' && mp3.length > 5000, 'an MP3 with its tag');
-      const cues = cueDurations(readFileSync(path.join(work, 'out.vtt'), 'utf8'));
+      // Who read it: a NOTE after the transcript's header and a TXXX "Voice" frame in the tag (host only, no key).
+      const vtt = readFileSync(path.join(work, 'out.vtt'), 'utf8');
+      const readBy = /^the voice af_heart \(kokoro at 127\.0\.0\.1:\d+, an OpenAI-compatible speech API\)$/;
+      const note = /^WEBVTT[^\n]*\n\nNOTE voice: (.+)\n\n/.exec(vtt);
+      assert.ok(note, vtt.slice(0, 300));
+      assert.match(note[1]!, readBy);
+      const voiceFrames = NodeID3.read(mp3).userDefinedText?.filter((frame) => frame.description === 'Voice');
+      assert.equal(voiceFrames?.length, 1, 'one TXXX "Voice" frame');
+      assert.match(voiceFrames[0]!.value, readBy);
+      const cues = cueDurations(vtt);
       const inputs = provider.requests.map((r) => r.input);
       // Each line once: as many requests as cues, no line asked for twice.
       assert.equal(inputs.length, cues.length, inputs.join('\n'));
@@ -143,6 +153,36 @@ describe('convert --voices with an OpenAI-compatible provider', () => {
     for (const { file, bytes } of everyFile(work)) assert.ok(!bytes.includes(KEY), `the key is in ${file}`);
     rmSync(work, { recursive: true, force: true });
   });
+
+  it(
+    "refuses an article longer than the entry's max_characters before any request, naming the cap and the file",
+    { timeout: 60_000 },
+    async () => {
+      const file = voicesFile({ max_characters: 200 });
+      const run = await runCli(
+        ['convert', FIXTURE, '--voices', file, '--out', path.join(work, 'out.mp3')],
+        { VOICE_API_KEY: KEY },
+        work,
+      );
+      assert.equal(run.code, 5, run.stderr);
+      assert.match(
+        run.stderr,
+        /the job failed \(too_long\): The article has [\d,]+ characters; the voice af_heart \(kokoro at 127\.0\.0\.1:\d+, an OpenAI-compatible speech API\) reads at most 200 a job \(max_characters of "article-audio-1-pro" in the voices file /,
+      );
+      assert.ok(run.stderr.includes(file), run.stderr);
+      assert.equal(provider.requests.length, 0, 'a request reached the provider');
+      assert.ok(!run.stdout.includes(KEY) && !run.stderr.includes(KEY), 'the key was printed');
+      // Within the cap, it reads as before.
+      const within = await runCli(
+        ['convert', FIXTURE, '--voices', voicesFile({ max_characters: 100_000 }), '--out', path.join(work, 'ok.mp3')],
+        { VOICE_API_KEY: KEY },
+        work,
+      );
+      assert.equal(within.code, 0, within.stderr);
+      assert.ok(provider.requests.length > 0);
+      rmSync(work, { recursive: true, force: true });
+    },
+  );
 
   it(
     'refuses a voices file whose key variable is not set, naming the file and the field',

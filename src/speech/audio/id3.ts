@@ -1,4 +1,5 @@
-// The ID3v2 tag at the start of audio.mp3: title, where the article came from, the engine as the encoder, and the
+// The ID3v2 tag at the start of audio.mp3: title, where the article came from, the engine as the encoder, who read
+// it (a TXXX frame "Voice": "the voice af_heart (kokoro at host:port, …)", "the built-in voice rms (Flite)"), and the
 // chapters (CHAP frames under one CTOC table of contents, as podcast players read them). Written by node-id3
 // (ID3v2.3, text in UTF-16). Every string here comes from the page and is hostile: made well-formed, stripped of
 // control characters and bounded, so the tag stays small and every player can read it.
@@ -15,6 +16,8 @@ export interface AudioTags {
   site?: string;
   /** Settings of the encoder, for the "encoded with" frame. */
   encoder: string;
+  /** Who read it (issue 25): the voices' descriptions, in a TXXX frame "Voice". */
+  voice?: string;
   /** In the order they are spoken; `startS` in the audio as written (after an intro). */
   chapters: { title: string; level: number; startS: number }[];
   durationS: number;
@@ -26,6 +29,8 @@ export type TagRequest = Omit<AudioTags, 'durationS'>;
 export const MAX_TITLE_CHARS = 200;
 export const MAX_CHAPTER_TITLE_CHARS = 120;
 const MAX_URL_CHARS = 2000;
+/** A voice's description names its voice, model and host (each at most 200 characters in a voices file). */
+export const MAX_VOICE_CHARS = 700;
 /** A table of contents lists at most 255 entries (its count is one byte). */
 export const MAX_TAG_CHAPTERS = 255;
 
@@ -85,11 +90,13 @@ export function id3Tag(tags: AudioTags): Uint8Array {
   const title = tags.title ? tagText(tags.title, MAX_TITLE_CHARS) : '';
   const url = tagUrl(tags.sourceUrl);
   const site = tags.site ? tagText(tags.site, MAX_TITLE_CHARS) : '';
+  const voice = tags.voice ? tagText(tags.voice, MAX_VOICE_CHARS) : '';
   const frames: NodeID3.Tags = {
     ...(title ? { title } : {}),
     ...(site ? { artist: site } : {}),
     ...(url ? { userDefinedUrl: [{ description: 'Source', url }] } : {}),
     encodingTechnology: tagText(tags.encoder, MAX_TITLE_CHARS),
+    ...(voice ? { userDefinedText: [{ description: 'Voice', value: voice }] } : {}),
     ...(chapter.length > 0
       ? {
           chapter,

@@ -40,14 +40,26 @@ function escapeCueText(text: string): string {
  */
 export const PARAGRAPH_NOTE = 'NOTE paragraph';
 
-export function toWebVtt(cues: Cue[], title?: string): string {
+/**
+ * The `NOTE voice: …` block after the header: who read the job (issue 25), e.g. "the voice af_heart (kokoro at
+ * 127.0.0.1:8880, an OpenAI-compatible speech API)" or "the built-in voice rms (Flite)". One line: a voices file's
+ * names are free text, so line breaks and "-->" (which would end a NOTE and start a cue) are taken out.
+ */
+export function voiceNote(readBy: readonly string[]): string | undefined {
+  const names = readBy.map((name) => name.replace(/\s+/g, ' ').replace(/-->/g, '→').trim()).filter(Boolean);
+  return names.length > 0 ? `NOTE voice: ${names.join(' and ')}` : undefined;
+}
+
+/** `readBy`: who read it, one entry per distinct voice (see voiceNote). */
+export function toWebVtt(cues: Cue[], title?: string, readBy: readonly string[] = []): string {
   const header = title ? `WEBVTT - ${title.replace(/\s+/g, ' ').replace(/-->/g, '→')}` : 'WEBVTT';
+  const note = voiceNote(readBy);
   const blocks = cues.map((cue, i) => {
     const voice = cue.voice ? `<v ${cue.voice.replace(/[<>&]/g, '')}>` : '';
     const cueBlock = `${i + 1}\n${timestamp(cue.start)} --> ${timestamp(cue.end)}\n${voice}${escapeCueText(cue.text)}`;
     return cue.paragraph ? `${PARAGRAPH_NOTE}\n\n${cueBlock}` : cueBlock;
   });
-  return `${[header, ...blocks].join('\n\n')}\n`;
+  return `${[header, ...(note ? [note] : []), ...blocks].join('\n\n')}\n`;
 }
 
 export function toChaptersJson(chapters: Chapter[], durationS: number): string {

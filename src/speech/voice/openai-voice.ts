@@ -88,6 +88,8 @@ export class OpenAiVoice implements LineVoice {
   readonly provider = true;
   readonly description: string;
   readonly window: number;
+  readonly maxCharacters?: number;
+  readonly capSource?: string;
   private readonly url: string;
   private readonly host: string;
   private readonly limit: Limit;
@@ -105,6 +107,10 @@ export class OpenAiVoice implements LineVoice {
     // Never a user name or password a base URL may carry.
     this.host = base.host;
     this.description = `the voice ${options.voice} (${entry.model} at ${this.host}, an OpenAI-compatible speech API)`;
+    if (entry.max_characters !== undefined) {
+      this.maxCharacters = entry.max_characters;
+      this.capSource = `max_characters of "${options.modelId}" in the voices file${entry.file ? ` ${entry.file}` : ''}`;
+    }
     const concurrency = entry.concurrency ?? 4;
     this.window = concurrency * 2;
     this.limit = options.limit ?? new Limit(concurrency);

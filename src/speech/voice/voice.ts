@@ -37,6 +37,12 @@ export interface LineVoice {
   readonly window: number;
   /** Whether the voice is a remote provider (its failures end the job as `voice_unavailable`). */
   readonly provider: boolean;
+  /**
+   * The most characters of text a job may send this voice (a provider's `max_characters`, issue 25): a longer article
+   * is refused before any line is asked for. `capSource` says where the cap was set, for the job's failure.
+   */
+  readonly maxCharacters?: number;
+  readonly capSource?: string;
   speak(line: LineToSpeak, signal: AbortSignal): Promise<SpokenLine>;
 }
 

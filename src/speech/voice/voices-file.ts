@@ -31,6 +31,11 @@ const openAiEntry = z
     timeout_s: z.number().positive().max(600).optional(),
     /** Time a line may spend in retries before the job fails `voice_unavailable`, seconds (default 60). */
     retry_s: z.number().min(0).max(3600).optional(),
+    /**
+     * The most characters of article text one job may send (cost control): a longer one fails `too_long` before any
+     * request. Unset: only the engine's own limit.
+     */
+    max_characters: z.number().int().min(1).max(10_000_000).optional(),
   })
   .refine((entry) => entry.voice !== undefined || entry.voices !== undefined, {
     message: 'needs "voice" (or "voices", one per podcast host)',
@@ -42,8 +47,8 @@ const entrySchema = z.discriminatedUnion('provider', [openAiEntry], {
 
 export type VoiceEntry = z.infer<typeof entrySchema>;
 
-/** A voices file's entry with its key read from the environment (never printed). */
-export type ResolvedVoiceEntry = VoiceEntry & { key?: string };
+/** A voices file's entry with its key read from the environment (never printed), and the file it came from. */
+export type ResolvedVoiceEntry = VoiceEntry & { key?: string; file?: string };
 
 export type VoicesConfig = Partial<Record<ModelId, ResolvedVoiceEntry>>;
 
@@ -97,7 +102,7 @@ export function parseVoices(json: unknown, file: string, env: NodeJS.ProcessEnv)
       const issue = parsed.error.issues[0]!;
       throw new VoicesFileError(`The voices file ${file}: ${fieldOf([modelId, ...issue.path])}: ${issue.message}`);
     }
-    const entry: ResolvedVoiceEntry = { ...parsed.data };
+    const entry: ResolvedVoiceEntry = { ...parsed.data, file };
     if (entry.key_env !== undefined) {
       const key = env[entry.key_env]?.trim();
       if (!key)

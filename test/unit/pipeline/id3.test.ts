@@ -1,6 +1,7 @@
 // ID3 tag text and chapters from hostile input: bounded, well-formed, and at most what a table of contents can list.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import NodeID3 from 'node-id3';
 import {
   id3Tag,
   MAX_CHAPTER_TITLE_CHARS,
@@ -46,5 +47,24 @@ describe('ID3 tag', () => {
     const perChapter = 200 + MAX_CHAPTER_TITLE_CHARS * 4;
     assert.ok(tag.length < 2000 + MAX_TAG_CHAPTERS * perChapter, `${tag.length} bytes`);
     assert.ok(!Buffer.from(tag).includes('aaaaaaaaaa'), 'a URL too long to keep whole is left out');
+  });
+
+  it('says who read it in a TXXX frame "Voice", one line and bounded', () => {
+    const tag = id3Tag({
+      encoder: 'test',
+      voice: 'the voice af_heart\n(kokoro at 127.0.0.1:8880, an OpenAI-compatible speech API)',
+      chapters: [],
+      durationS: 10,
+    });
+    const read = NodeID3.read(Buffer.from(tag));
+    assert.deepEqual(read.userDefinedText, [
+      { description: 'Voice', value: 'the voice af_heart (kokoro at 127.0.0.1:8880, an OpenAI-compatible speech API)' },
+    ]);
+    const none = NodeID3.read(Buffer.from(id3Tag({ encoder: 'test', chapters: [], durationS: 1 })));
+    assert.equal(none.userDefinedText, undefined);
+    const long = NodeID3.read(
+      Buffer.from(id3Tag({ encoder: 't', voice: 'v'.repeat(5000), chapters: [], durationS: 1 })),
+    );
+    assert.ok(Array.from(long.userDefinedText?.[0]?.value ?? '').length <= 700);
   });
 });

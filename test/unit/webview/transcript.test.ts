@@ -50,6 +50,28 @@ describe('player: WebVTT transcript', () => {
     );
   });
 
+  it('says who read it in a NOTE the player skips, even when a voices file names a voice with "-->" in it', () => {
+    const written = [
+      { start: 0, end: 1, text: 'First sentence.', paragraph: true },
+      { start: 1.1, end: 2, text: 'Second sentence.' },
+    ];
+    const hostile = 'the voice x\n\n00:00:05.000 --> 00:00:06.000\nNot a cue (kokoro at 127.0.0.1:8880)';
+    const vtt = toWebVtt(written, 'Title', ['the built-in voice rms (Flite)', hostile]);
+    const notes = vtt.split('\n\n').filter((block) => block.startsWith('NOTE voice: '));
+    assert.deepEqual(notes, [
+      'NOTE voice: the built-in voice rms (Flite) and the voice x 00:00:05.000 → 00:00:06.000 Not a cue (kokoro at 127.0.0.1:8880)',
+    ]);
+    assert.ok(vtt.startsWith(`WEBVTT - Title\n\n${notes[0]}\n\n`), 'the NOTE follows the header');
+    assert.deepEqual(parseWebVtt(vtt), parseWebVtt(toWebVtt(written, 'Title')));
+    assert.deepEqual(
+      parseWebVtt(vtt).map((cue) => [cue.text, cue.paragraph === true]),
+      [
+        ['First sentence.', true],
+        ['Second sentence.', false],
+      ],
+    );
+  });
+
   it('accepts CRLF, a BOM, cue settings, NOTE blocks, short timestamps and inline tags; skips broken blocks', () => {
     const source = [
       '\uFEFFWEBVTT',
