@@ -91,6 +91,17 @@ export function serviceCalls(baseUrl: string, token: string): ServiceCalls {
   };
 }
 
+/** Polls `probe` until it gives a value; fails after `timeoutMs` naming what it waited for. */
+export async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}.`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 /** Polls a job until `test` holds for its status body. */
 export async function waitForJob(
   calls: ServiceCalls,

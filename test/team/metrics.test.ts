@@ -3,22 +3,12 @@
 // the worker's --metrics-port counts its runs by model and outcome, failures by code and run durations.
 import * as assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { type ServiceCalls, articleText, serviceCalls, waitForJob } from '../support/http-calls';
+import { type ServiceCalls, articleText, eventually, serviceCalls, waitForJob } from '../support/http-calls';
 import { type Sample, scrape, valueOf } from '../support/metrics-scrape';
 import { type Cluster, type WorkerProcess, startCluster } from './cluster';
 import { type TestPostgres, startPostgres } from './postgres';
 
 const mini = 'article-audio-1-mini';
-
-async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}.`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 describe('team metrics: GET /metrics on the API node and on a worker --metrics-port', () => {
   let postgres: TestPostgres;
@@ -55,8 +45,10 @@ describe('team metrics: GET /metrics on the API node and on a worker --metrics-p
       const start = await scrape(apiMetrics);
       assert.equal(valueOf(start, 'article_audio_jobs_submitted_total'), 0);
       assert.equal(valueOf(start, 'article_audio_queue_depth'), 0);
-      await eventually('the worker to be counted alive', async () =>
-        valueOf(await scrape(apiMetrics), 'article_audio_workers_alive') === 1 ? true : undefined,
+      await eventually(
+        'the worker to be counted alive',
+        async () => (valueOf(await scrape(apiMetrics), 'article_audio_workers_alive') === 1 ? true : undefined),
+        20_000,
       );
 
       // One job holds the only slot, so the next two wait in the queue.
@@ -85,10 +77,16 @@ describe('team metrics: GET /metrics on the API node and on a worker --metrics-p
       await waitForJob(calls, failing, (job) => job.status === 'failed');
       await stream.body?.cancel();
 
-      const runs = await eventually('the worker to count both runs', async () => {
-        const samples = await scrape(workerMetrics);
-        return valueOf(samples, 'article_audio_runs_finished_total', { outcome: 'failed' }) === 1 ? samples : undefined;
-      });
+      const runs = await eventually(
+        'the worker to count both runs',
+        async () => {
+          const samples = await scrape(workerMetrics);
+          return valueOf(samples, 'article_audio_runs_finished_total', { outcome: 'failed' }) === 1
+            ? samples
+            : undefined;
+        },
+        20_000,
+      );
       const finished = (outcome: string, s: Sample[] = runs) =>
         valueOf(s, 'article_audio_runs_finished_total', { model: mini, outcome });
       assert.equal(finished('succeeded'), 1);

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { type ServiceCalls, articleText, serviceCalls, waitForJob } from '../support/http-calls';
+import { type ServiceCalls, articleText, eventually, serviceCalls, waitForJob } from '../support/http-calls';
 import { repoRoot } from '../support/engine-process';
 import { type Cluster, type WorkerProcess, startCluster } from './cluster';
 import { type TestPostgres, startPostgres } from './postgres';
@@ -39,16 +39,6 @@ async function workersCommand(databaseUrl: string, json = true): Promise<string>
 
 async function listed(databaseUrl: string): Promise<ListedWorker[]> {
   return JSON.parse(await workersCommand(databaseUrl)) as ListedWorker[];
-}
-
-async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}.`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
 }
 
 describe('team workers: article-audio workers, and the worker that ran a job', () => {
