@@ -6,27 +6,19 @@
 // so the tracker is tested without VS Code (test/unit/jobs/). It keeps no retry loop of its own: the HTTP layer
 // retries each request, and followJob reconnects the stream and polls through an outage, reporting it once
 // (`unreachable`), which the tracker passes on as onDidLoseContact.
-import { mkdir, stat } from 'node:fs/promises';
-import path from 'node:path';
 import {
   ArticleAudioError,
   InvalidResponseError,
-  MAX_PARTS,
-  MAX_PARTS_AHEAD,
   type Job,
   type JobEvent,
-  type JobPart,
   type ModelId,
-  DOWNLOAD_LIMITS,
   NotFoundError,
   type OutputFile,
-  PartSequence,
   boundedLogLine,
-  downloadLimitFor,
-  formatBytes,
   isTerminalStatus,
 } from '../api/index';
 import type { AudioCache } from './audio-cache';
+import { LiveParts } from './live-parts';
 import {
   type Emitter,
   type JobClient,
@@ -91,13 +83,7 @@ export class JobTracker implements PlayableJobs {
   private readonly followers = new Map<string, AbortController>();
   private readonly startedHere = new Set<string>();
   private readonly lastEventIds = new Map<string, string>();
-  /** Per running job: which parts came in (in order, each once) and the chain of their downloads. */
-  private readonly partSequences = new Map<string, PartSequence>();
-  private readonly partDownloads = new Map<string, Promise<void>>();
-  /** Per running job: bytes of its part files in the cache (audio and transcripts), counted against partBudget. */
-  private readonly partBytes = new Map<string, number>();
-  /** Jobs whose further parts were left out (said once in the log). */
-  private readonly partsLeftOut = new Set<string>();
+  private readonly parts: LiveParts;
   private readonly unreachable = new Set<ServiceId>();
   /** The client each job is followed with, to notice when the service's client has changed. */
   private readonly clients = new Map<string, JobClient>();
@@ -137,6 +123,15 @@ export class JobTracker implements PlayableJobs {
     this.onDidGetFirstPart = this.firstPart.event;
     this.onDidLoseTrack = this.trackingProblems.event;
     this.onDidLoseContact = this.contactProblems.event;
+    this.parts = new LiveParts({
+      cacheDir: (jobId) => this.cache.dir(jobId),
+      warn: (message) => this.log.warn(message),
+      added: (job, index) => {
+        this.changedJob(job, false);
+        if (index === 0)
+          this.firstPart.fire({ job, startedHere: this.startedHere.has(job.id) || job.startedHere === true });
+      },
+    });
     const saved = this.memento.get<unknown>(STORAGE_KEY);
     for (const record of Array.isArray(saved) ? (saved as unknown[]) : []) {
       if (isRecord(record)) this.jobs.set(record.id, { ...record, playingWhileConverting: undefined });
@@ -275,10 +270,7 @@ export class JobTracker implements PlayableJobs {
     this.followers.delete(id);
     this.jobs.delete(id);
     this.startedHere.delete(id);
-    this.partSequences.delete(id);
-    this.partDownloads.delete(id);
-    this.partBytes.delete(id);
-    this.partsLeftOut.delete(id);
+    this.parts.forget(id);
     await this.cache.remove(id);
     this.changed.fire(undefined);
     this.scheduleSave(true);
@@ -328,7 +320,7 @@ export class JobTracker implements PlayableJobs {
         const lastEventId = this.lastEventIds.get(id);
         for await (const event of client.followJob(id, { signal, ...(lastEventId ? { lastEventId } : {}) })) {
           if (event.type === 'end') final = event.job;
-          else if (event.type === 'result' && event.part) this.receivePart(job, event.part, client, signal);
+          else if (event.type === 'result' && event.part) this.parts.receive(job, event.part, client, signal);
           else this.onEvent(job, event);
         }
       }
@@ -359,153 +351,6 @@ export class JobTracker implements PlayableJobs {
       this.log.error(`job ${id}: stopped following it: ${messageOf(error)}`);
       this.changedJob(job, true);
       this.trackingProblems.fire({ job, error });
-    }
-  }
-
-  /**
-   * Downloads announced parts in order, each once (a replayed stream repeats them), while the job runs. Bounded: at most
-   * MAX_PARTS parts and MAX_PARTS_AHEAD waiting (PartSequence), and their files together at most partBudget.
-   */
-  private receivePart(job: JobRecord, part: JobPart, client: JobClient, signal: AbortSignal): void {
-    let sequence = this.partSequences.get(job.id);
-    if (!sequence) {
-      sequence = new PartSequence(job.parts?.length ?? 0);
-      this.partSequences.set(job.id, sequence);
-    }
-    const leftOut = sequence.leftOut;
-    const ready = sequence.accept(part);
-    if (sequence.leftOut > leftOut) {
-      this.leaveOutParts(
-        job,
-        part.index >= MAX_PARTS
-          ? `the service announced more than ${MAX_PARTS} parts`
-          : `part ${part.index} came more than ${MAX_PARTS_AHEAD} ahead of part ${sequence.delivered}`,
-      );
-    }
-    for (const next of ready) {
-      const previous = this.partDownloads.get(job.id) ?? Promise.resolve();
-      this.partDownloads.set(
-        job.id,
-        previous.then(() => this.downloadPart(job, next, client, signal)),
-      );
-    }
-  }
-
-  /**
-   * The most bytes a job's parts may take in the cache, audio and transcripts together: the cap of the job's whole
-   * audio (from its announced length, else the cap for audio of unknown length), since its parts are that audio cut
-   * up. Each part is also capped by its own length (download-limits.ts).
-   */
-  private partBudget(job: JobRecord): number {
-    return job.durationS !== undefined
-      ? downloadLimitFor({ url: '', contentType: 'audio/mpeg', durationS: job.durationS }).maxBytes
-      : DOWNLOAD_LIMITS.audioUnknownBytes;
-  }
-
-  /** Bytes the job's parts take in the cache; counted from its files the first time (parts kept before a reload). */
-  private async partBytesUsed(job: JobRecord): Promise<number> {
-    const known = this.partBytes.get(job.id);
-    if (known !== undefined) return known;
-    let used = 0;
-    for (const kept of job.parts ?? []) {
-      for (const file of [kept.audio, kept.transcript]) {
-        if (file)
-          used += await stat(file).then(
-            (info) => info.size,
-            () => 0,
-          );
-      }
-    }
-    this.partBytes.set(job.id, used);
-    return used;
-  }
-
-  /** A part file's cap: its own (download-limits.ts), or what is left of the job's part budget when that is less. */
-  private partLimit(
-    output: { url: string; contentType: string; durationS?: number },
-    budget: number,
-    used: number,
-  ): { maxBytes: number; maxBytesBasis: string } {
-    const own = downloadLimitFor(output);
-    return own.maxBytes <= budget - used
-      ? { maxBytes: own.maxBytes, maxBytesBasis: own.basis }
-      : {
-          maxBytes: budget - used,
-          maxBytesBasis: `what is left of the ${formatBytes(budget)} the parts of this job may take`,
-        };
-  }
-
-  private leaveOutParts(job: JobRecord, why: string): void {
-    if (this.partsLeftOut.has(job.id)) return;
-    this.partsLeftOut.add(job.id);
-    this.log.warn(
-      `job ${job.id}: further parts are left out (${why}); the whole audio is downloaded when the job finishes`,
-    );
-  }
-
-  private async downloadPart(job: JobRecord, part: JobPart, client: JobClient, signal: AbortSignal): Promise<void> {
-    if (signal.aborted || job.files) return;
-    // A part before this one could not be downloaded: this one would never be played (parts play in order).
-    if ((job.parts?.length ?? 0) !== part.index) return;
-    const budget = this.partBudget(job);
-    let used = await this.partBytesUsed(job);
-    if (used >= budget) {
-      this.leaveOutParts(job, `its parts reached ${formatBytes(budget)}, the most its audio can take`);
-      return;
-    }
-    const dir = path.join(this.cache.dir(job.id), 'parts');
-    const name = `part-${String(part.index).padStart(4, '0')}`;
-    const sizeOf = (file: string) =>
-      stat(file).then(
-        (info) => info.size,
-        () => 0,
-      );
-    try {
-      await mkdir(dir, { recursive: true });
-      const audio = path.join(dir, `${name}.mp3`);
-      const audioOutput = { url: part.url, contentType: 'audio/mpeg', durationS: part.durationS };
-      await client.downloadOutput(audioOutput, audio, { signal, ...this.partLimit(audioOutput, budget, used) });
-      used += await sizeOf(audio);
-      this.partBytes.set(job.id, used);
-      let transcript: string | undefined;
-      if (part.transcriptUrl && used < budget) {
-        transcript = path.join(dir, `${name}.vtt`);
-        const transcriptOutput = { url: part.transcriptUrl, contentType: 'text/vtt' };
-        await client
-          .downloadOutput(transcriptOutput, transcript, { signal, ...this.partLimit(transcriptOutput, budget, used) })
-          .then(async () => {
-            used += await sizeOf(transcript!);
-            this.partBytes.set(job.id, used);
-          })
-          .catch((error: unknown) => {
-            this.log.warn(
-              `job ${job.id}: could not download the transcript of part ${part.index}: ${messageOf(error)}`,
-            );
-            transcript = undefined;
-          });
-      }
-      if (job.files || (job.parts?.length ?? 0) !== part.index) return;
-      job.parts = [
-        ...(job.parts ?? []),
-        {
-          index: part.index,
-          startS: part.startS,
-          durationS: part.durationS,
-          final: part.final,
-          audio,
-          ...(transcript ? { transcript } : {}),
-        },
-      ];
-      this.changedJob(job, false);
-      if (part.index === 0)
-        this.firstPart.fire({ job, startedHere: this.startedHere.has(job.id) || job.startedHere === true });
-    } catch (error) {
-      // Parts only let listening start early; the finished job's files are what counts. Parts play in order, so the
-      // ones after this are left out too.
-      if (!signal.aborted) {
-        this.log.warn(`job ${job.id}: could not download part ${part.index}: ${messageOf(error)}`);
-        this.leaveOutParts(job, `part ${part.index} could not be downloaded`);
-      }
     }
   }
 
@@ -581,10 +426,7 @@ export class JobTracker implements PlayableJobs {
   }
 
   private async finish(job: JobRecord, final: Job, client: JobClient, signal: AbortSignal): Promise<void> {
-    this.partSequences.delete(job.id);
-    this.partDownloads.delete(job.id);
-    this.partBytes.delete(job.id);
-    this.partsLeftOut.delete(job.id);
+    this.parts.forget(job.id);
     if (final.status === 'failed') {
       this.fail(job, {
         ...(final.error?.code ? { code: final.error.code } : {}),
