@@ -6,8 +6,6 @@ import {
   type LivePart,
   type LoadMessage,
   type PageAction,
-  type PageMessage,
-  type PlayerPageState,
   type UpNextItem,
   PLAYBACK_RATES,
   SKIP_SECONDS,
@@ -16,92 +14,24 @@ import {
   isPlayerPageState,
   stepRate,
 } from '../../src/webview/protocol';
-import { type ChapterMark, type TranscriptCue, formatTime, indexAt, spokenTime } from '../../src/webview/transcript';
-
-interface VsCodeApi {
-  postMessage(message: PageMessage): void;
-  getState(): unknown;
-  setState(state: PlayerPageState): void;
-}
-declare function acquireVsCodeApi(): VsCodeApi;
-
-const vscode = acquireVsCodeApi();
-
-function element<T extends HTMLElement>(id: string, type: new () => T): T {
-  const found = document.getElementById(id);
-  if (!(found instanceof type)) throw new Error(`The player page has no #${id}`);
-  return found;
-}
-
-const ui = {
-  player: element('player', HTMLDivElement),
-  loading: element('loading', HTMLParagraphElement),
-  title: element('job-title', HTMLHeadingElement),
-  meta: element('job-meta', HTMLParagraphElement),
-  openSource: element('open-source', HTMLButtonElement),
-  saveAs: element('save-as', HTMLButtonElement),
-  play: element('play', HTMLButtonElement),
-  back: element('back', HTMLButtonElement),
-  forward: element('forward', HTMLButtonElement),
-  timeCurrent: element('time-current', HTMLSpanElement),
-  timeTotal: element('time-total', HTMLSpanElement),
-  seek: element('seek', HTMLInputElement),
-  rate: element('rate', HTMLSelectElement),
-  mute: element('mute', HTMLButtonElement),
-  volume: element('volume', HTMLInputElement),
-  error: element('playback-error', HTMLParagraphElement),
-  chapters: element('chapters', HTMLElement),
-  chapterList: element('chapter-list', HTMLOListElement),
-  transcript: element('transcript', HTMLElement),
-  transcriptNote: element('transcript-note', HTMLParagraphElement),
-  cues: element('cues', HTMLDivElement),
-  audio: element('audio', HTMLAudioElement),
-  unavailable: element('unavailable', HTMLElement),
-  unavailableTitle: element('unavailable-title', HTMLHeadingElement),
-  unavailableReason: element('unavailable-reason', HTMLParagraphElement),
-  unavailableActions: element('unavailable-actions', HTMLDivElement),
-  announcer: element('announcer', HTMLParagraphElement),
-  upNext: element('up-next', HTMLElement),
-  upNextList: element('up-next-list', HTMLOListElement),
-};
+import { formatTime, indexAt, spokenTime } from '../../src/webview/transcript';
+import { type Live, acceptPart, startLive, stopLive } from './live';
+import { announce, post, ui, vscode } from './page';
+import { TranscriptView } from './transcript-view';
 
 interface Loaded {
   message: LoadMessage;
-  cueElements: HTMLElement[];
-  chapterElements: HTMLButtonElement[];
   /** Seconds to seek to once the audio's metadata is known. */
   pendingSeek: number | undefined;
   ready: boolean;
-  cue: number;
-  chapter: number;
   lastPosted: number;
 }
 
 let loaded: Loaded | undefined;
 
-/**
- * A running job played from its parts: they are slices of the final MP3's stream, appended in order to one
- * SourceBuffer in `sequence` mode, so they play as one stream with no gap at the boundaries. Seeking works within
- * what has arrived (the media element's duration grows with each part).
- */
-interface Live {
-  jobId: string;
-  source: MediaSource;
-  url: string;
-  buffer?: SourceBuffer;
-  queue: Uint8Array[];
-  nextIndex: number;
-  /** Parts that came ahead of a missing one. */
-  ahead: Map<number, LivePart>;
-  complete: boolean;
-}
-
 let live: Live | undefined;
 /** Set when the finished file replaces the parts while playing: play on once it is loaded. */
 let resumeAfterLoad = false;
-/** Until this time (ms) the transcript does not follow the audio, because the reader scrolled it by hand. */
-let followPausedUntil = 0;
-const reducedMotion = window.matchMedia('(prefers-reduced-motion: reduce)');
 /** While playing, progress goes to the extension at least this often (it saves every few seconds). */
 const POST_EVERY_MS = 1_000;
 
@@ -116,88 +46,29 @@ const ACTION_LABELS: Record<PageAction, string> = {
   removeFromQueue: 'Remove from Queue',
 };
 
-function post(message: PageMessage): void {
-  vscode.postMessage(message);
-}
-
-function announce(text: string): void {
-  ui.announcer.textContent = text;
-}
-
 function rateLabel(rate: number): string {
   return `${Number(rate.toFixed(2))}×`;
 }
 
 // ---- showing a job -------------------------------------------------------------------------------------------------
 
-function stopLive(): void {
+const transcript = new TranscriptView((chapter, index) =>
+  seekTo(chapter.start, `Chapter ${index + 1}: ${chapter.title}`),
+);
+
+function endLive(): void {
   if (!live) return;
-  delete ui.audio.dataset.liveParts;
-  URL.revokeObjectURL(live.url);
+  stopLive(live);
   live = undefined;
 }
 
-function startLive(jobId: string, parts: LivePart[]): string {
-  const source = new MediaSource();
-  const url = URL.createObjectURL(source);
-  const current: Live = { jobId, source, url, queue: [], nextIndex: 0, ahead: new Map(), complete: false };
-  live = current;
-  source.addEventListener(
-    'sourceopen',
-    () => {
-      if (live !== current) return;
-      const buffer = source.addSourceBuffer('audio/mpeg');
-      buffer.mode = 'sequence';
-      buffer.addEventListener('updateend', () => pumpLive(current));
-      current.buffer = buffer;
-      pumpLive(current);
-    },
-    { once: true },
-  );
-  for (const part of parts) acceptPart(current, part, false);
-  return url;
-}
-
-function acceptPart(target: Live, part: LivePart, render: boolean): void {
-  if (part.index < target.nextIndex || target.ahead.has(part.index)) return;
-  target.ahead.set(part.index, part);
-  const added: TranscriptCue[] = [];
-  for (let next = target.ahead.get(target.nextIndex); next; next = target.ahead.get(target.nextIndex)) {
-    target.ahead.delete(target.nextIndex);
-    target.nextIndex++;
-    target.queue.push(next.bytes);
-    added.push(...next.cues);
-    // For tests and tools: how many parts are in, and where the second begins (the first boundary).
-    ui.audio.dataset.liveParts = String(target.nextIndex);
-    if (next.index === 1) ui.audio.dataset.firstBoundary = String(next.startS);
-    // And where the parts in so far end by their own times: the MediaSource timeline must end there too (no gap).
-    ui.audio.dataset.liveEnd = String(next.startS + next.durationS);
-    if (next.final) target.complete = true;
-  }
-  if (render && added.length > 0 && loaded) {
-    loaded.message = { ...loaded.message, cues: [...loaded.message.cues, ...added] };
-    const scroll = ui.transcript.scrollTop;
-    renderTranscript(loaded.message.cues, loaded.message.chapters);
-    ui.transcript.scrollTop = scroll;
-    loaded.cue = -1;
-    highlight(indexAt(loaded.message.cues, currentTime()), false);
-  }
-  pumpLive(target);
-}
-
-function pumpLive(target: Live): void {
-  const { buffer, source } = target;
-  if (!buffer || buffer.updating || source.readyState !== 'open') return;
-  const next = target.queue.shift();
-  if (next) {
-    try {
-      buffer.appendBuffer(next as Uint8Array<ArrayBuffer>);
-    } catch (error) {
-      showPlaybackError(error instanceof Error ? error.message : String(error));
-    }
-    return;
-  }
-  if (target.complete) source.endOfStream();
+/** A running job's next part: its audio goes on the stream, its sentences on the transcript. */
+function addPart(target: Live, part: LivePart): void {
+  const added = acceptPart(target, part);
+  if (added.length === 0 || !loaded) return;
+  loaded.message = { ...loaded.message, cues: [...loaded.message.cues, ...added] };
+  transcript.grow(loaded.message.cues);
+  highlight(indexAt(loaded.message.cues, currentTime()), false);
 }
 
 function showJob(message: LoadMessage): void {
@@ -208,16 +79,12 @@ function showJob(message: LoadMessage): void {
   // The listening queue went on to this job: it plays as the one before it did.
   resumeAfterLoad = (switching && !ui.audio.paused) || message.autoplay === true;
   ui.audio.pause();
-  stopLive();
+  endLive();
   message = { ...message, position };
   loaded = {
     message,
-    cueElements: [],
-    chapterElements: [],
     pendingSeek: message.position > 0 ? message.position : undefined,
     ready: false,
-    cue: -1,
-    chapter: -1,
     lastPosted: 0,
   };
   vscode.setState({ jobId: message.job.id });
@@ -239,8 +106,7 @@ function showJob(message: LoadMessage): void {
 
   // The finished file's transcript is the one that grew from the parts: the reader stays where they were in it.
   const transcriptScroll = ui.transcript.scrollTop;
-  renderChapters(message.chapters);
-  renderTranscript(message.cues, message.chapters);
+  transcript.show(message.cues, message.chapters);
   if (switching) ui.transcript.scrollTop = transcriptScroll;
   ui.transcriptNote.hidden = !message.transcriptNote;
   ui.transcriptNote.textContent = message.transcriptNote ?? '';
@@ -248,7 +114,8 @@ function showJob(message: LoadMessage): void {
   ui.audio.defaultPlaybackRate = message.rate;
   ui.audio.volume = message.volume;
   ui.audio.muted = message.muted;
-  ui.audio.src = message.live ? startLive(message.job.id, message.live.parts) : message.audioUrl;
+  if (message.live) live = startLive(message.job.id, message.live.parts, showPlaybackError);
+  ui.audio.src = live ? live.url : message.audioUrl;
   ui.audio.playbackRate = message.rate;
   ui.audio.load();
   showRate(message.rate);
@@ -263,94 +130,6 @@ function addRateOption(rate: number): void {
   const after = [...ui.rate.options].find((o) => Number(o.value) > rate);
   ui.rate.add(option, after ?? null);
   ui.rate.value = String(rate);
-}
-
-function renderChapters(chapters: ChapterMark[]): void {
-  ui.chapterList.replaceChildren();
-  const elements: HTMLButtonElement[] = [];
-  chapters.forEach((chapter, index) => {
-    const item = document.createElement('li');
-    item.className = `level-${Math.min(chapter.level, 4)}`;
-    const button = document.createElement('button');
-    button.type = 'button';
-    button.className = 'chapter';
-    const title = document.createElement('span');
-    title.className = 'chapter-title';
-    title.textContent = chapter.title;
-    const time = document.createElement('span');
-    time.className = 'chapter-time';
-    time.textContent = formatTime(chapter.start);
-    button.append(title, time);
-    button.setAttribute('aria-label', `${chapter.title}, at ${spokenTime(chapter.start)}`);
-    button.addEventListener('click', () => seekTo(chapter.start, `Chapter ${index + 1}: ${chapter.title}`));
-    item.append(button);
-    ui.chapterList.append(item);
-    elements.push(button);
-  });
-  ui.chapters.hidden = chapters.length === 0;
-  if (loaded) loaded.chapterElements = elements;
-}
-
-/**
- * A paragraph break is drawn where the speaker changes, a chapter starts, and where the text has one: the transcript
- * marks the cues that start a paragraph. A transcript without marks (another service's) is broken where the
- * narration pauses this long.
- */
-const PARAGRAPH_PAUSE_S = 0.4;
-
-function renderTranscript(cues: TranscriptCue[], chapters: ChapterMark[]): void {
-  ui.cues.replaceChildren();
-  const elements: HTMLElement[] = [];
-  let paragraph: HTMLParagraphElement | undefined;
-  let previous: TranscriptCue | undefined;
-  let previousWasHeading = false;
-  let shownSpeaker: string | undefined;
-  const chapterStarts = chapters.map((c) => c.start);
-  const marked = cues.some((cue) => cue.paragraph);
-  cues.forEach((cue, index) => {
-    const chapterHere = chapters.find((c) => Math.abs(c.start - cue.start) < 0.75 && sameText(c.title, cue.text));
-    const startsChapter = chapterStarts.some(
-      (start) => start <= cue.start + 1e-3 && (previous === undefined || start > previous.start + 1e-3),
-    );
-    const newSpeaker = cue.speaker !== undefined && cue.speaker !== previous?.speaker;
-    const pause = marked
-      ? cue.paragraph === true
-      : previous !== undefined && cue.start - previous.end >= PARAGRAPH_PAUSE_S;
-    if (!paragraph || chapterHere || startsChapter || newSpeaker || pause || previousWasHeading) {
-      paragraph = document.createElement('p');
-      paragraph.className = chapterHere ? `cue-group heading level-${Math.min(chapterHere.level, 4)}` : 'cue-group';
-      // The speaker is named where the voice changes, not on every paragraph of the same host.
-      if (cue.speaker && cue.speaker !== shownSpeaker) {
-        shownSpeaker = cue.speaker;
-        const speaker = document.createElement('span');
-        speaker.className = 'speaker';
-        speaker.textContent = cue.speaker;
-        paragraph.append(speaker);
-      }
-      ui.cues.append(paragraph);
-    }
-    const span = document.createElement('span');
-    span.className = 'cue';
-    span.dataset.index = String(index);
-    span.textContent = cue.text;
-    span.title = `Play from ${formatTime(cue.start)}`;
-    paragraph.append(span, document.createTextNode(' '));
-    elements.push(span);
-    previous = cue;
-    // A heading read aloud is a paragraph of its own: what follows it starts a new one.
-    previousWasHeading = chapterHere !== undefined;
-  });
-  if (loaded) loaded.cueElements = elements;
-  ui.transcript.scrollTop = 0;
-}
-
-function sameText(a: string, b: string): boolean {
-  const words = (s: string) =>
-    s
-      .toLowerCase()
-      .match(/[\p{L}\p{N}]+/gu)
-      ?.join(' ') ?? '';
-  return words(a) === words(b);
 }
 
 /** The listening queue under the transport: each job can be played now or taken out. Titles only as text. */
@@ -388,7 +167,7 @@ function showQueue(items: UpNextItem[]): void {
 
 function showUnavailable(message: Extract<HostMessage, { type: 'unavailable' }>): void {
   ui.audio.pause();
-  stopLive();
+  endLive();
   ui.audio.removeAttribute('src');
   ui.audio.load();
   loaded = undefined;
@@ -443,7 +222,7 @@ function seekTo(time: number, what?: string): void {
   } else {
     ui.audio.currentTime = target;
   }
-  followPausedUntil = 0;
+  transcript.follow();
   updateTime(target, duration());
   highlight(indexAt(loaded.message.cues, target), true);
   if (what) announce(`${what}, ${spokenTime(target)}`);
@@ -504,7 +283,7 @@ function postProgress(force: boolean): void {
     type: 'progress',
     jobId: loaded.message.job.id,
     time: Math.max(0, ui.audio.currentTime),
-    cue: loaded.cue,
+    cue: transcript.cue,
     playing: !ui.audio.paused,
     ended: ui.audio.ended,
   });
@@ -540,36 +319,7 @@ function updateVolume(): void {
 }
 
 function highlight(index: number, scroll: boolean): void {
-  if (!loaded) return;
-  if (index !== loaded.cue) {
-    const old = loaded.cueElements[loaded.cue];
-    old?.classList.remove('current');
-    old?.removeAttribute('aria-current');
-    loaded.cue = index;
-    const now = loaded.cueElements[index];
-    if (now) {
-      now.classList.add('current');
-      now.setAttribute('aria-current', 'true');
-      if (scroll) scrollIntoTranscript(now);
-    }
-  }
-  const chapter = indexAt(loaded.message.chapters, loaded.message.cues[index]?.start ?? currentTime());
-  if (chapter !== loaded.chapter) {
-    loaded.chapterElements[loaded.chapter]?.removeAttribute('aria-current');
-    loaded.chapter = chapter;
-    loaded.chapterElements[chapter]?.setAttribute('aria-current', 'true');
-  }
-}
-
-function scrollIntoTranscript(target: HTMLElement): void {
-  if (Date.now() < followPausedUntil) return;
-  const box = ui.transcript.getBoundingClientRect();
-  const line = target.getBoundingClientRect();
-  const margin = Math.min(48, box.height / 4);
-  if (line.top >= box.top + margin && line.bottom <= box.bottom - margin) return;
-  // Not scrollIntoView: that also scrolls the page itself, pushing the controls out of sight.
-  const top = line.top - box.top + ui.transcript.scrollTop - box.height / 2 + line.height / 2;
-  ui.transcript.scrollTo({ top: Math.max(0, top), behavior: reducedMotion.matches ? 'auto' : 'smooth' });
+  if (loaded) transcript.highlight(index, scroll, currentTime());
 }
 
 // ---- events --------------------------------------------------------------------------------------------------------
@@ -592,14 +342,14 @@ ui.audio.addEventListener('timeupdate', () => {
   if (!loaded?.ready) return;
   const time = ui.audio.currentTime;
   updateTime(time, duration());
-  const before = loaded.cue;
+  const before = transcript.cue;
   highlight(indexAt(loaded.message.cues, time), true);
-  postProgress(before !== loaded.cue);
+  postProgress(before !== transcript.cue);
 });
 ui.audio.addEventListener('play', () => {
   updatePlayButton();
   ui.error.hidden = true;
-  followPausedUntil = 0;
+  transcript.follow();
   postProgress(true);
 });
 ui.audio.addEventListener('pause', () => {
@@ -654,16 +404,6 @@ ui.cues.addEventListener('click', (event) => {
   if (!cue || (window.getSelection()?.toString() ?? '') !== '') return;
   seekTo(cue.start, `Sentence ${index + 1}`);
 });
-for (const type of ['wheel', 'touchmove'] as const) {
-  ui.transcript.addEventListener(
-    type,
-    () => {
-      followPausedUntil = Date.now() + 4_000;
-    },
-    { passive: true },
-  );
-}
-
 function isEditable(target: EventTarget | null): boolean {
   return (
     target instanceof HTMLInputElement || target instanceof HTMLSelectElement || target instanceof HTMLTextAreaElement
@@ -737,7 +477,7 @@ window.addEventListener('message', (event: MessageEvent<unknown>) => {
       showUnavailable(message);
       return;
     case 'part':
-      if (live && live.jobId === message.jobId) acceptPart(live, message.part, true);
+      if (live && live.jobId === message.jobId) addPart(live, message.part);
       return;
     case 'queue':
       showQueue(message.items);
