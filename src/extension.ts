@@ -5,6 +5,7 @@ import path from 'node:path';
 import * as vscode from 'vscode';
 import { Views } from './command-ids';
 import { registerCommands } from './commands/index';
+import { registerSample } from './commands/views';
 import { readSettings } from './config';
 import { ApiKeyStore } from './connection/api-key';
 import { ServiceConnection } from './connection/connection';
@@ -46,6 +47,7 @@ export function activate(context: vscode.ExtensionContext): ArticleAudioApi {
   const log = new ExtensionLog(channel);
   const logger = log.logger('extension');
   context.subscriptions.push(channel, log.register());
+  log.keepFailedJobsIn(path.join(context.globalStorageUri.fsPath, 'job-logs'));
 
   const storage = context.globalStorageUri.fsPath;
   let engineToken: Promise<string> | undefined;
@@ -83,6 +85,7 @@ export function activate(context: vscode.ExtensionContext): ArticleAudioApi {
   const statusBar = new JobStatusBar(jobs, connection);
   const tree = new JobsTreeProvider(jobs, queue);
   const player = registerPlayer(context, jobs, channel, notifier, queue);
+  context.subscriptions.push(player.onDidChangeSounding((job) => statusBar.setSounding(job)));
   context.subscriptions.push(
     keys,
     connection,
@@ -93,7 +96,12 @@ export function activate(context: vscode.ExtensionContext): ArticleAudioApi {
     new JobNotices(jobs, notifier, player, queue),
   );
 
-  const view = vscode.window.createTreeView(Views.jobs, { treeDataProvider: tree, showCollapseAll: false });
+  const view = vscode.window.createTreeView(Views.jobs, {
+    treeDataProvider: tree,
+    showCollapseAll: false,
+    // Several rows can be removed or queued at once (the commands take the selection).
+    canSelectMany: true,
+  });
   // Which engine new jobs go to: "local engine", or the remote address (shown as text, never as a link).
   const describeView = () => (view.description = connection.engineDescription());
   describeView();
@@ -103,12 +111,20 @@ export function activate(context: vscode.ExtensionContext): ArticleAudioApi {
       if (event.visible) statusBar.acknowledge();
     }),
     jobs.onDidChange(() => updateBadge(view, jobs)),
+    // A failed job's lines outlive the window, for Show Why the Job Failed after a reload.
+    jobs.onDidFinish(({ job }) => {
+      if (job.status === 'failed')
+        log
+          .keepJobLines(job.id)
+          .catch((error: unknown) => logger.warn(`cannot keep the lines of ${job.id}: ${String(error)}`));
+    }),
     // A job removed from the list leaves the listening queue too.
     jobs.onDidChange(() => queue.retain((id) => jobs.get(id) !== undefined)),
   );
   updateBadge(view, jobs);
 
   context.subscriptions.push(
+    registerSample(context.extensionUri),
     ...registerCommands({
       extension: context,
       jobs,

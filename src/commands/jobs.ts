@@ -48,19 +48,54 @@ export const retryJob =
     }
   };
 
-/** Removes a job from the list; a job still running is cancelled first (the confirmation says so). */
+/**
+ * Removes a job from the list; a job still running is cancelled first (the confirmation says so). From the Jobs view
+ * with several rows selected, VS Code passes the clicked row and the selection: all of them are removed, with one
+ * confirmation for those still running.
+ */
 export const removeJob =
   (ctx: CommandContext) =>
-  async (target?: JobTarget): Promise<boolean> => {
+  async (target?: JobTarget, selected?: readonly unknown[]): Promise<boolean> => {
+    const many = selectedJobs(ctx, target, selected);
+    if (many) return removeJobs(ctx, many);
     const job = await resolveJob(ctx, target, () => true, 'The job list is empty.');
     if (!job) return false;
-    if (job.status !== 'succeeded' && job.status !== 'failed') {
-      const answer = await ctx.notifier.confirm(
-        `"${job.title}" is still running. Cancel it and remove it from the list?`,
-        'The service stops working on it, and its audio will not be made.',
-        'Cancel Job and Remove',
-      );
-      if (answer !== 'Cancel Job and Remove') return false;
+    return removeJobs(ctx, [job]);
+  };
+
+/** The jobs of a multi-row selection that includes the clicked row (else undefined: act on the clicked row alone). */
+function selectedJobs(ctx: CommandContext, target: JobTarget, selected?: readonly unknown[]): JobRecord[] | undefined {
+  if (!Array.isArray(selected) || selected.length < 2) return undefined;
+  const ids = selected.flatMap((item: unknown) =>
+    typeof item === 'object' && item !== null && typeof (item as { id?: unknown }).id === 'string'
+      ? [(item as { id: string }).id]
+      : [],
+  );
+  const clicked = typeof target === 'string' ? target : target?.id;
+  if (clicked !== undefined && !ids.includes(clicked)) return undefined;
+  const jobs = ids.flatMap((id) => ctx.jobs.get(id) ?? []);
+  return jobs.length > 0 ? jobs : undefined;
+}
+
+async function removeJobs(ctx: CommandContext, jobs: JobRecord[]): Promise<boolean> {
+  const running = jobs.filter((job) => job.status !== 'succeeded' && job.status !== 'failed');
+  if (running.length > 0) {
+    const question =
+      running.length === 1 && jobs.length === 1
+        ? `"${running[0]!.title}" is still running. Cancel it and remove it from the list?`
+        : running.length === 1
+          ? `"${running[0]!.title}" is still running. Cancel it and remove all ${jobs.length} jobs from the list?`
+          : `${running.length} of the ${jobs.length} jobs are still running. Cancel them and remove all ${jobs.length} from the list?`;
+    const answer = await ctx.notifier.confirm(
+      question,
+      `The service stops working on ${running.length === 1 ? 'it' : 'them'}, and ${running.length === 1 ? 'its' : 'their'} audio will not be made.`,
+      running.length === 1 ? 'Cancel Job and Remove' : 'Cancel Jobs and Remove',
+    );
+    if (answer !== 'Cancel Job and Remove' && answer !== 'Cancel Jobs and Remove') return false;
+  }
+  let removedAll = true;
+  for (const job of jobs) {
+    if (running.includes(job)) {
       try {
         const supported = await ctx.jobs.cancel(job.id);
         if (!supported)
@@ -69,12 +104,14 @@ export const removeJob =
           );
       } catch (error) {
         ctx.notifier.error(`Could not cancel "${job.title}"; it stays in the list`, error);
-        return false;
+        removedAll = false;
+        continue;
       }
     }
     await ctx.jobs.remove(job.id);
-    return true;
-  };
+  }
+  return removedAll;
+}
 
 const clear = (ctx: CommandContext, which: 'succeeded' | 'failed') => async (): Promise<number> => {
   const doomed = ctx.jobs

@@ -76,7 +76,15 @@ describe('First run: palette, walkthrough and keybinding (UI)', () => {
     await page.keyboard.press('Control+Alt+A');
     const row = page.locator('.part.sidebar .monaco-list-row[aria-label*="Mini"]').first();
     await row.waitFor({ timeout: 60_000 });
-    assert.match((await row.getAttribute('aria-label')) ?? '', /^Selection from Untitled-1, Mini, /);
+    assert.match((await row.getAttribute('aria-label')) ?? '', /^Selection from Sample Article\.md, Mini, /);
+    // The sample is read-only: it has no unsaved changes, so closing it asks nothing.
+    assert.equal(await page.locator('.tabs-container .tab.dirty').count(), 0, 'the sample asks to be saved');
+    await vscode.runCommand('View: Close Editor');
+    await page
+      .locator('.tabs-container .tab', { hasText: 'Sample Article.md' })
+      .first()
+      .waitFor({ state: 'detached', timeout: 10_000 });
+    assert.equal(await page.locator('.monaco-dialog-box').count(), 0, 'closing the sample asked to save it');
 
     // Now there is a job: its commands are offered.
     // Throws unless the palette comes to list it.

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'mocha';
 import * as vscode from 'vscode';
 import { Commands } from '../../../src/command-ids';
+import { ExtensionLog } from '../../../src/connection/log';
 import type { ArticleAudioApi } from '../../../src/extension';
 import type { JobRecord } from '../../../src/jobs/types';
 import { article, extensionApi, setSetting, waitFor, waitForEnd } from './helpers';
@@ -138,6 +139,29 @@ describe('Everyday use (issue 16)', function () {
       `lines of other jobs:\n${log.getText()}`,
     );
     assert.ok(lines.some((line) => /failed \(fetch_failed\)/.test(line)));
+
+    // After a reload the lines are still there: a new log (as a reloaded window has) reads the ones kept on disk.
+    const channel = vscode.window.createOutputChannel('Article Audio reload check', { log: true });
+    try {
+      const reloaded = new ExtensionLog(channel);
+      reloaded.keepFailedJobsIn(path.join(api.storageUri.fsPath, 'job-logs'));
+      const again = await reloaded.provideTextDocumentContent(log.uri);
+      assert.equal(again.trim(), log.getText().trim(), 'the failed job has other lines after a reload');
+    } finally {
+      channel.dispose();
+    }
+
+    // With two columns open, the log opens in one of them: never a third column.
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    const note = await vscode.workspace.openTextDocument({ content: 'notes' });
+    await vscode.window.showTextDocument(note, vscode.ViewColumn.One);
+    await vscode.window.showTextDocument(note, { viewColumn: vscode.ViewColumn.Two, preserveFocus: false });
+    assert.equal(vscode.window.tabGroups.all.length, 2);
+    await vscode.commands.executeCommand(Commands.showJobError, failed.id);
+    await waitFor('the job log document again', () =>
+      vscode.window.visibleTextEditors.find((editor) => editor.document.uri.scheme === 'article-audio-log'),
+    );
+    assert.equal(vscode.window.tabGroups.all.length, 2, 'the job log opened a third column');
 
     // A wrong content type is no case for Retry either.
     const image = await failedUrlJob('photo.png');
