@@ -25,6 +25,7 @@ export const Commands = {
   addToQueue: 'articleAudio.addToQueue',
   removeFromQueue: 'articleAudio.removeFromQueue',
   togglePlayback: 'articleAudio.togglePlayback',
+  playFromHere: 'articleAudio.playFromHere',
 } as const;
 
 export type CommandId = (typeof Commands)[keyof typeof Commands];

@@ -21,6 +21,7 @@ import type { NewJob } from '../jobs/job-tracker';
 import { splitText } from '../jobs/split-text';
 import type { JobRecord } from '../jobs/types';
 import { Fixes } from '../notify';
+import { sentenceStart } from '../webview/play-from';
 import { modelLabel } from '../views/labels';
 import type { CommandContext } from './context';
 
@@ -62,6 +63,52 @@ export const convertSelection = (ctx: CommandContext) => async (): Promise<JobRe
   const modelId = await pickModel(ctx.extension);
   if (!modelId) return undefined;
   return submit(ctx, modelId, article);
+};
+
+/**
+ * Play from Here: listens from the sentence at the cursor (or the start of the selection) of a Markdown or text
+ * document. The newest job made from the document plays from that sentence; with none that has it, the document is
+ * converted from that sentence to its end, and plays as soon as its first part is in.
+ */
+export const playFromHere = (ctx: CommandContext) => async (): Promise<JobRecord | undefined> => {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor) {
+    ctx.notifier.warn('Put the cursor in a Markdown or text document where you want to start listening.');
+    return undefined;
+  }
+  const document = editor.document;
+  const offset = sentenceStart(document.getText(), document.offsetAt(editor.selection.start));
+  if (await ctx.player.playFrom(document, offset)) return undefined;
+  const name = path.basename(document.uri.path) || 'Untitled';
+  const text = document.getText().slice(offset);
+  const start = document.positionAt(offset);
+  const end = document.positionAt(document.getText().length);
+  const words = text
+    .replace(/[#*_`>[\]]/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+  const from = words.length > 40 ? `${words.slice(0, 39)}…` : words;
+  const article: Article = {
+    title: `${titleOf(document.getText(), name, document.languageId === 'markdown')} (from "${from}")`,
+    text,
+    source: {
+      kind: 'selection',
+      documentUri: document.uri.toString(),
+      range: { startLine: start.line, startCharacter: start.character, endLine: end.line, endCharacter: end.character },
+    },
+  };
+  const what = `The text from the cursor to the end of "${name}"`;
+  if (countCharacters(text) > TEXT_MAX_LENGTH) {
+    const first = await convertInParts(ctx, article, what);
+    if (first) ctx.player.playWhenReady(first.id);
+    return first;
+  }
+  if (!checkLength(ctx, text, what)) return undefined;
+  const modelId = await pickModel(ctx.extension);
+  if (!modelId) return undefined;
+  const job = await submit(ctx, modelId, article);
+  if (job) ctx.player.playWhenReady(job.id);
+  return job;
 };
 
 /**
@@ -158,7 +205,7 @@ function longDocument(document: vscode.TextDocument): Article | undefined {
 
 /**
  * A text over the service's limit: offers to convert it in parts cut at headings and paragraphs, one job each, and
- * queues them to play one after the other. Returns the first part's job.
+ * queues them to play next, one after the other. Returns the first part's job.
  */
 async function convertInParts(ctx: CommandContext, article: Article, what: string): Promise<JobRecord | undefined> {
   const text = article.text ?? '';
@@ -182,10 +229,11 @@ async function convertInParts(ctx: CommandContext, article: Article, what: strin
     if (!job) break;
     jobs.push(job);
   }
-  ctx.queue.add(...jobs.map((job) => job.id));
+  // Next in the listening queue, ahead of what was queued before: the listener asked for this article now.
+  ctx.queue.playNext(...jobs.map((job) => job.id));
   if (jobs.length === parts.length) {
     ctx.notifier.info(
-      `Converting "${article.title}" in ${parts.length} parts. They are in your listening queue and play one after the other.`,
+      `Converting "${article.title}" in ${parts.length} parts. They are next in your listening queue and play one after the other.`,
     );
   }
   return jobs[0];

@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import { type CommandId, Commands } from '../command-ids';
 import { clearApiKey, setApiKey } from './api-key';
 import type { CommandContext, CommandFactory } from './context';
-import { convertDocument, convertSelection, convertUrl } from './convert';
+import { convertDocument, convertSelection, convertUrl, playFromHere } from './convert';
 import {
   cancelJob,
   clearFailed,
@@ -48,6 +48,7 @@ const COMMANDS: Record<CommandId, CommandFactory> = {
   [Commands.addToQueue]: addToQueue,
   [Commands.removeFromQueue]: removeFromQueue,
   [Commands.togglePlayback]: togglePlayback,
+  [Commands.playFromHere]: playFromHere,
 };
 
 export function registerCommands(ctx: CommandContext): vscode.Disposable[] {

@@ -42,6 +42,16 @@ describe('Convert in parts and the listening queue (issue 16)', function () {
     );
     const content = `# The Long River\n\n${sections.join('\n\n')}\n`;
     assert.ok(countCharacters(content) > 2 * TEXT_MAX_LENGTH, 'the document needs three parts');
+    // An article queued before: the parts go ahead of it (the listener asked for this one now).
+    const older = await vscode.workspace.openTextDocument({
+      language: 'markdown',
+      content: '# Older Story\n\nAn article queued earlier, waiting for its turn in the listening queue.\n',
+    });
+    await vscode.window.showTextDocument(older);
+    const olderJob = await vscode.commands.executeCommand<JobRecord | undefined>(Commands.convertDocument);
+    assert.ok(olderJob, `no job for the older article: ${JSON.stringify(api.notifier.shown.at(-1))}`);
+    made.push(olderJob.id);
+    api.queue.add(olderJob.id);
     const document = await vscode.workspace.openTextDocument({ language: 'markdown', content });
     await vscode.window.showTextDocument(document);
     api.notifier.answerNextConfirm = 'Convert in 3 Parts';
@@ -63,10 +73,10 @@ describe('Convert in parts and the listening queue (issue 16)', function () {
     assert.equal(first.id, byPart[0]?.id);
     assert.deepEqual(
       [...api.queue.items()],
-      byPart.map((job) => job.id),
-      'the parts queue themselves in order',
+      [...byPart.map((job) => job.id), olderJob.id],
+      'the parts queue themselves in order, ahead of the article queued before',
     );
-    assert.match(api.notifier.shown.at(-1)?.message ?? '', /in 3 parts\. They are in your listening queue/);
+    assert.match(api.notifier.shown.at(-1)?.message ?? '', /in 3 parts\. They are next in your listening queue/);
     // The tree shows the order.
     assert.match(String(api.tree.getTreeItem(byPart[0] as JobRecord).description), /^Up next · /);
     assert.match(String(api.tree.getTreeItem(byPart[2] as JobRecord).description), /^Queued #3 · /);
