@@ -483,7 +483,12 @@ window.addEventListener('message', (event: MessageEvent<unknown>) => {
       showQueue(message.items);
       return;
     case 'control':
-      togglePlay();
+      if (message.command === 'playFrom') {
+        seekTo(message.time, 'Playing from here');
+        void play();
+      } else {
+        togglePlay();
+      }
       return;
   }
 });

@@ -22,6 +22,8 @@ export class JobStatusBar extends Disposable {
   );
   private failure: JobRecord | undefined;
   private ready: JobRecord | undefined;
+  /** What the player sounds now: shown instead of the last finished job, so the item names what you hear. */
+  private sounding: { id: string; title: string } | undefined;
   private readyTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -30,7 +32,6 @@ export class JobStatusBar extends Disposable {
   ) {
     super();
     this.item.name = 'Article Audio';
-    this.item.command = Commands.showJobs;
     for (const subscription of [
       engine.onDidChange(() => this.render()),
       jobs.onDidChange(() => this.render()),
@@ -43,6 +44,12 @@ export class JobStatusBar extends Disposable {
     ]) {
       this.register(subscription);
     }
+    this.render();
+  }
+
+  /** The player started or stopped sounding a job (PlayerController.onDidChangeSounding). */
+  setSounding(job: { id: string; title: string } | undefined): void {
+    this.sounding = job;
     this.render();
   }
 
@@ -67,11 +74,18 @@ export class JobStatusBar extends Disposable {
 
   private render(): void {
     const running = this.jobs.unfinished();
+    this.item.command = Commands.showJobs;
     // Trusted for our own commands only; outside text (titles, log lines, errors) is escaped with escapeMarkdown.
     const tooltip = new vscode.MarkdownString('', true);
     tooltip.supportHtml = false;
     tooltip.isTrusted = {
-      enabledCommands: [Commands.showJobs, Commands.showLog, Commands.cancelJob, Commands.openPlayer],
+      enabledCommands: [
+        Commands.showJobs,
+        Commands.showLog,
+        Commands.cancelJob,
+        Commands.openPlayer,
+        Commands.togglePlayback,
+      ],
     };
     if (running.length > 0) {
       this.failure = undefined;
@@ -107,6 +121,18 @@ export class JobStatusBar extends Disposable {
       this.item.accessibilityInformation = { label: `Article Audio: ${job.title} failed` };
       tooltip.appendMarkdown(
         `**${escapeMarkdown(job.title)}** failed${job.error?.code ? ` (${escapeMarkdown(job.error.code)})` : ''}\n\n${escapeMarkdown(job.error?.message ?? '')}\n\n[Show Jobs](command:${Commands.showJobs}) · [Show Log](command:${Commands.showLog})`,
+      );
+      this.show(tooltip);
+      return;
+    }
+    if (this.sounding) {
+      const job = this.sounding;
+      this.item.text = `$(unmute) ${shorten(job.title)}`;
+      this.item.backgroundColor = undefined;
+      this.item.command = { title: 'Show Player', command: Commands.openPlayer, arguments: [job.id] };
+      this.item.accessibilityInformation = { label: `Article Audio: playing ${job.title}` };
+      tooltip.appendMarkdown(
+        `Playing **${escapeMarkdown(job.title)}**\n\n${commandLink('$(debug-pause) Pause', Commands.togglePlayback, [])} · ${commandLink('$(eye) Show Player', Commands.openPlayer, [job.id])} · [Show Jobs](command:${Commands.showJobs})`,
       );
       this.show(tooltip);
       return;

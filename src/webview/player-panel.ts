@@ -22,22 +22,47 @@ import {
   isPageMessage,
   isPlayerPageState,
 } from './protocol';
+import { cueAtOffset } from './play-from';
 import { ReadAlong } from './read-along';
+import { matchCues } from './text-match';
 import { formatTime, parseChapters, parseWebVtt, type ChapterMark, type TranscriptCue } from './transcript';
 
 export interface PlayerController extends vscode.Disposable {
   /** Opens (or reveals and switches) the one player panel on this job; with no id, asks with a quick pick among jobs.playable(). */
-  open(jobId?: string, options?: { preserveFocus?: boolean; autoplay?: boolean }): Promise<void>;
+  open(jobId?: string, options?: OpenOptions): Promise<void>;
+  /**
+   * Play from Here: plays the newest job made from this document from the sentence at `offset` (the cursor). False
+   * when no playable job has that sentence (then the caller converts from there).
+   */
+  playFrom(document: vscode.TextDocument, offset: number): Promise<boolean>;
+  /** A job the user asked to hear as soon as it can play (Play from Here converting): it opens and plays then. */
+  playWhenReady(jobId: string): void;
   /** Plays or pauses what the player shows; false when it shows nothing. */
   togglePlayback(): boolean;
   /** The job the player shows, if any. */
   readonly current: string | undefined;
+  /** What the player is sounding now (undefined: nothing plays), for the status bar. */
+  readonly onDidChangeSounding: vscode.Event<SoundingJob | undefined>;
+}
+
+export interface OpenOptions {
+  /** An open nobody asked for (a job's first part came, or it finished): it never replaces the article shown. */
+  preserveFocus?: boolean;
+  autoplay?: boolean;
+  /** Where to start (seconds), instead of where the listener left the job. */
+  at?: number;
+}
+
+export interface SoundingJob {
+  id: string;
+  title: string;
 }
 
 /** The listening queue as the player uses it (src/jobs/listening-queue.ts). */
 export interface PlayerQueue {
   items(): readonly string[];
   has(id: string): boolean;
+  add(...ids: string[]): void;
   remove(id: string): void;
   takeNext(state: (id: string) => 'ready' | 'pending' | 'gone'): string | undefined;
   onDidChange(listener: () => void): { dispose(): void };
@@ -102,6 +127,8 @@ interface Playing {
   liveParts?: number;
   /** The queue already went on from this job (an `ended` report can come twice). */
   advanced?: boolean;
+  /** The page last reported the audio as played to its end. */
+  ended?: boolean;
 }
 
 class Player implements PlayerController {
@@ -117,6 +144,14 @@ class Player implements PlayerController {
   private showCount = 0;
   /** An article ended while the next queued job was still converting: it plays as soon as it is ready. */
   private waitingForNext = false;
+  /** Jobs that were put in the listening queue instead of replacing the article shown (each is announced once). */
+  private readonly announced = new Set<string>();
+  /** Jobs to open and play as soon as they can (playWhenReady). */
+  private readonly wanted = new Set<string>();
+  private readonly soundingEmitter = new vscode.EventEmitter<SoundingJob | undefined>();
+  readonly onDidChangeSounding = this.soundingEmitter.event;
+  /** What onDidChangeSounding last said, to fire only on a change. */
+  private soundingKey = '';
   private readonly audioRoot: vscode.Uri;
   private readonly mediaRoot: vscode.Uri;
 
@@ -132,6 +167,7 @@ class Player implements PlayerController {
     this.mediaRoot = vscode.Uri.joinPath(context.extensionUri, 'media');
     this.disposables.push(
       this.readAlong,
+      this.soundingEmitter,
       vscode.window.registerWebviewPanelSerializer(Views.player, {
         deserializeWebviewPanel: (panel, state) => this.revive(panel, state),
       }),
@@ -151,20 +187,25 @@ class Player implements PlayerController {
     return true;
   }
 
-  async open(jobId?: string, options: { preserveFocus?: boolean; autoplay?: boolean } = {}): Promise<void> {
+  async open(jobId?: string, options: OpenOptions = {}): Promise<void> {
     const id = jobId ?? (await this.pickJob());
     if (id === undefined) return;
+    if (this.wanted.delete(id)) options = { ...options, preserveFocus: false, autoplay: true };
     const current = this.playing;
-    if (options.preserveFocus && current?.sounding && current.job.id !== id) {
-      // An open in the background (a job just finished) must not cut off what the user is listening to.
-      const title = this.jobs.get(id)?.title ?? 'The new audio';
-      this.notices.info(`"${title}" is ready to play.`, [{ title: 'Play Now', run: () => this.open(id) }]);
+    if (options.preserveFocus && this.panel && current && !current.ended && current.job.id !== id) {
+      // An open in the background (a job's first part came, or it finished) never replaces the article the player
+      // holds, playing or paused: the new job waits its turn in the listening queue. Only an explicit action (Play,
+      // Play Now, a click in the Jobs view) replaces it.
+      this.queueInstead(id);
       return;
     }
     if (this.panel) {
       this.panel.reveal(undefined, options.preserveFocus);
       // Already on this job: showing it again would restart the page and stop the audio.
-      if (current?.job.id === id) return;
+      if (current?.job.id === id) {
+        if (options.at !== undefined) this.port?.post({ type: 'control', command: 'playFrom', time: options.at });
+        return;
+      }
     } else {
       // Beside the editor when there is one, so the read-along highlight in the source stays visible.
       const column = vscode.window.activeTextEditor ? vscode.ViewColumn.Beside : vscode.ViewColumn.Active;
@@ -182,7 +223,66 @@ class Player implements PlayerController {
       );
       this.adopt(panel);
     }
-    await this.show(id, options.autoplay);
+    await this.show(id, options.autoplay, options.at);
+  }
+
+  async playFrom(document: vscode.TextDocument, offset: number): Promise<boolean> {
+    const uri = document.uri.toString();
+    // Newest first: the latest conversion of the document has its latest wording.
+    const jobs = this.jobs.playable().filter((job) => job.source.documentUri === uri);
+    const text = document.getText();
+    for (const job of jobs) {
+      const cues = await this.cuesOf(job);
+      if (cues.length === 0) continue;
+      const range = job.source.range;
+      const start = range ? document.offsetAt(new vscode.Position(range.startLine, range.startCharacter)) : 0;
+      const index = cueAtOffset(
+        matchCues(
+          text,
+          cues.map((cue) => cue.text),
+          { start, end: text.length },
+        ),
+        offset,
+        start,
+      );
+      const cue = index === undefined ? undefined : cues[index];
+      if (!cue) continue;
+      this.log.info(`player: play from here: ${job.id} from sentence ${index! + 1} at ${formatTime(cue.start)}`);
+      await this.open(job.id, { autoplay: true, at: cue.start });
+      return true;
+    }
+    return false;
+  }
+
+  playWhenReady(jobId: string): void {
+    this.wanted.add(jobId);
+    void this.onJobsChanged();
+  }
+
+  /** A job's sentences: its transcript, or while it runs, those of the parts so far. */
+  private async cuesOf(job: JobRecord): Promise<TranscriptCue[]> {
+    try {
+      if (job.files?.transcript) return parseWebVtt(await readFile(job.files.transcript, 'utf8'));
+      if (!job.files && job.parts)
+        return (await Promise.all(job.parts.map((part) => livePart(part)))).flatMap((p) => p.cues);
+    } catch (error) {
+      this.log.warn(`player: ${job.id}: cannot read its transcript: ${(error as Error).message}`);
+    }
+    return [];
+  }
+
+  /** Puts a job that would have replaced the article shown into the listening queue, and says so once. */
+  private queueInstead(id: string): void {
+    if (!this.queue.has(id)) this.queue.add(id);
+    if (this.announced.has(id)) return;
+    this.announced.add(id);
+    const job = this.jobs.get(id);
+    const title = job?.title ?? 'The new audio';
+    const state = job?.status === 'succeeded' ? 'is ready' : 'is converting';
+    this.log.info(`player: ${id} queued behind ${this.playing?.job.id ?? 'nothing'} instead of replacing it`);
+    this.notices.info(`"${title}" ${state}. It is in your listening queue and plays after the current article.`, [
+      { title: 'Play Now', run: () => this.open(id, { autoplay: true }) },
+    ]);
   }
 
   dispose(): void {
@@ -239,12 +339,13 @@ class Player implements PlayerController {
         this.port = undefined;
         this.playing = undefined;
         this.waitingForNext = false;
+        this.announceSounding();
         void vscode.commands.executeCommand('setContext', ContextKeys.playerOpen, false);
       }),
     ];
   }
 
-  private async show(jobId: string, autoplay = false): Promise<void> {
+  private async show(jobId: string, autoplay = false, at?: number): Promise<void> {
     this.rememberPosition();
     this.waitingForNext = false;
     // A queued job opened (by hand, or by the queue going on) is being heard: it leaves the queue.
@@ -253,6 +354,7 @@ class Player implements PlayerController {
     const job = this.jobs.get(jobId);
     if (!job) {
       this.playing = undefined;
+      this.announceSounding();
       this.readAlong.follow(undefined, []);
       this.showUnavailable({ id: jobId, title: 'Article Audio' }, 'This job is no longer in the list of jobs.', [
         'pickJob',
@@ -260,11 +362,14 @@ class Player implements PlayerController {
       ]);
       return;
     }
-    const message = await this.loadMessage(job);
+    const loadedMessage = await this.loadMessage(job);
+    const message =
+      at !== undefined && loadedMessage.type === 'load' ? { ...loadedMessage, position: at } : loadedMessage;
     // The panel may have been closed, or switched to another job, while the files were read.
     if (!this.panel || !this.port || ticket !== this.showCount) return;
     if (message.type === 'unavailable') {
       this.playing = undefined;
+      this.announceSounding();
       this.readAlong.follow(undefined, []);
       this.panel.title = job.title;
       this.port.post(message);
@@ -282,6 +387,7 @@ class Player implements PlayerController {
       ...(message.live ? { liveParts: message.live.parts.length } : {}),
     };
     if (!message.live) this.jobs.setPlayingWhileConverting(job.id, false);
+    this.announceSounding();
     this.readAlong.follow(
       job,
       message.cues.map((cue) => cue.text),
@@ -425,6 +531,8 @@ class Player implements PlayerController {
         if (!playing || playing.job.id !== message.jobId) return;
         playing.time = message.time;
         playing.sounding = message.playing && !message.ended;
+        playing.ended = message.ended;
+        this.announceSounding();
         if (playing.liveParts !== undefined) this.jobs.setPlayingWhileConverting(playing.job.id, playing.sounding);
         this.readAlong.showCue(message.cue);
         if (!message.playing || message.ended || Date.now() - playing.lastSaved >= SAVE_EVERY_MS)
@@ -530,6 +638,16 @@ class Player implements PlayerController {
     }
   }
 
+  /** Tells the status bar what plays now, when that changed (a job switched, paused, ended, or was renamed). */
+  private announceSounding(): void {
+    const playing = this.playing;
+    const sounding = playing?.sounding ? { id: playing.job.id, title: playing.job.title } : undefined;
+    const key = sounding ? `${sounding.id}\n${sounding.title}` : '';
+    if (key === this.soundingKey) return;
+    this.soundingKey = key;
+    this.soundingEmitter.fire(sounding);
+  }
+
   private rememberPosition(): void {
     const playing = this.playing;
     if (!playing) return;
@@ -539,6 +657,11 @@ class Player implements PlayerController {
 
   private async onJobsChanged(): Promise<void> {
     this.postQueue();
+    for (const id of this.wanted) {
+      const job = this.jobs.get(id);
+      if (!job || job.status === 'failed') this.wanted.delete(id);
+      else if (job.files || (job.parts?.length ?? 0) > 0) await this.open(id);
+    }
     if (this.waitingForNext && this.panel) {
       const head = this.queue.items()[0];
       if (head === undefined) this.waitingForNext = false;
@@ -555,6 +678,7 @@ class Player implements PlayerController {
         ['pickJob', 'showJobs'],
       );
       this.playing = undefined;
+      this.announceSounding();
       this.readAlong.follow(undefined, []);
       return;
     }
@@ -564,6 +688,7 @@ class Player implements PlayerController {
       return;
     }
     playing.job = job;
+    this.announceSounding();
     if (playing.liveParts !== undefined) {
       // One sender at a time, so parts reach the page in order however many changes come in.
       this.partSending = this.partSending.then(() => this.sendNewParts(playing, job));

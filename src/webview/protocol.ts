@@ -93,11 +93,12 @@ export interface QueueMessage {
   items: UpNextItem[];
 }
 
-/** Extension -> page: a playback command from outside the page (a keybinding in the editor). */
-export interface ControlMessage {
-  type: 'control';
-  command: 'togglePlay';
-}
+/**
+ * Extension -> page: a playback command from outside the page: play/pause (a keybinding in the editor), or play from
+ * a time of the job shown (Play from Here on a sentence of its source).
+ */
+export type ControlMessage =
+  { type: 'control'; command: 'togglePlay' } | { type: 'control'; command: 'playFrom'; time: number };
 
 export type HostMessage = LoadMessage | UnavailableMessage | PartMessage | QueueMessage | ControlMessage;
 
@@ -248,7 +249,10 @@ export function isHostMessage(value: unknown): value is HostMessage {
     case 'queue':
       return Array.isArray(value.items) && value.items.length <= 1000 && value.items.every(isUpNextItem);
     case 'control':
-      return value.command === 'togglePlay';
+      return (
+        value.command === 'togglePlay' ||
+        (value.command === 'playFrom' && isFiniteNumber(value.time) && value.time >= 0)
+      );
     case 'part':
       return isNonEmptyString(value.jobId) && isLivePart(value.part);
     case 'unavailable':

@@ -2,7 +2,7 @@
 // engine: queue a second article, see it under "Up next" in the player, play the first with Ctrl+Alt+Space from the
 // editor, and hear the player go on to the queued article by itself when the first ends.
 import * as assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -11,6 +11,9 @@ import { launchVSCode, type VSCodeSession, waitFor as waitUntil } from '../suppo
 
 const FIRST = '# First Story\n\nThe first story is short. It has two sentences only.\n';
 const SECOND = '# Second Story\n\nThe second story follows the first. It plays when the first one ends.\n';
+const THIRD = `# Third Story\n\n${Array.from({ length: 24 }, (_, i) => `Sentence ${i + 1} of the third story goes on for a while, slowly and calmly.`).join(' ')}\n`;
+const FOURTH = '# Fourth Story\n\nThe fourth story is converted while the third one plays.\n';
+const FIFTH = '# Fifth Story\n\nThe fifth story is converted while the third one is paused.\n';
 
 // This file's waits are for a job's audio on a loaded machine: 30 s unless a call says otherwise.
 const waitFor = (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000) =>
@@ -24,6 +27,9 @@ describe('Listening queue (UI)', () => {
     workspace = mkdtempSync(path.join(os.tmpdir(), 'article-audio-ui-queue-'));
     writeFileSync(path.join(workspace, 'first.md'), FIRST);
     writeFileSync(path.join(workspace, 'second.md'), SECOND);
+    writeFileSync(path.join(workspace, 'third.md'), THIRD);
+    writeFileSync(path.join(workspace, 'fourth.md'), FOURTH);
+    writeFileSync(path.join(workspace, 'fifth.md'), FIFTH);
     vscode = await launchVSCode({
       workspace,
       settings: { 'articleAudio.model': 'article-audio-1-mini', 'articleAudio.openPlayerWhenDone': false },
@@ -105,5 +111,81 @@ describe('Listening queue (UI)', () => {
       30_000,
     );
     assert.equal(await frame.locator('#up-next').isHidden(), true, 'the queue is empty once its last article plays');
+  });
+
+  it('never replaces the article being heard, playing or paused: a job done in the background queues itself and says so once, and the status bar names what plays', async () => {
+    const { page } = vscode;
+    await vscode.openFile('third.md', 'Third Story');
+    await vscode.runCommand('Article Audio: Convert Current Document to Audio');
+    await runOnJob('Article Audio: Open Player', 'Third Story');
+    const frame = await vscode.webviewFrame('Article Audio Player', 30_000);
+    await waitFor(
+      'the player on the third story',
+      async () =>
+        (await frame
+          .locator('#job-title')
+          .innerText()
+          .catch(() => '')) === 'Third Story',
+    );
+    await waitFor('the third story to be finished', async () => Number(await audio(frame, 'a.duration')) > 30, 180_000);
+    await frame.locator('#play').click();
+    await waitFor('the third story to play', async () => Number(await audio(frame, 'a.currentTime')) > 0.5);
+    // The status bar names what plays (not the last job that finished).
+    await page
+      .locator('.statusbar-item[aria-label="Article Audio: playing Third Story"]')
+      .first()
+      .waitFor({ timeout: 20_000 });
+
+    // From now on a finished job opens the player by itself: with an article being heard, it must not.
+    mkdirSync(path.join(workspace, '.vscode'), { recursive: true });
+    writeFileSync(
+      path.join(workspace, '.vscode', 'settings.json'),
+      JSON.stringify({ 'articleAudio.openPlayerWhenDone': true }),
+    );
+    const toasts = (title: string) =>
+      page.locator('.notifications-toasts .notification-list-item-message', { hasText: title });
+
+    // While it plays: a job finishing in the background queues itself.
+    await vscode.openFile('fourth.md', 'Fourth Story');
+    await vscode.runCommand('Article Audio: Convert Current Document to Audio');
+    await frame.locator('#up-next .up-next-title', { hasText: 'Fourth Story' }).waitFor({ timeout: 120_000 });
+    await waitFor(
+      'the fourth story to be ready',
+      async () => !(await frame.locator('#up-next .up-next-title', { hasText: 'Fourth Story' }).isDisabled()),
+      120_000,
+    );
+    assert.equal(await frame.locator('#job-title').innerText(), 'Third Story', 'a finished job replaced what plays');
+    assert.equal(await audio(frame, 'a.paused'), false, 'a finished job stopped what plays');
+    await page
+      .locator('.statusbar-item[aria-label="Article Audio: playing Third Story"]')
+      .first()
+      .waitFor({ timeout: 20_000 });
+
+    // Paused mid-way (from the editor, where the listener is): still the listener's article.
+    await page.keyboard.press('Control+Alt+Space');
+    await waitFor('the pause', async () => (await audio(frame, 'a.paused')) === true);
+    const pausedAt = Number(await audio(frame, 'a.currentTime'));
+    await vscode.openFile('fifth.md', 'Fifth Story');
+    await vscode.runCommand('Article Audio: Convert Current Document to Audio');
+    const fifth = frame.locator('#up-next .up-next-title', { hasText: 'Fifth Story' });
+    await fifth.waitFor({ timeout: 120_000 });
+    await waitFor('the fifth story to be ready', async () => !(await fifth.isDisabled()), 120_000);
+    // Time for a wrong switch to show (the job's finish comes after its first part).
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    assert.equal(
+      await frame.locator('#job-title').innerText(),
+      'Third Story',
+      'a finished job replaced the paused article',
+    );
+    assert.equal(Number(await audio(frame, 'a.currentTime')), pausedAt, 'the paused article lost its place');
+    assert.deepEqual(
+      await frame.locator('#up-next .up-next-title').allInnerTexts(),
+      ['Fourth Story', 'Fifth Story'],
+      'the new jobs wait in the listening queue, in order',
+    );
+    // Said once per job (not at its first part and again when it finished).
+    await toasts('Fifth Story').first().waitFor({ timeout: 20_000 });
+    assert.match(await toasts('Fifth Story').first().innerText(), /Fifth Story.*listening queue/);
+    assert.equal(await toasts('Fifth Story').count(), 1, 'the fifth story was announced more than once');
   });
 });
