@@ -171,6 +171,20 @@ describe('Everyday use (issue 16)', function () {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 
+  it('Remove Job from List on several selected rows removes them all (the view passes the clicked row and the selection)', async () => {
+    const one = await failedUrlJob('gone-one.html');
+    const two = await failedUrlJob('gone-two.html');
+    const other = await failedUrlJob('gone-three.html');
+    const removed = await vscode.commands.executeCommand<boolean>(Commands.removeJob, one, [one, two]);
+    assert.equal(removed, true);
+    assert.equal(api.jobs.get(one.id), undefined, 'the clicked row is still there');
+    assert.equal(api.jobs.get(two.id), undefined, 'the other selected row is still there');
+    assert.ok(api.jobs.get(other.id), 'a row that was not selected was removed');
+    // A right-click on a row outside the selection acts on that row alone, as VS Code's own views do.
+    await vscode.commands.executeCommand<boolean>(Commands.removeJob, other, [one, two]);
+    assert.equal(api.jobs.get(other.id), undefined);
+  });
+
   it('Retry replaces the failed row instead of adding one; Clear Failed and Clear Finished empty the list by kind', async () => {
     const failed = await failedUrlJob('missing-page.html');
     const count = api.jobs.all().length;
