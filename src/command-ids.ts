@@ -26,6 +26,8 @@ export const Commands = {
   removeFromQueue: 'articleAudio.removeFromQueue',
   togglePlayback: 'articleAudio.togglePlayback',
   playFromHere: 'articleAudio.playFromHere',
+  setVoiceKey: 'articleAudio.setVoiceKey',
+  clearVoiceKey: 'articleAudio.clearVoiceKey',
 } as const;
 
 export type CommandId = (typeof Commands)[keyof typeof Commands];

@@ -12,6 +12,7 @@ import { ServiceConnection } from './connection/connection';
 import { readEngineToken } from './connection/engine-token';
 import { LocalEngine } from './connection/local-engine';
 import { ExtensionLog } from './connection/log';
+import { affectsVoices, readVoiceSettings, voicesFileFor } from './connection/voice-settings';
 import { JobNotices } from './job-notices';
 import { AudioCache } from './jobs/audio-cache';
 import { JobTracker } from './jobs/job-tracker';
@@ -57,6 +58,14 @@ export function activate(context: vscode.ExtensionContext): ArticleAudioApi {
     dataDir: path.join(storage, 'engine'),
     token,
     log: log.logger('engine'),
+    // A speech provider from the articleAudio.voice settings; its key from the OS keyring (never a setting).
+    voices: async () => {
+      const settings = readVoiceSettings();
+      if (settings.provider === 'builtin') return undefined;
+      const key = await keys.get(settings.baseUrl).catch(() => undefined);
+      const file = voicesFileFor(settings, key !== undefined);
+      return file ? { file, ...(key ? { key } : {}) } : undefined;
+    },
     onUnexpectedExit: ({ code, signal, lastError, restarting }) => {
       notifier.warn(
         `The local engine stopped unexpectedly (${signal ?? `exit code ${code}`})${lastError ? `: ${lastError}` : ''}. ${restarting ? 'It is starting again; running jobs continue.' : 'It stopped several times in a row; it starts again with the next job.'}`,
@@ -67,6 +76,19 @@ export function activate(context: vscode.ExtensionContext): ArticleAudioApi {
   context.subscriptions.push({ dispose: () => void engine.stop() });
 
   const keys = new ApiKeyStore(context.secrets, log.redactor, () => readSettings().baseUrl);
+  // New voice settings or a new provider key: the engine this window started is started again with them.
+  const restartForVoices = (why: string) =>
+    void engine.restart().then((restarted) => {
+      if (restarted) logger.info(`${why}: the local engine starts again with it at the next job`);
+    });
+  context.subscriptions.push(
+    vscode.workspace.onDidChangeConfiguration((event) => {
+      if (affectsVoices(event)) restartForVoices('the voice settings changed');
+    }),
+    keys.onDidChange(() => {
+      if (readVoiceSettings().provider !== 'builtin') restartForVoices('a key changed');
+    }),
+  );
   const connection = new ServiceConnection(engine, keys, log.logger('service'), token);
   // An installed .vsix holds the users' page as readme.md (vsce lowercases it); a development checkout has README.md.
   const readme =

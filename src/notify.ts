@@ -150,6 +150,23 @@ export function jobErrorFixes(job: JobRecord): Fix[] {
     ? [{ title: 'Open in Browser', run: () => vscode.env.openExternal(vscode.Uri.parse(url)) }]
     : [];
   const otherUrl: Fix = { title: 'Convert Another URL…', run: run(Commands.convertUrl, url ?? '') };
+  if (code === 'voice_unavailable') {
+    // The speech provider stays down or refuses its key (its 401 is no case for the job service's key): the built-in voices always work, offline.
+    return [
+      retry,
+      {
+        title: 'Use Built-in Voices and Retry',
+        run: async () => {
+          await vscode.workspace
+            .getConfiguration('articleAudio.voice')
+            .update('provider', 'builtin', vscode.ConfigurationTarget.Global);
+          return retry.run();
+        },
+      },
+      { title: 'Set Voice Provider Key', run: run(Commands.setVoiceKey) },
+      showLog,
+    ];
+  }
   if (code === 'unauthorized' || /\b(401|403)\b/.test(message)) return [setKey, retry, showLog];
   if (code === 'not_an_article' || code === 'too_short') return url ? [otherUrl, ...openPage, showLog] : [showLog];
   if (code === 'too_long') return [{ title: 'Convert a Selection', run: run(Commands.convertSelection) }, showLog];

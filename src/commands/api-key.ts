@@ -3,6 +3,7 @@
 import * as vscode from 'vscode';
 import { Commands } from '../command-ids';
 import { checkApiKey } from '../connection/api-key';
+import { providerHost, readVoiceSettings } from '../connection/voice-settings';
 import { Fixes } from '../notify';
 import type { CommandContext } from './context';
 
@@ -83,4 +84,68 @@ export const clearApiKey = (ctx: CommandContext) => async (): Promise<void> => {
   }
   ctx.log.info(`API key for ${ctx.connection.describe(service)} removed from SecretStorage`);
   ctx.notifier.info(`API key for ${ctx.connection.describe(service)} removed from the OS keyring.`);
+};
+
+/**
+ * Set Voice Provider Key…: the key of the speech provider the articleAudio.voice settings name, kept in the OS keyring
+ * for that provider's address (never in settings). The local engine is started again with it (in its environment
+ * only); a later change of the address never receives it.
+ */
+export const setVoiceKey =
+  (ctx: CommandContext) =>
+  async (given?: string): Promise<boolean> => {
+    const voice = readVoiceSettings();
+    if (voice.provider === 'builtin') {
+      ctx.notifier.warn(
+        'The built-in voices need no key. To read with a speech provider, set articleAudio.voice.provider to "openai" (an OpenAI-compatible speech API) and its address first.',
+        [
+          {
+            title: 'Open Voice Settings',
+            run: () => vscode.commands.executeCommand('workbench.action.openSettings', 'articleAudio.voice'),
+          },
+        ],
+      );
+      return false;
+    }
+    const host = providerHost(voice);
+    const key =
+      typeof given === 'string'
+        ? given
+        : await vscode.window.showInputBox({
+            title: 'Article Audio: Voice Provider Key',
+            prompt: `Key for the speech provider at ${host} (kept in the OS keyring, never in settings, sent only to this address)`,
+            password: true,
+            ignoreFocusOut: true,
+            placeHolder: 'Paste the key',
+            validateInput: checkApiKey,
+          });
+    if (key === undefined) return false;
+    const problem = checkApiKey(key);
+    if (problem) {
+      ctx.notifier.warn(problem);
+      return false;
+    }
+    ctx.extensionLog.redactor.add(key);
+    try {
+      await ctx.keys.set(voice.baseUrl, key);
+    } catch (error) {
+      ctx.notifier.error('The voice provider key was not saved', error);
+      return false;
+    }
+    ctx.log.info(`voice provider key for ${host} saved in SecretStorage`);
+    ctx.notifier.info(`Key for ${host} saved. The next job read by ${host} uses it.`);
+    return true;
+  };
+
+export const clearVoiceKey = (ctx: CommandContext) => async (): Promise<void> => {
+  const voice = readVoiceSettings();
+  const host = providerHost(voice);
+  try {
+    await ctx.keys.clear(voice.baseUrl);
+  } catch (error) {
+    ctx.notifier.error('The voice provider key was not removed', error);
+    return;
+  }
+  ctx.log.info(`voice provider key for ${host} removed from SecretStorage`);
+  ctx.notifier.info(`Key for the speech provider at ${host} removed from the OS keyring.`);
 };

@@ -22,6 +22,7 @@ import { splitText } from '../jobs/split-text';
 import type { JobRecord } from '../jobs/types';
 import { Fixes } from '../notify';
 import { sentenceStart } from '../webview/play-from';
+import { providerHost, providerReads, readVoiceSettings } from '../connection/voice-settings';
 import { modelLabel } from '../views/labels';
 import type { CommandContext } from './context';
 
@@ -264,6 +265,7 @@ export async function submit(ctx: CommandContext, modelId: ModelId, article: Art
     ...(settings.outroAudioUrl ? { outroAudioUrl: settings.outroAudioUrl } : {}),
   };
   const remote = ctx.connection.current() !== 'local';
+  if (!remote && !(await providerAgreed(ctx, modelId))) return undefined;
   const starting = remote ? `Sending to ${ctx.connection.describe()}…` : 'Starting the local engine…';
   try {
     return await vscode.window.withProgress(
@@ -282,6 +284,44 @@ export async function submit(ctx: CommandContext, modelId: ModelId, article: Art
     ctx.notifier.error(`Could not convert "${article.title}"`, error, remote ? [onLocal, resend] : [resend]);
     return undefined;
   }
+}
+
+/** The origins whose speech provider the user agreed to send article text to (globalState). */
+const PROVIDER_AGREED_KEY = 'articleAudio.voice.agreed';
+
+/**
+ * The first time a job's text would go to a speech provider (the local engine reading this model with a provider
+ * voice), says where it goes and asks; the answer is kept per provider address. The built-in voices send nothing.
+ */
+async function providerAgreed(ctx: CommandContext, modelId: ModelId): Promise<boolean> {
+  const voice = readVoiceSettings();
+  if (!providerReads(voice, modelId)) return true;
+  let origin: string;
+  try {
+    origin = new URL(voice.baseUrl).origin;
+  } catch {
+    ctx.notifier.warn(
+      `The setting articleAudio.voice.baseUrl is not an address (${voice.baseUrl}). Set it to the speech API's base URL, for example https://api.openai.com/v1.`,
+    );
+    return false;
+  }
+  const agreed = ctx.extension.globalState.get<string[]>(PROVIDER_AGREED_KEY, []);
+  if (agreed.includes(origin)) return true;
+  const host = providerHost(voice);
+  const send = `Send to ${host}`;
+  const answer = await ctx.notifier.confirm(
+    `${modelLabel(modelId)} reads with the voice "${modelId === 'article-podcast-1-pro' ? voice.podcastVoices.join('" and "') : voice.voice}" of ${host}: the article's text is sent there to be spoken.`,
+    'The built-in voices send nothing anywhere; to keep using them, set articleAudio.voice.provider to "builtin".',
+    send,
+    'Open Voice Settings',
+  );
+  if (answer === 'Open Voice Settings') {
+    await vscode.commands.executeCommand('workbench.action.openSettings', 'articleAudio.voice');
+    return false;
+  }
+  if (answer !== send) return false;
+  await ctx.extension.globalState.update(PROVIDER_AGREED_KEY, [...agreed, origin]);
+  return true;
 }
 
 export async function pickModel(extension: vscode.ExtensionContext): Promise<ModelId | undefined> {

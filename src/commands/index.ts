@@ -3,7 +3,7 @@
 // a type error (and scripts/check-commands.mjs checks package.json against it).
 import * as vscode from 'vscode';
 import { type CommandId, Commands } from '../command-ids';
-import { clearApiKey, setApiKey } from './api-key';
+import { clearApiKey, clearVoiceKey, setApiKey, setVoiceKey } from './api-key';
 import type { CommandContext, CommandFactory } from './context';
 import { convertDocument, convertSelection, convertUrl, playFromHere } from './convert';
 import {
@@ -49,6 +49,8 @@ const COMMANDS: Record<CommandId, CommandFactory> = {
   [Commands.removeFromQueue]: removeFromQueue,
   [Commands.togglePlayback]: togglePlayback,
   [Commands.playFromHere]: playFromHere,
+  [Commands.setVoiceKey]: setVoiceKey,
+  [Commands.clearVoiceKey]: clearVoiceKey,
 };
 
 export function registerCommands(ctx: CommandContext): vscode.Disposable[] {

@@ -10,6 +10,7 @@ import { createInterface } from 'node:readline';
 import { request } from 'undici';
 import type { Logger } from './log';
 import { ENGINE_ENV, ENGINE_NODE_FLAGS } from '../engine/process-tuning';
+import { VOICE_KEY_ENV } from './voice-settings';
 
 export interface LocalEngineOptions {
   /** dist/engine.js */
@@ -19,6 +20,11 @@ export interface LocalEngineOptions {
   /** The bearer token the engine accepts and the client sends. */
   token: () => Promise<string>;
   log: Logger;
+  /**
+   * The voices file for a speech provider (voice-settings.ts) and its key, or undefined for the built-in voices. The
+   * file goes in the data dir (0600); the key only in the engine's environment, under the name the file gives.
+   */
+  voices?: () => Promise<{ file: Record<string, unknown>; key?: string } | undefined>;
   /** Told when an engine this window started stopped on its own; `restarting` says whether it is started again. */
   onUnexpectedExit?: (detail: {
     code: number | null;
@@ -47,6 +53,7 @@ export class LocalEngine {
   private child: ChildProcess | undefined;
   private url: string | undefined;
   private starting: Promise<string> | undefined;
+  private restarting: Promise<void> | undefined;
   private stopping = false;
   private readonly exits: number[] = [];
   private lastStderr: string[] = [];
@@ -55,6 +62,8 @@ export class LocalEngine {
 
   /** The engine's address, starting it (or finding the one another window started) when needed. */
   async ensure(): Promise<string> {
+    // A restart for new voices is under way: wait for the old engine to be gone.
+    if (this.restarting) await this.restarting;
     if (this.url && (this.child || (await this.alive(this.url)))) return this.url;
     this.url = undefined;
     this.starting ??= this.startOrJoin().finally(() => {
@@ -75,6 +84,25 @@ export class LocalEngine {
   /** Forgets an address that stopped answering, so that the next `ensure` looks again. */
   invalidate(url: string): void {
     if (this.url === url && !this.child) this.url = undefined;
+  }
+
+  /**
+   * Stops the engine this window started so that the next job starts it again with new voices (its jobs resume
+   * there). An engine another window started is left alone: it keeps the voices it was started with.
+   */
+  async restart(): Promise<boolean> {
+    if (!this.child) return false;
+    const done = (async () => {
+      await this.stop();
+      this.url = undefined;
+      this.stopping = false;
+    })();
+    this.restarting = done.finally(() => {
+      if (this.restarting === pending) this.restarting = undefined;
+    });
+    const pending = this.restarting;
+    await pending;
+    return true;
   }
 
   async stop(): Promise<void> {
@@ -108,7 +136,20 @@ export class LocalEngine {
     const token = await this.options.token();
     this.stopping = false;
     this.lastStderr = [];
-    log.info(`starting the local engine (data in ${dataDir})`);
+    const voices = await this.options.voices?.();
+    const voicesArgs: string[] = [];
+    const voiceEnv: Record<string, string> = {};
+    const voicesFile = path.join(dataDir, 'voices.json');
+    if (voices) {
+      await writeFile(voicesFile, `${JSON.stringify(voices.file, null, 2)}\n`, { mode: 0o600 });
+      voicesArgs.push('--voices', voicesFile);
+      if (voices.key) voiceEnv[VOICE_KEY_ENV] = voices.key;
+    } else {
+      await rm(voicesFile, { force: true });
+    }
+    log.info(
+      `starting the local engine (data in ${dataDir}${voices ? `; voices from ${voicesFile}${voices.key ? ', with a provider key' : ''}` : ''})`,
+    );
     const child = spawn(
       process.execPath,
       [
@@ -121,9 +162,10 @@ export class LocalEngine {
         '--exit-with-stdin',
         '--lock-wait-s',
         '5',
+        ...voicesArgs,
       ],
       {
-        env: engineEnvironment(token),
+        env: { ...engineEnvironment(token), ...voiceEnv },
         stdio: ['pipe', 'pipe', 'pipe'],
         windowsHide: true,
       },

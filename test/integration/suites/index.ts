@@ -5,3 +5,4 @@ import './remote.test';
 import './hostile-service.test';
 import './ux.test';
 import './queue.test';
+import './voices.test';
