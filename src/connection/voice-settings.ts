@@ -9,9 +9,11 @@ import { SECTION } from '../config';
 /** The environment variable of the engine's process that holds the provider key. */
 export const VOICE_KEY_ENV = 'ARTICLE_AUDIO_VOICE_KEY';
 
+export type ProviderKind = 'builtin' | 'openai' | 'elevenlabs';
+
 export interface VoiceSettings {
-  provider: 'builtin' | 'openai';
-  /** Up to the API version, e.g. https://api.openai.com/v1. */
+  provider: ProviderKind;
+  /** OpenAI: up to the API version (https://api.openai.com/v1); ElevenLabs: https://api.elevenlabs.io. */
   baseUrl: string;
   model: string;
   voice: string;
@@ -23,39 +25,55 @@ export interface VoiceSettings {
   maxCharacters: number;
 }
 
-export const VOICE_DEFAULTS: VoiceSettings = {
-  provider: 'builtin',
-  baseUrl: 'https://api.openai.com/v1',
-  model: 'gpt-4o-mini-tts',
-  voice: 'alloy',
-  podcastVoices: ['alloy', 'onyx'],
-  models: ['article-audio-1-pro', 'article-podcast-1-pro'],
-  maxCharacters: 50_000,
+/** What an empty setting means, per provider. */
+export const PROVIDER_DEFAULTS: Record<
+  Exclude<ProviderKind, 'builtin'>,
+  Pick<VoiceSettings, 'baseUrl' | 'model' | 'voice' | 'podcastVoices'>
+> = {
+  openai: {
+    baseUrl: 'https://api.openai.com/v1',
+    model: 'gpt-4o-mini-tts',
+    voice: 'alloy',
+    podcastVoices: ['alloy', 'onyx'],
+  },
+  elevenlabs: {
+    baseUrl: 'https://api.elevenlabs.io',
+    model: 'eleven_multilingual_v2',
+    // ElevenLabs' premade voices "Rachel" and "Adam", named by id as its API wants.
+    voice: '21m00Tcm4TlvDq8ikWAM',
+    podcastVoices: ['21m00Tcm4TlvDq8ikWAM', 'pNInz6obpgDQGcFmaJgB'],
+  },
 };
+
+const DEFAULT_MODELS: ModelId[] = ['article-audio-1-pro', 'article-podcast-1-pro'];
+const DEFAULT_MAX_CHARACTERS = 50_000;
 
 export function readVoiceSettings(): VoiceSettings {
   const config = vscode.workspace.getConfiguration(`${SECTION}.voice`);
+  const chosen = config.get<unknown>('provider');
+  const provider: ProviderKind = chosen === 'openai' || chosen === 'elevenlabs' ? chosen : 'builtin';
+  const defaults = PROVIDER_DEFAULTS[provider === 'builtin' ? 'openai' : provider];
   const text = (name: string, fallback: string) => {
     const value = config.get<unknown>(name);
     return typeof value === 'string' && value.trim() !== '' ? value.trim() : fallback;
   };
   const podcast = config.get<unknown>('podcastVoices');
+  const podcastVoices = Array.isArray(podcast)
+    ? podcast
+        .filter((v): v is string => typeof v === 'string' && v.trim() !== '')
+        .map((v) => v.trim())
+        .slice(0, 8)
+    : [];
   const models = config.get<unknown>('models');
   const cap = config.get<unknown>('maxCharacters');
   return {
-    provider: config.get<unknown>('provider') === 'openai' ? 'openai' : 'builtin',
-    baseUrl: text('baseUrl', VOICE_DEFAULTS.baseUrl).replace(/\/+$/, ''),
-    model: text('model', VOICE_DEFAULTS.model),
-    voice: text('voice', VOICE_DEFAULTS.voice),
-    podcastVoices:
-      Array.isArray(podcast) && podcast.some((v) => typeof v === 'string' && v.trim() !== '')
-        ? podcast
-            .filter((v): v is string => typeof v === 'string' && v.trim() !== '')
-            .map((v) => v.trim())
-            .slice(0, 8)
-        : VOICE_DEFAULTS.podcastVoices,
-    models: Array.isArray(models) ? [...new Set(models.filter(isModelId))] : VOICE_DEFAULTS.models,
-    maxCharacters: typeof cap === 'number' && Number.isInteger(cap) && cap >= 0 ? cap : VOICE_DEFAULTS.maxCharacters,
+    provider,
+    baseUrl: text('baseUrl', defaults.baseUrl).replace(/\/+$/, ''),
+    model: text('model', defaults.model),
+    voice: text('voice', defaults.voice),
+    podcastVoices: podcastVoices.length > 0 ? podcastVoices : defaults.podcastVoices,
+    models: Array.isArray(models) ? [...new Set(models.filter(isModelId))] : DEFAULT_MODELS,
+    maxCharacters: typeof cap === 'number' && Number.isInteger(cap) && cap >= 0 ? cap : DEFAULT_MAX_CHARACTERS,
   };
 }
 
@@ -82,7 +100,7 @@ export function providerHost(settings: VoiceSettings): string {
 export function voicesFileFor(settings: VoiceSettings, hasKey: boolean): Record<string, unknown> | undefined {
   if (settings.provider === 'builtin' || settings.models.length === 0) return undefined;
   const common = {
-    provider: 'openai',
+    provider: settings.provider,
     base_url: settings.baseUrl,
     model: settings.model,
     ...(hasKey ? { key_env: VOICE_KEY_ENV } : {}),

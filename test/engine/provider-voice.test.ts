@@ -11,6 +11,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import NodeID3 from 'node-id3';
 import { repoRoot } from '../support/engine-process';
 import { markerEnv, ownProcess } from '../support/own-processes.mjs';
+import { type ElevenLabsProvider, startElevenLabs } from '../support/elevenlabs-provider';
 import { SECONDS_PER_CHARACTER, type SpeechProvider, startSpeechProvider } from '../support/speech-provider';
 
 const FIXTURE = path.join(__dirname, 'fixtures', 'article.md');
@@ -194,6 +195,70 @@ describe('convert --voices with an OpenAI-compatible provider', () => {
       assert.ok(run.stderr.includes(file), run.stderr);
       assert.match(run.stderr, /article-audio-1-pro\.key_env: the environment variable VOICE_API_KEY is not set/);
       assert.equal(provider.requests.length, 0);
+      rmSync(work, { recursive: true, force: true });
+    },
+  );
+});
+
+describe('convert --voices with ElevenLabs', () => {
+  let eleven: ElevenLabsProvider;
+  before(async () => {
+    eleven = await startElevenLabs({ key: KEY });
+  });
+  after(async () => {
+    await eleven.close();
+  });
+
+  it(
+    'reads every line with the ElevenLabs voice; the podcast with one voice per host; the key is nowhere',
+    { timeout: 180_000 },
+    async () => {
+      const work = mkdtempSync(path.join(os.tmpdir(), 'elevenlabs-voice-'));
+      const file = path.join(work, 'voices.json');
+      const entry = { provider: 'elevenlabs', base_url: eleven.baseUrl, key_env: 'XI_API_KEY' };
+      writeFileSync(
+        file,
+        JSON.stringify({
+          [MODEL]: { ...entry, voice: 'voice-pro-1' },
+          'article-podcast-1-pro': { ...entry, voices: ['host-a-voice', 'host-b-voice'] },
+        }),
+      );
+      const out = path.join(work, 'out.mp3');
+      const run = await runCli(['convert', FIXTURE, '--voices', file, '--out', out], { XI_API_KEY: KEY }, work);
+      assert.equal(run.code, 0, run.stderr);
+      assert.deepEqual(eleven.refused, []);
+      const vtt = readFileSync(path.join(work, 'out.vtt'), 'utf8');
+      assert.match(vtt, /NOTE voice: the voice voice-pro-1 \(eleven_multilingual_v2 at 127\.0\.0\.1:\d+, ElevenLabs\)/);
+      const cues = cueDurations(vtt);
+      assert.equal(eleven.requests.length, cues.length, 'one request per line');
+      assert.ok(eleven.requests.every((r) => r.voiceId === 'voice-pro-1' && r.key === KEY));
+
+      // The podcast: its two hosts read with the two voices of the file.
+      eleven.reset();
+      const podcast = await runCli(
+        [
+          'convert',
+          FIXTURE,
+          '--voices',
+          file,
+          '--model',
+          'article-podcast-1-pro',
+          '--out',
+          path.join(work, 'show.mp3'),
+        ],
+        { XI_API_KEY: KEY },
+        work,
+      );
+      assert.equal(podcast.code, 0, podcast.stderr);
+      assert.deepEqual(
+        [...new Set(eleven.requests.map((r) => r.voiceId))].sort(),
+        ['host-a-voice', 'host-b-voice'],
+        'each host reads with its own voice',
+      );
+      for (const { file: written, bytes } of everyFile(work))
+        assert.ok(!bytes.includes(KEY), `the key is in ${written}`);
+      for (const r of [run, podcast])
+        assert.ok(!r.stdout.includes(KEY) && !r.stderr.includes(KEY), 'the key was printed');
       rmSync(work, { recursive: true, force: true });
     },
   );

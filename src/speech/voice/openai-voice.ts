@@ -17,7 +17,7 @@ import {
   withProviderRetry,
 } from './provider-retry';
 import type { LineToSpeak, LineVoice, SpokenLine } from './voice';
-import type { ResolvedVoiceEntry } from './voices-file';
+import type { OpenAiEntry } from './voices-file';
 
 /** OpenAI's raw PCM: 16-bit little-endian mono at 24 kHz. */
 const PCM_RATE = 24_000;
@@ -73,7 +73,7 @@ export class Limit {
 }
 
 export interface OpenAiVoiceOptions {
-  entry: ResolvedVoiceEntry;
+  entry: OpenAiEntry;
   /** Which of the entry's voices (a podcast host's index). */
   voice: string;
   /** The model whose lines it reads, for the advice of a failure. */
@@ -96,7 +96,7 @@ export class OpenAiVoice implements LineVoice {
   private readonly policy: ProviderRetryPolicy;
   private readonly timeoutMs: number;
 
-  static limitFor(entry: ResolvedVoiceEntry): Limit {
+  static limitFor(entry: { concurrency?: number }): Limit {
     return new Limit(entry.concurrency ?? 4);
   }
 

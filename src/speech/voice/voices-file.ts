@@ -6,7 +6,10 @@
 //                            "voice": "af_heart", "key_env": "VOICE_API_KEY"},
 //    "article-podcast-1-pro": {"provider": "openai", "base_url": "…", "model": "kokoro", "voices": ["af_heart", "am_adam"]}}
 //
-// `provider` is a discriminated union: ElevenLabs (issue 25 item 3) is one more branch here and one more LineVoice.
+//   {"article-audio-1-pro": {"provider": "elevenlabs", "voice": "21m00Tcm4TlvDq8ikWAM", "key_env": "ELEVENLABS_API_KEY"}}
+//
+// `provider` is a discriminated union: each provider is one branch here and one LineVoice (openai-voice.ts,
+// elevenlabs-voice.ts).
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { isModelId, MODEL_IDS, type ModelId } from '../../protocol';
@@ -41,14 +44,48 @@ const openAiEntry = z
     message: 'needs "voice" (or "voices", one per podcast host)',
   });
 
-const entrySchema = z.discriminatedUnion('provider', [openAiEntry], {
-  error: 'provider must be "openai" (an OpenAI-compatible speech API)',
+/** ElevenLabs' output formats this engine decodes: raw 16-bit PCM at the rate named, or MP3. */
+export const ELEVENLABS_FORMATS = [
+  'pcm_16000',
+  'pcm_22050',
+  'pcm_24000',
+  'pcm_44100',
+  'mp3_22050_32',
+  'mp3_44100_64',
+  'mp3_44100_128',
+] as const;
+
+const elevenLabsEntry = z
+  .strictObject({
+    provider: z.literal('elevenlabs'),
+    /** Default https://api.elevenlabs.io: `/v1/text-to-speech/{voice}/with-timestamps` is added. */
+    base_url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// address' }).optional(),
+    /** The model_id (default eleven_multilingual_v2). */
+    model: z.string().min(1).max(200).optional(),
+    /** A voice id (ElevenLabs' voices are named by id, e.g. 21m00Tcm4TlvDq8ikWAM). */
+    voice: z.string().min(1).max(200).optional(),
+    voices: z.array(z.string().min(1).max(200)).min(1).max(8).optional(),
+    key_env: z.string().regex(ENV_NAME, 'must be the name of an environment variable').optional(),
+    output_format: z.enum(ELEVENLABS_FORMATS).optional(),
+    concurrency: z.number().int().min(1).max(32).optional(),
+    timeout_s: z.number().positive().max(600).optional(),
+    retry_s: z.number().min(0).max(3600).optional(),
+    max_characters: z.number().int().min(1).max(10_000_000).optional(),
+  })
+  .refine((entry) => entry.voice !== undefined || entry.voices !== undefined, {
+    message: 'needs "voice" (a voice id, or "voices", one per podcast host)',
+  });
+
+const entrySchema = z.discriminatedUnion('provider', [openAiEntry, elevenLabsEntry], {
+  error: 'provider must be "openai" (an OpenAI-compatible speech API) or "elevenlabs"',
 });
 
 export type VoiceEntry = z.infer<typeof entrySchema>;
 
 /** A voices file's entry with its key read from the environment (never printed), and the file it came from. */
 export type ResolvedVoiceEntry = VoiceEntry & { key?: string; file?: string };
+export type OpenAiEntry = Extract<ResolvedVoiceEntry, { provider: 'openai' }>;
+export type ElevenLabsEntry = Extract<ResolvedVoiceEntry, { provider: 'elevenlabs' }>;
 
 export type VoicesConfig = Partial<Record<ModelId, ResolvedVoiceEntry>>;
 

@@ -4,6 +4,7 @@
 import type { ModelId } from '../../protocol';
 import type { Voice } from '../text/profiles';
 import { FliteVoice } from './flite-voice';
+import { ElevenLabsVoice } from './elevenlabs-voice';
 import { Limit, OpenAiVoice } from './openai-voice';
 import type { SynthesisPool } from './synth-pool';
 import type { LineVoice } from './voice';
@@ -21,7 +22,11 @@ export class VoiceChoice {
       const names = entry.voices ?? [entry.voice!];
       this.providers.set(
         modelId,
-        names.map((voice) => new OpenAiVoice({ entry, voice, modelId, limit })),
+        names.map((voice) =>
+          entry.provider === 'elevenlabs'
+            ? new ElevenLabsVoice({ entry, voice, modelId, limit })
+            : new OpenAiVoice({ entry, voice, modelId, limit }),
+        ),
       );
     }
   }

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { PipelineError } from '../../../src/speech/types';
 import { OpenAiVoice } from '../../../src/speech/voice/openai-voice';
-import { readVoicesFile, type ResolvedVoiceEntry } from '../../../src/speech/voice/voices-file';
+import { readVoicesFile, type OpenAiEntry } from '../../../src/speech/voice/voices-file';
 import {
   PROVIDER_RATE,
   SECONDS_PER_CHARACTER,
@@ -28,7 +28,7 @@ describe('OpenAI-compatible voice', () => {
   after(() => provider.close());
   beforeEach(() => provider.reset());
 
-  const voice = (extra: Partial<ResolvedVoiceEntry> = {}, policy = FAST) =>
+  const voice = (extra: Partial<OpenAiEntry> = {}, policy = FAST) =>
     new OpenAiVoice({
       entry: { provider: 'openai', base_url: provider.baseUrl, model: 'kokoro', voice: 'af_heart', key: KEY, ...extra },
       voice: 'af_heart',
@@ -152,8 +152,8 @@ describe('voices file', () => {
       [{ 'article-audio-1-pro': { ...pro, voice: undefined } }, /article-audio-1-pro: needs "voice"/],
       [{ 'article-audio-1-pro': { ...pro, api_key: 'sk-in-the-file' } }, /article-audio-1-pro: .*api_key/],
       [
-        { 'article-audio-1-pro': { ...pro, provider: 'elevenlabs' } },
-        /article-audio-1-pro\.provider: provider must be "openai"/,
+        { 'article-audio-1-pro': { ...pro, provider: 'azure' } },
+        /article-audio-1-pro\.provider: provider must be "openai" \(an OpenAI-compatible speech API\) or "elevenlabs"/,
       ],
       [{ 'article-audio-9': pro }, /"article-audio-9" is not a model/],
       ['{not json', /is not JSON/],
