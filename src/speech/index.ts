@@ -58,8 +58,9 @@ export type { ArticlePipeline } from './types';
 /** The voices' rate: speech-only audio is encoded at it. */
 const SAMPLE_RATE = 16_000;
 /**
- * With intro or outro music the whole stream is at 24 kHz and 64 kbps (an MP3 stream keeps one rate; players stop at a
- * change): music keeps what it has up to about 11 kHz instead of being cut at 8 kHz, the speech is resampled up.
+ * With intro or outro music, or a provider's voice, the whole stream is at 24 kHz and 64 kbps (an MP3 stream keeps one
+ * rate; players stop at a change): music and neural voices keep what they have up to about 11 kHz instead of being
+ * cut at 8 kHz; built-in speech beside music is resampled up.
  */
 const MUSIC_RATE = 24_000;
 const MUSIC_BITRATE = 64_000;
@@ -366,12 +367,15 @@ class SpeechPipeline implements ArticlePipeline {
         `The article has ${characters.toLocaleString('en-US')} characters; ${speaker.description} reads at most ${speaker.maxCharacters.toLocaleString('en-US')} a job (${speaker.capSource ?? 'its max_characters'}). Convert a part of it, or raise the cap in the voices file.`,
       );
     }
-    const bitrate = music ? Math.max(MUSIC_BITRATE, profile.bitrate) : profile.bitrate;
+    // A provider's neural voice has what makes it clear up to 11-12 kHz (its s and t): its stream is at 24 kHz too,
+    // like music, instead of being cut at the built-in voices' 8 kHz.
+    const wide = music || speakers.some((speaker) => speaker.provider);
+    const bitrate = wide ? Math.max(MUSIC_BITRATE, profile.bitrate) : profile.bitrate;
     const opened = audio
       .open({
         path: audioPath,
         partsDir: context.workDir,
-        sampleRate: music ? MUSIC_RATE : SAMPLE_RATE,
+        sampleRate: wide ? MUSIC_RATE : SAMPLE_RATE,
         bitrate,
         quality: profile.lameQuality,
         partTargetsS: context.publishPart ? PART_TARGETS_S : [],

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import NodeID3 from 'node-id3';
 import { repoRoot } from '../support/engine-process';
+import { checkMp3 } from '../support/mp3-check';
 import { markerEnv, ownProcess } from '../support/own-processes.mjs';
 import { type ElevenLabsProvider, startElevenLabs } from '../support/elevenlabs-provider';
 import { SECONDS_PER_CHARACTER, type SpeechProvider, startSpeechProvider } from '../support/speech-provider';
@@ -104,6 +105,8 @@ describe('convert --voices with an OpenAI-compatible provider', () => {
       assert.match(run.stderr, /Reading with the voice af_heart \(kokoro at 127\.0\.0\.1:\d+/);
       const mp3 = readFileSync(out);
       assert.ok(mp3.subarray(0, 3).toString('latin1') === 'ID3' && mp3.length > 5000, 'an MP3 with its tag');
+      // A neural voice keeps its highs: the stream is at 24 kHz (the built-in voices' is 16 kHz).
+      assert.equal((await checkMp3(mp3)).sampleRate, 24_000);
       // Who read it: a NOTE after the transcript's header and a TXXX "Voice" frame in the tag (host only, no key).
       const vtt = readFileSync(path.join(work, 'out.vtt'), 'utf8');
       const readBy = /^the voice af_heart \(kokoro at 127\.0\.0\.1:\d+, an OpenAI-compatible speech API\)$/;
@@ -121,7 +124,7 @@ describe('convert --voices with an OpenAI-compatible provider', () => {
       for (const r of provider.requests)
         assert.deepEqual([r.model, r.voice, r.response_format], ['kokoro', 'af_heart', 'wav']);
       // The cues are the provider's audio: each lasts what the provider said for a line (60 ms a character), resampled
-      // from 24 kHz to the stream's 16 kHz without a change of length.
+      // into the stream without a change of length.
       const said = inputs.map((input) => input.length * SECONDS_PER_CHARACTER).sort((a, b) => a - b);
       const heard = cues.map((c) => c.seconds).sort((a, b) => a - b);
       heard.forEach((seconds, i) =>
