@@ -3,7 +3,7 @@
 //
 //   npm run bench                              everything (several minutes), writes BENCHMARKS.md
 //   npm run bench -- --quick                   short and medium articles only, fewer samples
-//   npm run bench -- speed memory              only these benchmarks (speed, memory, service, extension, client, hostile, team)
+//   npm run bench -- speed memory              only these benchmarks (speed, memory, service, extension, client, hostile, provider, team)
 //   npm run bench -- speed --models mini,pro --articles short,medium
 //   npm run bench -- --write                   write BENCHMARKS.md after a partial run too
 //   npm run bench -- extraction --pages DIR    article extraction on a development set (bench/devset.ts builds it);
@@ -18,6 +18,7 @@ import { extraction } from './extraction';
 import { extension } from './extension';
 import { firstPart } from './first-part';
 import { listening } from './listening';
+import { provider } from './provider';
 import { hostile } from './hostile';
 import { repoRoot } from './lib/articles';
 import { describeMachine, machineText } from './lib/machine';
@@ -37,6 +38,7 @@ const BENCHES: Bench[] = [
   hostile,
   extraction,
   listening,
+  provider,
   team,
 ];
 
