@@ -65,6 +65,8 @@ const SAMPLE_RATE = 16_000;
 const MUSIC_RATE = 24_000;
 const MUSIC_BITRATE = 64_000;
 const INTRO_GAP_S = 0.6;
+/** A provider voice's retries are logged at most this often per job. */
+const RETRY_LOG_EVERY_MS = 5_000;
 
 export const OUTPUT_NAMES = {
   audio: 'audio.mp3',
@@ -505,12 +507,19 @@ class SpeechPipeline implements ArticlePipeline {
       for (const section of sectionsLogged.splice(0)) logSection(section);
     });
     confirmed.catch(() => {}); // observed in the loop and in settle()
+    // A provider's retries, in the job's log: at most one line every few seconds, however many lines wait.
+    let retryLoggedAt = -Infinity;
+    const retryLog = (message: string) => {
+      if (performance.now() - retryLoggedAt < RETRY_LOG_EVERY_MS) return;
+      retryLoggedAt = performance.now();
+      context.log('warn', message);
+    };
     const request = () => {
       const line = lines[next++]!;
       const firstPart = !firstPartCut && requestedChars < FIRST_PART_CHARS;
       requestedChars += line.spoken.length;
       const utterance = voices[line.voice]!.speaker.speak(
-        { text: line.spoken, heading: line.heading, listItem: line.listItem, firstPart },
+        { text: line.spoken, heading: line.heading, listItem: line.listItem, firstPart, log: retryLog },
         signal,
       );
       utterance.catch(() => {}); // observed when its turn comes; never an unhandled rejection meanwhile

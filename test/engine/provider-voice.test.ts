@@ -189,6 +189,26 @@ describe('convert --voices with an OpenAI-compatible provider', () => {
   );
 
   it(
+    'a provider that asks to wait (429 with Retry-After) is tried again, and the job log says so',
+    { timeout: 120_000 },
+    async () => {
+      provider.fault = (_request, n) =>
+        n < 2 ? { kind: 'status', status: 429, retryAfterS: 0.3, body: 'slow down' } : undefined;
+      const run = await runCli(
+        ['convert', FIXTURE, '--voices', voicesFile(), '--out', path.join(work, 'out.mp3')],
+        { VOICE_API_KEY: KEY },
+        work,
+      );
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(
+        run.stderr,
+        /The voice at 127\.0\.0\.1:\d+ answered HTTP 429: .*slow down.*; trying again in \d+\.\d s\./,
+      );
+      rmSync(work, { recursive: true, force: true });
+    },
+  );
+
+  it(
     'refuses a voices file whose key variable is not set, naming the file and the field',
     { timeout: 60_000 },
     async () => {

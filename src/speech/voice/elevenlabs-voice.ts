@@ -81,7 +81,7 @@ export class ElevenLabsVoice implements LineVoice {
           this.policy,
           signal,
           (failure, delayMs) =>
-            this.options.log?.(
+            (line.log ?? this.options.log)?.(
               `The voice at ${this.host} ${this.redact(failure.message)}; trying again in ${(delayMs / 1000).toFixed(1)} s.`,
             ),
         ),

@@ -13,6 +13,8 @@ export interface LineToSpeak {
   listItem?: 'middle' | 'last';
   /** A line the job's first part waits for (the built-in voices synthesize it at normal priority). */
   firstPart?: boolean;
+  /** The job's log, for what a provider voice has to say about this line (a retry and its reason). */
+  log?: (message: string) => void;
 }
 
 export interface WordTiming {
