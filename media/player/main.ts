@@ -16,7 +16,17 @@ import {
 } from '../../src/webview/protocol';
 import { formatTime, indexAt, spokenTime } from '../../src/webview/transcript';
 import { type Live, acceptPart, startLive, stopLive } from './live';
+import {
+  clearMediaSession,
+  handleMediaKey,
+  setNextAvailable,
+  setUpMediaSession,
+  showMediaMetadata,
+  showMediaState,
+} from './media-session';
 import { announce, post, ui, vscode } from './page';
+import { SleepTimer } from './sleep-timer';
+import { TranscriptKeys } from './transcript-keys';
 import { TranscriptView } from './transcript-view';
 
 interface Loaded {
@@ -55,6 +65,8 @@ function rateLabel(rate: number): string {
 const transcript = new TranscriptView((chapter, index) =>
   seekTo(chapter.start, `Chapter ${index + 1}: ${chapter.title}`),
 );
+const transcriptKeys = new TranscriptKeys((index) => playFrom(index));
+const sleepTimer = new SleepTimer(ui.audio);
 
 function endLive(): void {
   if (!live) return;
@@ -123,6 +135,8 @@ function showJob(message: LoadMessage): void {
   updateVolume();
   updatePlayButton();
   highlight(indexAt(message.cues, message.position), false);
+  showMediaMetadata(message.job.title, document.body.dataset.artwork);
+  showMediaState(ui.audio);
 }
 
 function addRateOption(rate: number): void {
@@ -135,6 +149,7 @@ function addRateOption(rate: number): void {
 /** The listening queue under the transport: each job can be played now or taken out. Titles only as text. */
 function showQueue(items: UpNextItem[]): void {
   ui.upNext.hidden = items.length === 0;
+  setNextAvailable(items.some((item) => item.ready));
   ui.upNextList.replaceChildren(
     ...items.map((item) => {
       const row = document.createElement('li');
@@ -171,6 +186,7 @@ function showUnavailable(message: Extract<HostMessage, { type: 'unavailable' }>)
   ui.audio.removeAttribute('src');
   ui.audio.load();
   loaded = undefined;
+  clearMediaSession();
   vscode.setState({ jobId: message.job.id });
   ui.loading.hidden = true;
   ui.player.hidden = true;
@@ -227,6 +243,14 @@ function seekTo(time: number, what?: string): void {
   highlight(indexAt(loaded.message.cues, target), true);
   if (what) announce(`${what}, ${spokenTime(target)}`);
   postProgress(true);
+}
+
+/** Plays from the sentence at this index (the transcript's Enter). */
+function playFrom(index: number): void {
+  const cue = loaded?.message.cues[index];
+  if (!cue) return;
+  seekTo(cue.start, `Sentence ${index + 1}`);
+  if (ui.audio.paused) void play();
 }
 
 function skip(seconds: number): void {
@@ -286,6 +310,7 @@ function postProgress(force: boolean): void {
     cue: transcript.cue,
     playing: !ui.audio.paused,
     ended: ui.audio.ended,
+    ...(ui.audio.ended && sleepTimer.endsWithArticle ? { sleep: true } : {}),
   });
 }
 
@@ -320,6 +345,7 @@ function updateVolume(): void {
 
 function highlight(index: number, scroll: boolean): void {
   if (loaded) transcript.highlight(index, scroll, currentTime());
+  transcriptKeys.follow(index);
 }
 
 // ---- events --------------------------------------------------------------------------------------------------------
@@ -333,6 +359,7 @@ ui.audio.addEventListener('loadedmetadata', () => {
     loaded.pendingSeek = undefined;
   }
   updateTime(ui.audio.currentTime, duration());
+  showMediaState(ui.audio);
   if (resumeAfterLoad) {
     resumeAfterLoad = false;
     void play();
@@ -348,28 +375,37 @@ ui.audio.addEventListener('timeupdate', () => {
 });
 ui.audio.addEventListener('play', () => {
   updatePlayButton();
+  showMediaState(ui.audio);
   ui.error.hidden = true;
   transcript.follow();
   postProgress(true);
 });
 ui.audio.addEventListener('pause', () => {
   updatePlayButton();
+  showMediaState(ui.audio);
   postProgress(true);
 });
 ui.audio.addEventListener('ended', () => {
   updatePlayButton();
   announce('Finished');
   postProgress(true);
+  sleepTimer.articleEnded();
 });
-ui.audio.addEventListener('seeked', () => postProgress(true));
+ui.audio.addEventListener('seeked', () => {
+  showMediaState(ui.audio);
+  postProgress(true);
+});
 ui.audio.addEventListener('ratechange', () => {
   const rate = ui.audio.playbackRate;
   if (loaded) loaded.message.rate = rate;
   showRate(rate);
+  showMediaState(ui.audio);
   announce(`Speed ${rateLabel(rate)}`);
   post({ type: 'settings', rate: clampRate(rate), volume: ui.audio.volume, muted: ui.audio.muted });
 });
 ui.audio.addEventListener('volumechange', () => {
+  // The sleep timer's fade is not the listener's volume: neither shown nor saved.
+  if (sleepTimer.fading) return;
   updateVolume();
   post({ type: 'settings', rate: clampRate(ui.audio.playbackRate), volume: ui.audio.volume, muted: ui.audio.muted });
 });
@@ -412,6 +448,11 @@ function isEditable(target: EventTarget | null): boolean {
 
 document.addEventListener('keydown', (event) => {
   if (!loaded || event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented) return;
+  // A keyboard's media keys, when they reach the page as keys (see media-session.ts).
+  if (handleMediaKey(event.key)) {
+    event.preventDefault();
+    return;
+  }
   const target = event.target;
   const onControl = isEditable(target) || target instanceof HTMLButtonElement;
   let handled = true;
@@ -497,6 +538,21 @@ window.addEventListener('message', (event: MessageEvent<unknown>) => {
 window.addEventListener('pagehide', () => postProgress(true));
 
 for (const rate of PLAYBACK_RATES) ui.rate.add(new Option(rateLabel(rate), String(rate)));
+setUpMediaSession({
+  play: () => {
+    if (loaded && ui.audio.paused) void play();
+  },
+  pause: () => ui.audio.pause(),
+  togglePlay,
+  // Stop pauses where it is: the position is remembered like any other.
+  stop: () => ui.audio.pause(),
+  skip,
+  seekTo: (time) => seekTo(time),
+  next: () => {
+    if (loaded) post({ type: 'next' });
+  },
+  previous: () => stepSentence(-1),
+});
 // After a reload the extension revives the panel from this state; keep it even before the first message.
 const previous = vscode.getState();
 if (isPlayerPageState(previous)) vscode.setState(previous);

@@ -10,6 +10,8 @@ export interface PlayerPageResources {
   nonce: string;
   scriptUri: string;
   styleUri: string;
+  /** The extension's icon, shown by the OS media controls (navigator.mediaSession artwork). */
+  artworkUri?: string;
 }
 
 export function contentSecurityPolicy(cspSource: string, nonce: string): string {
@@ -49,7 +51,7 @@ const ICONS = {
 };
 
 export function renderPlayerHtml(resources: PlayerPageResources): string {
-  const { cspSource, nonce, scriptUri, styleUri } = resources;
+  const { cspSource, nonce, scriptUri, styleUri, artworkUri } = resources;
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -59,7 +61,7 @@ export function renderPlayerHtml(resources: PlayerPageResources): string {
 <link rel="stylesheet" href="${attribute(styleUri)}">
 <title>${PLAYER_DOCUMENT_TITLE}</title>
 </head>
-<body>
+<body${artworkUri ? ` data-artwork="${attribute(artworkUri)}"` : ''}>
 <div id="player" class="player" hidden>
   <header class="header">
     <div class="heading">
@@ -84,11 +86,17 @@ export function renderPlayerHtml(resources: PlayerPageResources): string {
       <label class="speed" for="rate">Speed
         <select id="rate" title="Playback speed ([ slower, ] faster)"></select>
       </label>
+      <div class="sleep">
+        <label for="sleep">Sleep</label>
+        <select id="sleep" title="Sleep timer: pause at the end of the article or after some minutes of listening"></select>
+        <input type="number" id="sleep-minutes" min="1" step="1" inputmode="numeric" placeholder="min" aria-label="Sleep timer minutes (Enter to start)" hidden>
+        <span id="sleep-left" class="sleep-left" hidden></span>
+      </div>
       <div class="volume">
         <button type="button" id="mute" class="icon-button" aria-label="Mute" aria-pressed="false" title="Mute (M)">${ICONS.volume}</button>
         <input type="range" id="volume" min="0" max="1" step="0.05" value="1" aria-label="Volume">
       </div>
-      <p id="shortcuts" class="shortcuts"><kbd>Space</kbd>/<kbd>K</kbd> play · <kbd>J</kbd>/<kbd>L</kbd> or <kbd>←</kbd>/<kbd>→</kbd> 15&nbsp;s · <kbd>[</kbd>/<kbd>]</kbd> speed · <kbd>↑</kbd>/<kbd>↓</kbd> sentence · <kbd>M</kbd> mute · click a sentence to jump</p>
+      <p id="shortcuts" class="shortcuts"><kbd>Space</kbd>/<kbd>K</kbd> play · <kbd>J</kbd>/<kbd>L</kbd> or <kbd>←</kbd>/<kbd>→</kbd> 15&nbsp;s · <kbd>[</kbd>/<kbd>]</kbd> speed · <kbd>↑</kbd>/<kbd>↓</kbd> sentence · <kbd>M</kbd> mute · click a sentence (or <kbd>Tab</kbd> to it, <kbd>Enter</kbd>) to jump</p>
     </div>
     <p id="playback-error" class="error" role="alert" hidden></p>
   </section>

@@ -325,6 +325,7 @@ class Player implements PlayerController {
       nonce,
       scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(this.mediaRoot, 'build', 'player.js')).toString(),
       styleUri: webview.asWebviewUri(vscode.Uri.joinPath(this.mediaRoot, 'player.css')).toString(),
+      artworkUri: webview.asWebviewUri(vscode.Uri.joinPath(this.mediaRoot, 'icon.png')).toString(),
     });
     this.panelDisposables = [
       webview.onDidReceiveMessage((message: unknown) => void this.onPageMessage(message)),
@@ -538,13 +539,18 @@ class Player implements PlayerController {
         if (!message.playing || message.ended || Date.now() - playing.lastSaved >= SAVE_EVERY_MS)
           this.rememberPosition();
         if (message.playing) this.waitingForNext = false;
-        // The end of a finished job's audio (not of the parts heard so far): the listening queue goes on.
+        // The end of a finished job's audio (not of the parts heard so far): the listening queue goes on, unless the
+        // sleep timer stopped playback there.
         if (message.ended && playing.liveParts === undefined && !playing.advanced) {
           playing.advanced = true;
-          await this.playNextQueued();
+          if (message.sleep) this.log.info(`player: the sleep timer stopped playback at the end of ${playing.job.id}`);
+          else await this.playNextQueued();
         }
         return;
       }
+      case 'next':
+        await this.skipToNext();
+        return;
       case 'settings':
         this.memory.savePreferences(message);
         return;
@@ -607,6 +613,16 @@ class Player implements PlayerController {
       return;
     }
     this.waitingForNext = this.queue.items().length > 0;
+  }
+
+  /** The listener asked for the next article (a media key, the OS media controls): it replaces the one playing. */
+  private async skipToNext(): Promise<void> {
+    if (!this.panel) return;
+    const next = this.queue.takeNext((id) => this.queuedState(id));
+    if (!next) return;
+    this.log.info(`player: next in the listening queue on request: ${next}`);
+    this.rememberPosition();
+    await this.show(next, true);
   }
 
   /** Tells the page what is up next (every queued job but the one playing). */

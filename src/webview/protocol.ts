@@ -3,9 +3,9 @@
 // the page bundle includes this file.
 import type { ChapterMark, TranscriptCue } from './transcript';
 
-export const PLAYBACK_RATES = [0.5, 0.75, 1, 1.25, 1.5, 1.75, 2, 2.5, 3] as const;
+export const PLAYBACK_RATES = [0.5, 0.75, 1, 1.25, 1.5, 1.75, 2, 2.5, 3, 3.5, 4] as const;
 export const MIN_RATE = 0.5;
-export const MAX_RATE = 3;
+export const MAX_RATE = 4;
 export const SKIP_SECONDS = 15;
 
 /** What the page keeps with vscode.setState, handed back to the serializer after a reload. */
@@ -117,6 +117,13 @@ export interface ProgressMessage {
   cue: number;
   playing: boolean;
   ended: boolean;
+  /** The sleep timer stopped playback at the end of this article: the listening queue does not go on. */
+  sleep?: boolean;
+}
+
+/** Page -> extension: go on to the next article of the listening queue (the media key or the OS "next" control). */
+export interface NextMessage {
+  type: 'next';
 }
 
 export interface SettingsMessage {
@@ -141,7 +148,8 @@ export interface PageErrorMessage {
   message: string;
 }
 
-export type PageMessage = ReadyMessage | ProgressMessage | SettingsMessage | ActionMessage | PageErrorMessage;
+export type PageMessage =
+  ReadyMessage | ProgressMessage | NextMessage | SettingsMessage | ActionMessage | PageErrorMessage;
 
 const PAGE_ACTIONS: readonly PageAction[] = [
   'saveAs',
@@ -273,6 +281,7 @@ export function isPageMessage(value: unknown): value is PageMessage {
   if (!isRecord(value)) return false;
   switch (value.type) {
     case 'ready':
+    case 'next':
       return true;
     case 'progress':
       return (
@@ -282,7 +291,8 @@ export function isPageMessage(value: unknown): value is PageMessage {
         Number.isInteger(value.cue) &&
         (value.cue as number) >= -1 &&
         typeof value.playing === 'boolean' &&
-        typeof value.ended === 'boolean'
+        typeof value.ended === 'boolean' &&
+        isOptional(value.sleep, (v): v is boolean => typeof v === 'boolean')
       );
     case 'settings':
       return isRate(value.rate) && isVolume(value.volume) && typeof value.muted === 'boolean';

@@ -111,8 +111,10 @@ describe('player: listening memory', () => {
     memory.savePreferences({ rate: 1.75, volume: 0.4, muted: true });
     await memory.flush();
     assert.deepEqual(new ListeningMemory(store).preferences(), { rate: 1.75, volume: 0.4, muted: true });
+    memory.savePreferences({ rate: 4, volume: 0.4, muted: false });
+    assert.deepEqual(memory.preferences(), { rate: 4, volume: 0.4, muted: false }, '4× is a speed one can keep');
     memory.savePreferences({ rate: 7, volume: 3, muted: false });
-    assert.deepEqual(memory.preferences(), { rate: 3, volume: 0.4, muted: false });
+    assert.deepEqual(memory.preferences(), { rate: 4, volume: 0.4, muted: false });
     await memory.flush();
   });
 });

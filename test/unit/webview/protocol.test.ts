@@ -77,7 +77,10 @@ describe('player: protocol guards', () => {
       { type: 'ready' },
       { type: 'progress', jobId: 'j', time: 12.5, cue: 3, playing: true, ended: false },
       { type: 'progress', jobId: 'j', time: 0, cue: -1, playing: false, ended: false },
+      { type: 'progress', jobId: 'j', time: 30, cue: 9, playing: false, ended: true, sleep: true },
+      { type: 'next' },
       { type: 'settings', rate: 2, volume: 0, muted: true },
+      { type: 'settings', rate: 4, volume: 1, muted: false },
       { type: 'action', action: 'saveAs', jobId: 'j' },
       { type: 'error', jobId: 'j', message: 'MEDIA_ERR_SRC_NOT_SUPPORTED' },
     ];
@@ -88,7 +91,8 @@ describe('player: protocol guards', () => {
       { type: 'progress', jobId: 'j', time: 1, cue: 1.5, playing: true, ended: false },
       { type: 'progress', jobId: 'j', time: 1, cue: -2, playing: true, ended: false },
       { type: 'progress', jobId: '', time: 1, cue: 0, playing: true, ended: false },
-      { type: 'settings', rate: 4, volume: 1, muted: false },
+      { type: 'settings', rate: 4.5, volume: 1, muted: false },
+      { type: 'progress', jobId: 'j', time: 1, cue: 0, playing: false, ended: true, sleep: 'yes' },
       { type: 'action', action: 'runShell', jobId: 'j' },
       { type: 'error', message: 'no job' },
     ];
@@ -108,6 +112,11 @@ describe('player: protocol guards', () => {
     assert.equal(stepRate(MAX_RATE, 1), MAX_RATE);
     assert.equal(stepRate(MIN_RATE, -1), MIN_RATE);
     assert.deepEqual([PLAYBACK_RATES[0], PLAYBACK_RATES.at(-1)], [MIN_RATE, MAX_RATE]);
+    assert.equal(MAX_RATE, 4, 'speeds up to 4×');
+    assert.equal(stepRate(3, 1), 3.5);
+    assert.equal(stepRate(3.5, 1), 4);
+    assert.equal(stepRate(4, -1), 3.5);
+    assert.equal(clampRate(4), 4);
     assert.equal(clampRate(9), MAX_RATE);
     assert.equal(clampRate(Number.NaN), 1);
   });
