@@ -130,18 +130,7 @@ describe('Player controls (UI)', () => {
     await waitFor('the up-next list', async () => await frame.locator('#up-next').isVisible());
     await vscode.screenshot('player-300px');
 
-    const layout = (await frame.evaluate(`(() => {
-      const root = document.scrollingElement;
-      const outside = [...document.querySelectorAll('#player *')]
-        .filter((e) => e.getClientRects().length > 0 && !e.closest('.visually-hidden, .transcript'))
-        .map((e) => [e.id || e.tagName + '.' + e.className, e.getBoundingClientRect()])
-        .filter(([, r]) => r.width > 0 && (r.left < -0.5 || r.right > innerWidth + 0.5))
-        .map(([name, r]) => name + ' ' + Math.round(r.left) + '..' + Math.round(r.right));
-      const play = document.getElementById('play').getBoundingClientRect();
-      const player = document.getElementById('player');
-      return { scroll: root.scrollWidth, client: root.clientWidth, playerScroll: player.scrollWidth,
-        playerClient: player.clientWidth, outside, play: [play.width, play.height] };
-    })()`)) as {
+    type Layout = {
       scroll: number;
       client: number;
       playerScroll: number;
@@ -149,6 +138,18 @@ describe('Player controls (UI)', () => {
       outside: string[];
       play: [number, number];
     };
+    const layout = await frame.evaluate<Layout>(`(() => {
+      const root = document.scrollingElement;
+      const outside = [...document.querySelectorAll('#player *')]
+        .filter((e) => e.getClientRects().length > 0 && !e.closest('.visually-hidden'))
+        .map((e) => [e.id || e.tagName + '.' + e.className, e.getBoundingClientRect()])
+        .filter(([, r]) => r.width > 0 && (r.left < -0.5 || r.right > innerWidth + 0.5))
+        .map(([name, r]) => name + ' ' + Math.round(r.left) + '..' + Math.round(r.right));
+      const play = document.getElementById('play').getBoundingClientRect();
+      const player = document.getElementById('player');
+      return { scroll: root.scrollWidth, client: root.clientWidth, playerScroll: player.scrollWidth,
+        playerClient: player.clientWidth, outside, play: [play.width, play.height] };
+    })()`);
     assert.ok(layout.scroll <= layout.client, `the page does not scroll sideways: ${JSON.stringify(layout)}`);
     assert.ok(layout.playerScroll <= layout.playerClient, `nor does the player: ${JSON.stringify(layout)}`);
     assert.deepEqual(layout.outside, [], 'nothing sticks out of the panel');
@@ -218,9 +219,9 @@ describe('Player controls (UI)', () => {
   });
 
   it('tells the OS media session what plays, and answers the media keys (play/pause, next in the queue)', async () => {
-    const metadata = (await frame.evaluate(
+    const metadata = await frame.evaluate<{ title: string; artist: string; artwork: string[] } | null>(
       `(() => { const m = navigator.mediaSession.metadata; return m && { title: m.title, artist: m.artist, artwork: [...m.artwork].map((a) => a.src) }; })()`,
-    )) as { title: string; artist: string; artwork: string[] } | null;
+    );
     assert.equal(metadata?.title, 'First Story');
     assert.equal(metadata?.artist, 'Article Audio');
     assert.ok(

@@ -44,6 +44,23 @@ describe('player: page HTML', () => {
       assert.match(html, new RegExp(`id="${id}"[^>]*aria-label="[^"]+"`));
     for (const id of ['seek', 'volume']) assert.match(html, new RegExp(`id="${id}"[^>]*aria-label="[^"]+"`));
     assert.match(html, /<label class="speed" for="rate">/);
+    assert.match(html, /<label for="sleep">Sleep<\/label>/);
+    assert.match(html, /id="sleep-minutes"[^>]*aria-label="[^"]+"/);
+  });
+
+  it('hands the page the artwork for the OS media controls as an escaped attribute, from the webview only', () => {
+    const withArtwork = renderPlayerHtml({
+      cspSource,
+      nonce,
+      scriptUri: 'https://file+.vscode-resource.vscode-cdn.net/ext/media/build/player.js',
+      styleUri: 'https://file+.vscode-resource.vscode-cdn.net/ext/media/player.css',
+      artworkUri: 'https://file+.vscode-resource.vscode-cdn.net/ext/media/icon.png?a="b"&c',
+    });
+    assert.match(
+      withArtwork,
+      /<body data-artwork="https:\/\/file\+\.vscode-resource\.vscode-cdn\.net\/ext\/media\/icon\.png\?a=&quot;b&quot;&amp;c">/,
+    );
+    assert.match(html, /<body>/, 'no attribute without artwork');
   });
 });
 
