@@ -621,7 +621,6 @@ class Player implements PlayerController {
     const next = this.queue.takeNext((id) => this.queuedState(id));
     if (!next) return;
     this.log.info(`player: next in the listening queue on request: ${next}`);
-    this.rememberPosition();
     await this.show(next, true);
   }
 
