@@ -435,7 +435,10 @@ describe('Player (UI)', () => {
       .first()
       .waitFor({ timeout: 20_000 });
     await vscode.runCommand('Article Audio: Convert Current Document to Audio');
-    const toast = page.locator('.notification-toast', { hasText: '"Hornets at Dusk" is ready to play.' });
+    // It joins the listening queue and says so once, with Play Now (at its first part it is still converting).
+    const toast = page.locator('.notification-toast', {
+      hasText: /"Hornets at Dusk" is (ready|converting)\. It is in your listening queue/,
+    });
     await toast.waitFor({ timeout: 120_000 });
     assert.equal(
       await frame.locator('#job-title').innerText(),
