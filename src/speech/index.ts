@@ -27,7 +27,8 @@ import { SynthesisPool } from './voice/synth-pool';
 import { type LineVoice, type SpokenLine, toInt16 } from './voice/voice';
 import { VoiceChoice } from './voice/voices';
 import type { VoicesConfig } from './voice/voices-file';
-import { type Chapter, type Cue, toChaptersJson, toWebVtt } from './audio/transcript';
+import { type Chapter, type Cue, shiftCue, toChaptersJson, toWebVtt } from './audio/transcript';
+import { timeWrittenWords } from './text/word-map';
 import { DEFAULT_PARSE_LIMITS, type ParseLimits, ParseRunner, type ReadOptions } from './parse/parse-runner';
 import {
   type ArticlePipeline,
@@ -207,8 +208,7 @@ class PartPublisher {
     const end = final ? durationS : part.startS + part.durationS;
     const cues: Cue[] = [];
     while (this.nextCue < this.cues.length && (final || this.cues[this.nextCue]!.start < end)) {
-      const cue = this.cues[this.nextCue++]!;
-      cues.push({ ...cue, start: Math.max(0, cue.start - part.startS), end: Math.max(0, cue.end - part.startS) });
+      cues.push(shiftCue(this.cues[this.nextCue++]!, part.startS));
     }
     const transcript = part.name.replace(/\.mp3$/, '.vtt');
     await writeFile(
@@ -528,17 +528,29 @@ class SpeechPipeline implements ArticlePipeline {
     const fill = () => {
       while (next < lines.length && pending.length < window) request();
     };
-    const settle = async (index: number, result: Promise<LineWritten>) => {
-      const { start, end, part } = await result;
+    const settle = async (index: number, result: Promise<LineWritten>, spokenWords: SpokenLine['words']) => {
+      const { start, end, part, trimmedS } = await result;
       await confirmed;
       const line = lines[index]!;
       if (line.chapter) chapters.push({ title: line.chapter.title, level: line.chapter.level, start });
+      // The voice's word times are from the start of its samples: the audio worker cut `trimmedS` of silence off the
+      // front, and the line starts at `start` in the job's audio.
+      const words = spokenWords?.length
+        ? timeWrittenWords(
+            line.written,
+            spokenWords.map((w) => ({
+              word: w.word,
+              start: Math.min(end, Math.max(start, start + w.start - trimmedS)),
+            })),
+          )
+        : undefined;
       cues.push({
         start,
         end,
         text: line.written,
         voice: voices[line.voice]!.name,
         ...(line.paragraph ? { paragraph: true } : {}),
+        ...(words ? { words } : {}),
       });
       doneChars += line.spoken.length;
       context.progress(0.08 + 0.9 * (doneChars / totalChars));
@@ -577,7 +589,8 @@ class SpeechPipeline implements ArticlePipeline {
           () => undefined,
         );
       const index = i;
-      settled = settled.then(() => settle(index, result));
+      const spokenWords = utterance.words;
+      settled = settled.then(() => settle(index, result, spokenWords));
       settled.catch((error: unknown) => (failure ??= { error }));
       settling.push(settled);
       // A bounded number of lines wait in the audio worker, so memory stays flat if encoding is slower than speech.

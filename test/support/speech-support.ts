@@ -138,7 +138,10 @@ export interface VttCue {
   start: number;
   end: number;
   voice?: string;
+  /** The cue's text, its word timestamps taken out. */
   text: string;
+  /** The cue's words with the timestamp before each (`<00:00:01.234>`), undefined where none stands. */
+  words: { text: string; start?: number }[];
 }
 
 function seconds(stamp: string): number {
@@ -161,7 +164,16 @@ export function parseVtt(vtt: string): { header: string; cues: VttCue[] } {
       if (!match) throw new Error(`Not a cue: ${block}`);
       const body = lines.slice(timing + 1).join('\n');
       const voice = /^<v ([^>]+)>/.exec(body)?.[1];
-      return { start: seconds(match[1]!), end: seconds(match[2]!), voice, text: body.replace(/^<v [^>]+>/, '') };
+      const marked = body.replace(/^<v [^>]+>/, '');
+      const words = marked
+        .split(/\s+/)
+        .filter(Boolean)
+        .map((word) => {
+          const stamp = /^<([\d:.]+)>/.exec(word);
+          return stamp ? { text: word.slice(stamp[0].length), start: seconds(stamp[1]!) } : { text: word };
+        });
+      const text = marked.replace(/<[\d:.]+>/g, '');
+      return { start: seconds(match[1]!), end: seconds(match[2]!), voice, text, words };
     });
   return { header, cues };
 }

@@ -36,6 +36,8 @@ export interface LineWritten {
   /** Where the speech of the line starts and ends in the job's audio, seconds (pauses excluded). */
   start: number;
   end: number;
+  /** Seconds of silence cut from the front of the line's samples (word times move by as much). */
+  trimmedS: number;
   /** A part closed after this line. */
   part?: PartFile;
 }

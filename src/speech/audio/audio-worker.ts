@@ -144,7 +144,9 @@ async function handle(request: AudioRequest): Promise<LineWritten | AudioFinishe
       return undefined;
     case 'line': {
       reserve(request.samples.length);
-      const voiced = trimSilence(int16ToFloat(request.samples, floats), request.sampleRate);
+      const whole = int16ToFloat(request.samples, floats);
+      const voiced = trimSilence(whole, request.sampleRate);
+      const trimmedS = (voiced.byteOffset - whole.byteOffset) / Float32Array.BYTES_PER_ELEMENT / request.sampleRate;
       levelToLoudness(voiced, request.sampleRate, undefined, filtered);
       // Up to the stream's rate when it is higher for intro and outro music (index.ts).
       const speech = await resample(voiced, request.sampleRate, sampleRate);
@@ -162,7 +164,7 @@ async function handle(request: AudioRequest): Promise<LineWritten | AudioFinishe
       }
       if (part) lastCutS = writer!.durationS;
       collectIfDue();
-      return { start, end, ...(part ? { part } : {}) };
+      return { start, end, trimmedS, ...(part ? { part } : {}) };
     }
     case 'finish': {
       const tags = request.tags;

@@ -1,4 +1,5 @@
 // The transcript (WebVTT, one cue per sentence as written) and the chapter list (JSON) of a job.
+import type { WrittenWord } from '../text/word-map';
 
 export interface Cue {
   start: number;
@@ -8,6 +9,28 @@ export interface Cue {
   voice?: string;
   /** The cue starts a paragraph of the text as written. */
   paragraph?: boolean;
+  /**
+   * The cue's words as written with where each starts in the audio (seconds, the time line of the cues), when the
+   * voice gave word timings: written as WebVTT cue timestamps, `<00:01:02.345>` before each timed word after the
+   * first (the karaoke form). Without them the cue's text is `text`.
+   */
+  words?: WrittenWord[];
+}
+
+/** A cue moved `seconds` earlier (a part's transcript is timed from the part's start). */
+export function shiftCue(cue: Cue, seconds: number): Cue {
+  return {
+    ...cue,
+    start: Math.max(0, cue.start - seconds),
+    end: Math.max(0, cue.end - seconds),
+    ...(cue.words
+      ? {
+          words: cue.words.map((w) =>
+            w.start === undefined ? { text: w.text } : { text: w.text, start: Math.max(0, w.start - seconds) },
+          ),
+        }
+      : {}),
+  };
 }
 
 export interface Chapter {
@@ -16,8 +39,12 @@ export interface Chapter {
   start: number;
 }
 
+function millis(seconds: number): number {
+  return Math.max(0, Math.round(seconds * 1000));
+}
+
 function timestamp(seconds: number): string {
-  const ms = Math.max(0, Math.round(seconds * 1000));
+  const ms = millis(seconds);
   const h = Math.floor(ms / 3_600_000);
   const m = Math.floor((ms % 3_600_000) / 60_000);
   const s = Math.floor((ms % 60_000) / 1000);
@@ -32,6 +59,27 @@ function escapeCueText(text: string): string {
     .replace(/</g, '&lt;')
     .replace(/>/g, '&gt;')
     .replace(/\s*\n\s*/g, ' ');
+}
+
+/**
+ * The cue's text, with a cue timestamp before each timed word after the first. A timestamp is written only when it
+ * is after the cue's start and the timestamp before it, and before the cue's end (in whole milliseconds, as written),
+ * so a reader gets them strictly increasing inside the cue; an untimed word is read as part of the word before it.
+ */
+function cueText(cue: Cue): string {
+  if (!cue.words || cue.words.length === 0) return escapeCueText(cue.text);
+  const end = millis(cue.end);
+  let last = millis(cue.start);
+  return cue.words
+    .map((word, i) => {
+      const text = escapeCueText(word.text);
+      if (i === 0 || word.start === undefined) return text;
+      const at = millis(word.start);
+      if (at <= last || at >= end) return text;
+      last = at;
+      return `<${timestamp(word.start)}>${text}`;
+    })
+    .join(' ');
 }
 
 /**
@@ -56,7 +104,7 @@ export function toWebVtt(cues: Cue[], title?: string, readBy: readonly string[] 
   const note = voiceNote(readBy);
   const blocks = cues.map((cue, i) => {
     const voice = cue.voice ? `<v ${cue.voice.replace(/[<>&]/g, '')}>` : '';
-    const cueBlock = `${i + 1}\n${timestamp(cue.start)} --> ${timestamp(cue.end)}\n${voice}${escapeCueText(cue.text)}`;
+    const cueBlock = `${i + 1}\n${timestamp(cue.start)} --> ${timestamp(cue.end)}\n${voice}${cueText(cue)}`;
     return cue.paragraph ? `${PARAGRAPH_NOTE}\n\n${cueBlock}` : cueBlock;
   });
   return `${[header, ...(note ? [note] : []), ...blocks].join('\n\n')}\n`;

@@ -25,6 +25,7 @@ export class FliteVoice implements LineVoice {
       firstPart: Boolean(line.firstPart),
       durationStretch: voice.durationStretch,
       pitchSpread: voice.pitchSpread,
+      words: true,
       // What the text asks for is read here, on the main thread; the worker bends the audio (pitch.ts).
       intonation: voice.intonation
         ? intonationOf(line.text, { heading: line.heading, listItem: line.listItem })

@@ -16,12 +16,15 @@ import type { Intonation } from '../text/intonation';
 import { ThreadPriority } from '../threads/thread-priority';
 import { workerScript } from '../threads/worker-script';
 import type { FliteVoice, Segment, SynthesisRequest, SynthesisResponse } from './synth-protocol';
+import type { WordTiming } from './voice';
 
 export interface Utterance {
   samples: Int16Array;
   sampleRate: number;
   /** Flite's phones and their end times, when asked for. */
   segments?: Segment[];
+  /** The words' times in the line's audio, when asked for and Flite's phones allowed (word-times.ts). */
+  words?: WordTiming[];
 }
 
 interface Task {
@@ -164,6 +167,7 @@ export class SynthesisPool {
       pitchSpread?: number;
       intonation?: Intonation;
       segments?: boolean;
+      words?: boolean;
       signal?: AbortSignal;
       /** A line the job's first part waits for: it goes to the worker at normal priority (holdFirstPart). */
       firstPart?: boolean;
@@ -182,6 +186,7 @@ export class SynthesisPool {
         pitchSpread: options.pitchSpread,
         ...(options.intonation ? { intonation: options.intonation } : {}),
         ...(options.segments ? { segments: true } : {}),
+        ...(options.words ? { words: true } : {}),
       };
       const { signal } = options;
       const onAbort = () => {
@@ -257,6 +262,7 @@ export class SynthesisPool {
             samples: response.samples,
             sampleRate: response.sampleRate,
             ...(response.segments ? { segments: response.segments } : {}),
+            ...(response.words ? { words: response.words } : {}),
           });
         else task.reject(new Error(`Speech synthesis failed: ${response.error}`));
       }

@@ -3,6 +3,7 @@ import type { Segment } from './phones';
 
 export type { Segment } from './phones';
 import type { Intonation } from '../text/intonation';
+import type { WordTiming } from './voice';
 
 export type FliteVoice = 'kal16' | 'rms' | 'slt' | 'awb';
 
@@ -20,8 +21,10 @@ export interface SynthesisRequest {
   intonation?: Intonation;
   /** Also return Flite's segments (phones with their end times): for checks that every word was said. */
   segments?: boolean;
+  /** Also return the line's word timings (word-times.ts): each whitespace token with a letter or digit. */
+  words?: boolean;
 }
 
 export type SynthesisResponse =
-  | { id: number; ok: true; samples: Int16Array; sampleRate: number; segments?: Segment[] }
+  | { id: number; ok: true; samples: Int16Array; sampleRate: number; segments?: Segment[]; words?: WordTiming[] }
   | { id: number; ok: false; error: string };

@@ -8,6 +8,8 @@ import { fliteLexicon } from '../text/normalize/lexicon';
 import { MemoryFile, MemoryWasi, WASI_DIR } from './memory-wasi';
 import { bendPitch, bendsFor, needsSegments, placeLastUtterance, utterancesOf } from './pitch';
 import type { Segment, SynthesisRequest, SynthesisResponse } from './synth-protocol';
+import type { WordTiming } from './voice';
+import { groupingInput, phoneGroups, placeUtterances, spokenTokens, wordTimes } from './word-times';
 import { applyThreadPriority } from '../threads/thread-priority';
 
 // The pool compiles Flite once and shares the compiled module with every worker (the machine code is shared, not
@@ -73,11 +75,15 @@ function parseSegments(text: string): Segment[] {
   return [...text.matchAll(/([a-z]+):(\d+(?:\.\d+)?)/g)].map((m) => ({ phone: m[1]!, end: Number(m[2]) }));
 }
 
-/** One run of Flite: the line's samples, and its -psdur output when asked for. */
+/**
+ * One run of Flite: the line's samples, and its -psdur output when asked for. `input` replaces the line as Flite
+ * reads it (the grouping run of word-times.ts), `voice` and `durationStretch` the request's.
+ */
 async function runFlite(
   text: string,
   request: SynthesisRequest,
   psdur: boolean,
+  override: { input?: string; voice?: SynthesisRequest['voice']; durationStretch?: number } = {},
 ): Promise<{ samples: Int16Array; sampleRate: number; psdur?: string }> {
   const module = await modulePromise;
   // A fresh instance starts from zeroed memory (its zero-initialized data is not in its data segments); the data
@@ -86,12 +92,12 @@ async function runFlite(
   // Text goes through a file: long argv text crashes Flite. Flite splits a line into utterances at ".", ":" and "?",
   // and drops the last piece of an unterminated line when it is a single word ("The answer is simple: patience."
   // came out as "The answer is simple:"), so every line reaches it as one line, ended.
-  files.set('in.txt', new MemoryFile(Buffer.from(fliteInput(text), 'utf8'), false));
+  files.set('in.txt', new MemoryFile(Buffer.from(override.input ?? fliteInput(text), 'utf8'), false));
   files.get('out.wav')!.truncate();
   const args = [
     'flite',
     '-voice',
-    request.voice,
+    override.voice ?? request.voice,
     '-add_lex',
     `${WASI_DIR}/lex.txt`,
     '-f',
@@ -99,11 +105,11 @@ async function runFlite(
     '-o',
     `${WASI_DIR}/out.wav`,
   ];
-  if (request.durationStretch && request.durationStretch !== 1)
-    args.push('--setf', `duration_stretch=${request.durationStretch}`);
+  const stretch = override.durationStretch ?? request.durationStretch;
+  if (stretch && stretch !== 1) args.push('--setf', `duration_stretch=${stretch}`);
   if (request.pitchMean) args.push('--setf', `int_f0_target_mean=${request.pitchMean}`);
   if (request.pitchSpread) args.push('--setf', `int_f0_target_stddev=${request.pitchSpread}`);
-  // -psdur prints the segments on standard output (only checks and intonation ask).
+  // -psdur prints the segments on standard output (word timings, checks and intonation ask).
   if (psdur) args.splice(1, 0, '-psdur');
   const wasi = new MemoryWasi(args, files, memory);
   const instance = await WebAssembly.instantiate(module, {
@@ -123,15 +129,43 @@ function stderrOf(wasi: MemoryWasi): string {
   return text ? `: ${text}` : '';
 }
 
+/**
+ * The line's word timings (word-times.ts): its own segments, grouped by word with a second run of the line in kal16,
+ * each word ended by a comma, at a twentieth of its length.
+ */
+async function timeWords(
+  text: string,
+  request: SynthesisRequest,
+  psdur: string,
+  seconds: number,
+): Promise<WordTiming[] | undefined> {
+  const tokens = spokenTokens(text);
+  if (tokens.length === 0) return undefined;
+  const placed = placeUtterances(utterancesOf(psdur), seconds);
+  if (!placed) return undefined;
+  const grouping = await runFlite(text, request, true, {
+    input: groupingInput(tokens),
+    voice: 'kal16',
+    durationStretch: 0.05,
+  });
+  return wordTimes(tokens, phoneGroups(utterancesOf(grouping.psdur ?? '')), placed);
+}
+
 async function synthesize(
   request: SynthesisRequest,
-): Promise<{ samples: Int16Array; sampleRate: number; segments?: Segment[] }> {
+): Promise<{ samples: Int16Array; sampleRate: number; segments?: Segment[]; words?: WordTiming[] }> {
   const { intonation } = request;
   const timed = intonation !== undefined && needsSegments(intonation);
-  const { samples, sampleRate, psdur } = await runFlite(request.text, request, Boolean(request.segments) || timed);
+  const { samples, sampleRate, psdur } = await runFlite(
+    request.text,
+    request,
+    Boolean(request.segments) || Boolean(request.words) || timed,
+  );
   const segments = request.segments ? parseSegments(psdur ?? '') : undefined;
-  if (!intonation) return { samples, sampleRate, ...(segments ? { segments } : {}) };
   const seconds = samples.length / sampleRate;
+  const words = request.words ? await timeWords(request.text, request, psdur ?? '', seconds) : undefined;
+  const extra = { ...(segments ? { segments } : {}), ...(words ? { words } : {}) };
+  if (!intonation) return { samples, sampleRate, ...extra };
   const last = timed ? placeLastUtterance(utterancesOf(psdur ?? ''), seconds) : undefined;
   // The rise starts on the last word: how many phones it has, Flite tells when it says the word alone.
   const word =
@@ -147,19 +181,20 @@ async function synthesize(
   // Said alone it must stay one utterance: the phones are matched against the end of the line's last one.
   const itemPhones = item?.length === 1 ? item[0]!.filter((s) => s.phone !== 'pau').map((s) => s.phone) : undefined;
   const bent = bendPitch(samples, sampleRate, bendsFor(intonation, last, wordPhones, seconds, itemPhones));
-  return { samples: bent, sampleRate, ...(segments ? { segments } : {}) };
+  return { samples: bent, sampleRate, ...extra };
 }
 
 applyThreadPriority();
 parentPort!.on('message', (request: SynthesisRequest) => {
   synthesize(request).then(
-    ({ samples, sampleRate, segments }) => {
+    ({ samples, sampleRate, segments, words }) => {
       const response: SynthesisResponse = {
         id: request.id,
         ok: true,
         samples,
         sampleRate,
         ...(segments ? { segments } : {}),
+        ...(words ? { words } : {}),
       };
       parentPort!.postMessage(response, [samples.buffer as ArrayBuffer]);
     },
