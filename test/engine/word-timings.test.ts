@@ -65,8 +65,9 @@ describe('engine: word timings in the transcript', { timeout: 900_000 }, () => {
           progress: () => undefined,
           log: () => undefined,
           fetchLimits: FETCH_LIMITS,
-          publishPart: async (part) => {
+          publishPart: (part) => {
             partVtts.push({ startS: part.startS, vtt: readFileSync(path.join(dir, part.files[1]!.name), 'utf8') });
+            return Promise.resolve();
           },
         },
       );
