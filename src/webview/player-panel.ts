@@ -25,7 +25,7 @@ import {
 import { cueAtOffset } from './play-from';
 import { ReadAlong } from './read-along';
 import { matchCues } from './text-match';
-import { formatTime, parseChapters, parseWebVtt, type ChapterMark, type TranscriptCue } from './transcript';
+import { formatTime, laterCue, parseChapters, parseWebVtt, type ChapterMark, type TranscriptCue } from './transcript';
 
 export interface PlayerController extends vscode.Disposable {
   /** Opens (or reveals and switches) the one player panel on this job; with no id, asks with a quick pick among jobs.playable(). */
@@ -389,10 +389,7 @@ class Player implements PlayerController {
     };
     if (!message.live) this.jobs.setPlayingWhileConverting(job.id, false);
     this.announceSounding();
-    this.readAlong.follow(
-      job,
-      message.cues.map((cue) => cue.text),
-    );
+    this.readAlong.follow(job, message.cues);
     this.panel.title = job.title;
     this.port.post(autoplay ? { ...message, autoplay: true } : message);
     this.postQueue();
@@ -550,6 +547,9 @@ class Player implements PlayerController {
       }
       case 'next':
         await this.skipToNext();
+        return;
+      case 'word':
+        if (this.playing?.job.id === message.jobId) this.readAlong.showWord(message.cue, message.word);
         return;
       case 'settings':
         this.memory.savePreferences(message);
@@ -759,11 +759,7 @@ async function livePart(part: CachedPart): Promise<LivePart> {
   let cues: TranscriptCue[] = [];
   if (part.transcript) {
     try {
-      cues = parseWebVtt(await readFile(part.transcript, 'utf8')).map((cue) => ({
-        ...cue,
-        start: cue.start + part.startS,
-        end: cue.end + part.startS,
-      }));
+      cues = parseWebVtt(await readFile(part.transcript, 'utf8')).map((cue) => laterCue(cue, part.startS));
     } catch {
       // A part without its transcript still plays; the finished job brings the whole transcript.
     }

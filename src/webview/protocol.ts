@@ -1,7 +1,7 @@
 // Messages between the player panel (extension host) and its page (media/player/main.ts). Both sides check every
 // message they receive with the guards below, since a webview message is untyped JSON. No vscode or Node imports:
 // the page bundle includes this file.
-import type { ChapterMark, TranscriptCue } from './transcript';
+import type { ChapterMark, CueWord, TranscriptCue } from './transcript';
 
 export const PLAYBACK_RATES = [0.5, 0.75, 1, 1.25, 1.5, 1.75, 2, 2.5, 3, 3.5, 4] as const;
 export const MIN_RATE = 0.5;
@@ -126,6 +126,17 @@ export interface NextMessage {
   type: 'next';
 }
 
+/**
+ * Page -> extension: the word being spoken changed (issue 26, read-along word by word): the editor showing the
+ * source marks it. `word` indexes the cue's `words` (-1: none).
+ */
+export interface WordMessage {
+  type: 'word';
+  jobId: string;
+  cue: number;
+  word: number;
+}
+
 export interface SettingsMessage {
   type: 'settings';
   rate: number;
@@ -149,7 +160,7 @@ export interface PageErrorMessage {
 }
 
 export type PageMessage =
-  ReadyMessage | ProgressMessage | NextMessage | SettingsMessage | ActionMessage | PageErrorMessage;
+  ReadyMessage | ProgressMessage | NextMessage | WordMessage | SettingsMessage | ActionMessage | PageErrorMessage;
 
 const PAGE_ACTIONS: readonly PageAction[] = [
   'saveAs',
@@ -190,7 +201,12 @@ export function isTranscriptCue(value: unknown): value is TranscriptCue {
     isFiniteNumber(value.end) &&
     isString(value.text) &&
     isOptional(value.speaker, isString) &&
-    isOptional(value.paragraph, (v): v is boolean => typeof v === 'boolean')
+    isOptional(value.paragraph, (v): v is boolean => typeof v === 'boolean') &&
+    isOptional(
+      value.words,
+      (v): v is CueWord[] =>
+        Array.isArray(v) && v.every((w) => isRecord(w) && isString(w.text) && isFiniteNumber(w.start)),
+    )
   );
 }
 
@@ -293,6 +309,14 @@ export function isPageMessage(value: unknown): value is PageMessage {
         typeof value.playing === 'boolean' &&
         typeof value.ended === 'boolean' &&
         isOptional(value.sleep, (v): v is boolean => typeof v === 'boolean')
+      );
+    case 'word':
+      return (
+        isNonEmptyString(value.jobId) &&
+        Number.isInteger(value.cue) &&
+        (value.cue as number) >= -1 &&
+        Number.isInteger(value.word) &&
+        (value.word as number) >= -1
       );
     case 'settings':
       return isRate(value.rate) && isVolume(value.volume) && typeof value.muted === 'boolean';

@@ -9,6 +9,11 @@ export interface TextSpan {
   end: number;
 }
 
+/** A cue's span, and the span of each of its words (letters and digits, as WORD finds them in the cue's text). */
+export interface CueSpan extends TextSpan {
+  words: TextSpan[];
+}
+
 interface Word {
   text: string;
   start: number;
@@ -51,7 +56,7 @@ export function matchCues(
   documentText: string,
   cueTexts: readonly string[],
   region?: TextSpan,
-): (TextSpan | undefined)[] {
+): (CueSpan | undefined)[] {
   const words = wordsOf(documentText, region?.start ?? 0, region?.end ?? documentText.length);
   // Where each word occurs, so each cue is tried only at the places its first word appears.
   const positions = new Map<string, number[]>();
@@ -73,11 +78,33 @@ export function matchCues(
         const start = words[at]?.start;
         if (start === undefined || !last) return undefined;
         cursor = at + wanted.length;
-        return { start, end: last.end };
+        const spans = words.slice(at, at + wanted.length).map((w) => ({ start: w.start, end: w.end }));
+        return { start, end: last.end, words: spans };
       }
     }
     return undefined;
   });
+}
+
+/**
+ * For each piece of a cue's text (TranscriptCue.words: the text cut at its word timestamps), the range of the cue's
+ * words (WORD matches in the whole text) that start inside it: [first, end). A piece without a letter or digit has
+ * an empty range.
+ */
+export function pieceWordRanges(pieces: readonly string[]): [number, number][] {
+  const text = pieces.join('');
+  const starts = [...text.matchAll(WORD)].map((m) => m.index);
+  const ranges: [number, number][] = [];
+  let offset = 0;
+  let word = 0;
+  for (const piece of pieces) {
+    const end = offset + piece.length;
+    const first = word;
+    while (word < starts.length && starts[word]! < end) word++;
+    ranges.push([first, word]);
+    offset = end;
+  }
+  return ranges;
 }
 
 function firstAtOrAfter(sorted: readonly number[], value: number): number {

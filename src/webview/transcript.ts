@@ -12,6 +12,18 @@ export interface TranscriptCue {
   speaker?: string;
   /** The cue starts a paragraph of the text (a `NOTE paragraph` block stands before it in the file). */
   paragraph?: boolean;
+  /**
+   * The cue's text cut at its word timestamps (`<00:01:02.345>`, the WebVTT karaoke form): each piece and when it
+   * starts. The first piece starts with the cue; the pieces' texts together are `text`. Only when the cue had at
+   * least one usable timestamp (strictly increasing, after the cue's start and before its end).
+   */
+  words?: CueWord[];
+}
+
+export interface CueWord {
+  text: string;
+  /** Seconds, on the same time line as the cue. */
+  start: number;
 }
 
 export interface ChapterMark {
@@ -55,19 +67,59 @@ function safeCodePoint(code: number): string | undefined {
   return Number.isInteger(code) && code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : undefined;
 }
 
+/** The most word pieces a cue is cut into; a cue with more timestamps than that is shown without word timing. */
+export const MAX_CUE_WORDS = 2000;
+
+const TIMESTAMP_TAG = /^(?:\d+:)?\d{1,2}:\d{2}\.\d{3}$/;
+
 /**
  * Cue payload to plain text: the first voice tag names the speaker; other tags (`<i>`, `<c.x>`, `<00:00:01.000>`)
- * are dropped; lines are joined with spaces.
+ * are dropped; lines are joined with spaces. With the cue's times, its word timestamps cut the text into `words`
+ * (see TranscriptCue.words); a timestamp that is not after the one before it (or the cue's start), or not before the
+ * cue's end, is ignored: its word joins the piece before it.
  */
-export function cueText(payload: string): { text: string; speaker?: string } {
+export function cueText(
+  payload: string,
+  times?: { start: number; end: number },
+): { text: string; speaker?: string; words?: CueWord[] } {
   let speaker: string | undefined;
-  const withoutTags = payload.replace(/<([^>]*)>/g, (_whole, tag: string) => {
-    const voice = /^v(?:\.[^\s>]*)?\s+(.+)$/.exec(tag.trim());
+  const pieces: { raw: string; start: number }[] = [{ raw: '', start: times?.start ?? 0 }];
+  let last = times?.start ?? 0;
+  let stamps = 0;
+  let at = 0;
+  for (const match of payload.matchAll(/<([^>]*)>/g)) {
+    pieces.at(-1)!.raw += payload.slice(at, match.index);
+    at = match.index + match[0].length;
+    const tag = match[1]!.trim();
+    const voice = /^v(?:\.[^\s>]*)?\s+(.+)$/.exec(tag);
     if (voice?.[1] && speaker === undefined) speaker = decodeEntities(voice[1].trim());
-    return '';
-  });
-  const text = decodeEntities(withoutTags).replace(/\s+/g, ' ').trim();
-  return speaker ? { text, speaker } : { text };
+    if (!times || !TIMESTAMP_TAG.test(tag)) continue;
+    const start = parseTimestamp(tag);
+    if (!(start > last && start < times.end)) continue;
+    if (++stamps > MAX_CUE_WORDS) continue;
+    last = start;
+    pieces.push({ raw: '', start });
+  }
+  pieces.at(-1)!.raw += payload.slice(at);
+  // Whitespace runs become one space and the ends are trimmed, across the pieces as over the whole text.
+  const words: CueWord[] = [];
+  let text = '';
+  for (const piece of pieces) {
+    let part = decodeEntities(piece.raw).replace(/\s+/g, ' ');
+    if (text === '' || text.endsWith(' ')) part = part.replace(/^ /, '');
+    if (!part) continue;
+    text += part;
+    words.push({ text: part, start: piece.start });
+  }
+  if (text.endsWith(' ')) {
+    text = text.slice(0, -1);
+    const lastWord = words.at(-1)!;
+    lastWord.text = lastWord.text.slice(0, -1);
+    if (!lastWord.text) words.pop();
+  }
+  const timed = stamps > 0 && stamps <= MAX_CUE_WORDS && words.length > 1;
+  if (timed) words[0]!.start = times!.start;
+  return { text, ...(speaker ? { speaker } : {}), ...(timed ? { words } : {}) };
 }
 
 /**
@@ -94,19 +146,33 @@ export function parseWebVtt(source: string): TranscriptCue[] {
     const start = parseTimestamp(timing[1]);
     const end = parseTimestamp(timing[2]);
     if (!Number.isFinite(start) || !Number.isFinite(end)) continue;
-    const { text, speaker } = cueText(lines.slice(timingAt + 1).join('\n'));
+    const { text, speaker, words } = cueText(lines.slice(timingAt + 1).join('\n'), {
+      start,
+      end: Math.max(start, end),
+    });
     if (!text) continue;
     cues.push({
       start,
       end: Math.max(start, end),
       text,
       ...(speaker ? { speaker } : {}),
+      ...(words ? { words } : {}),
       ...(paragraphNext ? { paragraph: true } : {}),
     });
     paragraphNext = false;
   }
   // Cues must be in start order for the binary search; a stable sort keeps equal starts in file order.
   return cues.sort((a, b) => a.start - b.start);
+}
+
+/** A cue moved `seconds` later, its words with it (a part's cues are timed from the part's start). */
+export function laterCue(cue: TranscriptCue, seconds: number): TranscriptCue {
+  return {
+    ...cue,
+    start: cue.start + seconds,
+    end: cue.end + seconds,
+    ...(cue.words ? { words: cue.words.map((word) => ({ text: word.text, start: word.start + seconds })) } : {}),
+  };
 }
 
 /**
