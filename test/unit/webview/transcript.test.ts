@@ -2,11 +2,13 @@
 // and against hand-written files with the WebVTT features other services use.
 import * as assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { toChaptersJson, toWebVtt } from '../../../src/speech/audio/transcript';
+import { shiftCue, toChaptersJson, toWebVtt } from '../../../src/speech/audio/transcript';
 import {
+  MAX_CUE_WORDS,
   cueText,
   formatTime,
   indexAt,
+  laterCue,
   parseChapters,
   parseTimestamp,
   parseWebVtt,
@@ -105,7 +107,16 @@ describe('player: WebVTT transcript', () => {
     assert.deepEqual(cues, [
       { start: 0.5, end: 1, text: 'out of order' },
       { start: 1.5, end: 3, text: 'Hi there, friend.', speaker: 'Sam Smith' },
-      { start: 3, end: 4, text: 'Karaoke style text ☺ A' }, // &nbsp; becomes a plain space: layout is the page's job
+      // &nbsp; becomes a plain space: layout is the page's job. The word timestamps cut the text into its words.
+      {
+        start: 3,
+        end: 4,
+        text: 'Karaoke style text ☺ A',
+        words: [
+          { text: 'Karaoke ', start: 3 },
+          { text: 'style text ☺ A', start: 3.5 },
+        ],
+      },
     ]);
   });
 
@@ -122,6 +133,105 @@ describe('player: WebVTT transcript', () => {
     assert.ok(Number.isNaN(parseTimestamp('1.5')));
     assert.deepEqual(cueText('<v Alex>One &amp; two'), { text: 'One & two', speaker: 'Alex' });
     assert.deepEqual(cueText('&bogus; &lt;b&gt;'), { text: '&bogus; <b>' });
+  });
+});
+
+describe('player: word timestamps in the transcript (issue 26)', () => {
+  it('reads back the word timings the engine writes, in the job transcript and shifted into a part', () => {
+    const cue = {
+      start: 10,
+      end: 12.5,
+      text: 'It cost $4.50 & <more>.',
+      words: [
+        { text: 'It', start: 10.02 },
+        { text: 'cost', start: 10.3 },
+        { text: '$4.50' }, // untimed: it joins the word before it
+        { text: '&', start: 11.2 },
+        { text: '<more>.', start: 11.6 },
+      ],
+    };
+    const vtt = toWebVtt([cue]);
+    assert.match(vtt, /\nIt <00:00:10\.300>cost \$4\.50 <00:00:11\.200>&amp; <00:00:11\.600>&lt;more&gt;\.\n/);
+    const [read] = parseWebVtt(vtt);
+    assert.deepEqual(read, {
+      start: 10,
+      end: 12.5,
+      text: 'It cost $4.50 & <more>.',
+      words: [
+        { text: 'It ', start: 10 },
+        { text: 'cost $4.50 ', start: 10.3 },
+        { text: '& ', start: 11.2 },
+        { text: '<more>.', start: 11.6 },
+      ],
+    });
+    // A part's transcript is timed from the part's start.
+    const [inPart] = parseWebVtt(toWebVtt([shiftCue(cue, 9.5)]));
+    assert.deepEqual(
+      inPart?.words?.map((w) => w.start),
+      [0.5, 0.8, 1.7, 2.1].map((s) => Number(s.toFixed(3))),
+    );
+    assert.deepEqual(laterCue(inPart, 9.5).words, read.words);
+  });
+
+  it('writes only strictly increasing timestamps inside the cue, and plain text without word timings', () => {
+    const vtt = toWebVtt([
+      {
+        start: 1,
+        end: 3,
+        text: 'a b c d e f',
+        words: [
+          { text: 'a', start: 1 },
+          { text: 'b', start: 1 }, // not after the cue's start
+          { text: 'c', start: 2 },
+          { text: 'd', start: 1.5 }, // before the word before it
+          { text: 'e', start: 2.0004 }, // the same millisecond as c
+          { text: 'f', start: 3 }, // at the cue's end
+        ],
+      },
+      { start: 4, end: 5, text: 'No words here.' },
+    ]);
+    assert.match(vtt, /\na b <00:00:02\.000>c d e f\n/);
+    assert.match(vtt, /\nNo words here\.\n/);
+  });
+
+  it('ignores hostile timestamps: out of order, outside the cue, malformed, far too many; other tags stripped', () => {
+    const many = Array.from(
+      { length: MAX_CUE_WORDS + 5 },
+      (_, i) => `<00:00:${String(10 + Math.floor(i / 1000)).padStart(2, '0')}.${String(i % 1000).padStart(3, '0')}>w`,
+    ).join(' ');
+    const source = [
+      'WEBVTT',
+      '',
+      '00:00:01.000 --> 00:00:05.000',
+      '<v Eve>one <00:00:02.000>two <00:00:01.500>three <00:00:00.500>four <00:00:09.000>five <00:00:03.000><b>six</b> <00:00:99.000>seven <script>alert(1)</script>',
+      '',
+      '00:00:06.000 --> 00:00:07.000',
+      '<00:00:06.500>only <c.x><00:00:06.500>twice',
+      '',
+      '00:00:08.000 --> 00:00:09.000',
+      'no <00:00:10.000>usable <00:00:08.000>stamp',
+      '',
+      '00:00:10.000 --> 00:01:00.000',
+      many,
+    ].join('\n');
+    const cues = parseWebVtt(source);
+    assert.deepEqual(cues[0], {
+      start: 1,
+      end: 5,
+      text: 'one two three four five six seven alert(1)',
+      speaker: 'Eve',
+      words: [
+        { text: 'one ', start: 1 },
+        { text: 'two three four five ', start: 2 },
+        { text: 'six seven alert(1)', start: 3 },
+      ],
+    });
+    // One usable timestamp before the first word, the second the same: one piece, so no word timing.
+    assert.deepEqual(cues[1], { start: 6, end: 7, text: 'only twice' });
+    assert.deepEqual(cues[2], { start: 8, end: 9, text: 'no usable stamp' });
+    // More pieces than a page should lay out: the cue is shown whole, without word timing.
+    assert.equal(cues[3]?.words, undefined);
+    assert.equal(cues[3]?.text.split(' ').length, MAX_CUE_WORDS + 5);
   });
 });
 
