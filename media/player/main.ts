@@ -348,6 +348,31 @@ function highlight(index: number, scroll: boolean): void {
   transcriptKeys.follow(index);
 }
 
+/**
+ * Marks the sentence and the word being spoken at `time`; the extension hears of a new sentence (progress) and of a
+ * new word (the source editor marks it).
+ */
+function followAudio(time: number): void {
+  if (!loaded?.ready) return;
+  const before = transcript.cue;
+  highlight(indexAt(loaded.message.cues, time), true);
+  postProgress(before !== transcript.cue);
+  if (transcript.highlightWord(time))
+    post({ type: 'word', jobId: loaded.message.job.id, cue: transcript.cue, word: transcript.word });
+}
+
+/** While playing, the word is followed once a frame: timeupdate comes only about four times a second. */
+let wordFrame = 0;
+function followWords(): void {
+  cancelAnimationFrame(wordFrame);
+  const tick = () => {
+    if (!loaded?.ready || ui.audio.paused) return;
+    followAudio(ui.audio.currentTime);
+    wordFrame = requestAnimationFrame(tick);
+  };
+  wordFrame = requestAnimationFrame(tick);
+}
+
 // ---- events --------------------------------------------------------------------------------------------------------
 
 ui.audio.addEventListener('loadedmetadata', () => {
@@ -369,9 +394,8 @@ ui.audio.addEventListener('timeupdate', () => {
   if (!loaded?.ready) return;
   const time = ui.audio.currentTime;
   updateTime(time, duration());
-  const before = transcript.cue;
-  highlight(indexAt(loaded.message.cues, time), true);
-  postProgress(before !== transcript.cue);
+  // Also while the page is hidden (no animation frames then) and after a seek while paused.
+  followAudio(time);
 });
 ui.audio.addEventListener('play', () => {
   updatePlayButton();
@@ -379,6 +403,7 @@ ui.audio.addEventListener('play', () => {
   ui.error.hidden = true;
   transcript.follow();
   postProgress(true);
+  followWords();
 });
 ui.audio.addEventListener('pause', () => {
   updatePlayButton();

@@ -1,5 +1,7 @@
 // The transcript and chapter list of the player page: drawn once per job (and again as a running job's parts add
-// sentences), with the sentence being spoken marked and kept in sight unless the reader scrolled away.
+// sentences), with the sentence being spoken marked and kept in sight unless the reader scrolled away, and inside it
+// the word being spoken when the transcript has word timings (issue 26): each timed piece of a cue is a span of its
+// own, drawn once, and following the audio only moves one class from span to span.
 import { type ChapterMark, type TranscriptCue, formatTime, indexAt, spokenTime } from '../../src/webview/transcript';
 import { ui } from './page';
 
@@ -14,6 +16,10 @@ const FOLLOW_PAUSE_MS = 4_000;
 
 export class TranscriptView {
   private cueElements: HTMLElement[] = [];
+  /** Per cue, the spans of its timed words (empty for a cue without word timings). */
+  private wordElements: HTMLElement[][] = [];
+  /** The word marked as being spoken, in the marked sentence (-1: none). */
+  word = -1;
   private chapterElements: HTMLButtonElement[] = [];
   /** The sentence marked as being spoken (-1: none). */
   cue = -1;
@@ -42,6 +48,7 @@ export class TranscriptView {
     this.cues = cues;
     this.chapters = chapters;
     this.cue = -1;
+    this.word = -1;
     this.chapter = -1;
     this.renderChapters();
     this.renderTranscript();
@@ -52,6 +59,7 @@ export class TranscriptView {
     const scroll = ui.transcript.scrollTop;
     this.cues = cues;
     this.cue = -1;
+    this.word = -1;
     this.renderTranscript();
     ui.transcript.scrollTop = scroll;
   }
@@ -67,6 +75,8 @@ export class TranscriptView {
       const old = this.cueElements[this.cue];
       old?.classList.remove('current');
       old?.removeAttribute('aria-current');
+      this.wordElements[this.cue]?.[this.word]?.classList.remove('current-word');
+      this.word = -1;
       this.cue = index;
       const now = this.cueElements[index];
       if (now) {
@@ -81,6 +91,21 @@ export class TranscriptView {
       this.chapter = chapter;
       this.chapterElements[chapter]?.setAttribute('aria-current', 'true');
     }
+  }
+
+  /**
+   * Marks the word being spoken at `time` in the marked sentence (a class only: the sentence keeps aria-current, so
+   * a screen reader is not told of every word). Returns whether the marked word changed.
+   */
+  highlightWord(time: number): boolean {
+    const words = this.cues[this.cue]?.words;
+    const index = words && this.wordElements[this.cue]?.length ? indexAt(words, time) : -1;
+    if (index === this.word) return false;
+    const elements = this.wordElements[this.cue];
+    elements?.[this.word]?.classList.remove('current-word');
+    this.word = index;
+    elements?.[index]?.classList.add('current-word');
+    return true;
   }
 
   private renderChapters(): void {
@@ -113,6 +138,7 @@ export class TranscriptView {
     const { cues, chapters } = this;
     ui.cues.replaceChildren();
     const elements: HTMLElement[] = [];
+    const wordElements: HTMLElement[][] = [];
     let paragraph: HTMLParagraphElement | undefined;
     let previous: TranscriptCue | undefined;
     let previousWasHeading = false;
@@ -144,7 +170,18 @@ export class TranscriptView {
       const span = document.createElement('span');
       span.className = 'cue';
       span.dataset.index = String(index);
-      span.textContent = cue.text;
+      const words: HTMLElement[] = [];
+      if (cue.words) {
+        // Text only (textContent): the words are another service's text as much as the sentence is.
+        for (const word of cue.words) {
+          const piece = document.createElement('span');
+          piece.className = 'word';
+          piece.textContent = word.text;
+          span.append(piece);
+          words.push(piece);
+        }
+      } else span.textContent = cue.text;
+      wordElements.push(words);
       span.title = `Play from ${formatTime(cue.start)}`;
       paragraph.append(span, document.createTextNode(' '));
       elements.push(span);
@@ -153,6 +190,7 @@ export class TranscriptView {
       previousWasHeading = chapterHere !== undefined;
     });
     this.cueElements = elements;
+    this.wordElements = wordElements;
     ui.transcript.scrollTop = 0;
   }
 
