@@ -174,10 +174,13 @@ export class TranscriptView {
       if (cue.words) {
         // Text only (textContent): the words are another service's text as much as the sentence is.
         for (const word of cue.words) {
+          // The space after a word stays outside its span, so the mark ends with the word.
+          const text = word.text.trimEnd();
           const piece = document.createElement('span');
           piece.className = 'word';
-          piece.textContent = word.text;
+          piece.textContent = text;
           span.append(piece);
+          if (text.length < word.text.length) span.append(document.createTextNode(word.text.slice(text.length)));
           words.push(piece);
         }
       } else span.textContent = cue.text;
