@@ -113,6 +113,8 @@ describe('convert --voices with an OpenAI-compatible provider', () => {
       const note = /^WEBVTT[^\n]*\n\nNOTE voice: (.+)\n\n/.exec(vtt);
       assert.ok(note, vtt.slice(0, 300));
       assert.match(note[1]!, readBy);
+      // The provider gives no word timings: its cues are the sentences alone, without cue timestamps.
+      assert.doesNotMatch(vtt, /<\d\d:\d\d/);
       const voiceFrames = NodeID3.read(mp3).userDefinedText?.filter((frame) => frame.description === 'Voice');
       assert.equal(voiceFrames?.length, 1, 'one TXXX "Voice" frame');
       assert.match(voiceFrames[0]!.value, readBy);
