@@ -9,7 +9,7 @@ import { MemoryFile, MemoryWasi, WASI_DIR } from './memory-wasi';
 import { bendPitch, bendsFor, needsSegments, placeLastUtterance, utterancesOf } from './pitch';
 import type { Segment, SynthesisRequest, SynthesisResponse } from './synth-protocol';
 import type { WordTiming } from './voice';
-import { groupingInput, phoneGroups, placeUtterances, spokenTokens, wordTimes } from './word-times';
+import { groupingInput, PhoneCounts, phoneGroups, placeUtterances, spokenTokens, wordTimes } from './word-times';
 import { applyThreadPriority } from '../threads/thread-priority';
 
 // The pool compiles Flite once and shares the compiled module with every worker (the machine code is shared, not
@@ -129,9 +129,13 @@ function stderrOf(wasi: MemoryWasi): string {
   return text ? `: ${text}` : '';
 }
 
+/** Phone counts of the tokens this worker has grouped (word-times.ts). */
+const phoneCounts = new PhoneCounts();
+
 /**
- * The line's word timings (word-times.ts): its own segments, grouped by word with a second run of the line in kal16,
- * each word ended by a comma, at a twentieth of its length.
+ * The line's word timings (word-times.ts): its own segments, grouped by word with the tokens' phone counts, from a
+ * run in kal16 of the tokens not met yet, each ended by a comma, at a twentieth of their length; when those counts
+ * do not fit the line, from such a run of the whole line.
  */
 async function timeWords(
   text: string,
@@ -143,12 +147,13 @@ async function timeWords(
   if (tokens.length === 0) return undefined;
   const placed = placeUtterances(utterancesOf(psdur), seconds);
   if (!placed) return undefined;
-  const grouping = await runFlite(text, request, true, {
-    input: groupingInput(tokens),
-    voice: 'kal16',
-    durationStretch: 0.05,
-  });
-  return wordTimes(tokens, phoneGroups(utterancesOf(grouping.psdur ?? '')), placed);
+  const group = async (input: string) =>
+    utterancesOf((await runFlite(text, request, true, { input, voice: 'kal16', durationStretch: 0.05 })).psdur ?? '');
+  const remembered = await phoneCounts.of(tokens, group);
+  const words = remembered ? wordTimes(tokens, remembered, placed) : undefined;
+  if (words) return words;
+  const whole = phoneGroups(await group(groupingInput(tokens))).map((g) => g.length);
+  return wordTimes(tokens, whole, placed);
 }
 
 async function synthesize(

@@ -10,6 +10,11 @@
 // line's own phones are then dealt out in order, group by group: a word starts where its first phone starts and ends
 // where its last ends. When the counts do not agree (a token the voice says nothing for, a line Flite split in a way
 // that cannot be placed), the line gets no word timings rather than wrong ones.
+//
+// A token said between two pauses has the same phones wherever it stands, so each worker remembers the counts it
+// learnt (PhoneCounts) and the grouping run says only the tokens it has not met yet: most lines of an article then
+// need a short run or none (Mini's kal16 lines cost little more than that run, so it was 70 % more synthesis CPU
+// without the memory, see ARCHITECTURE.md). A line whose remembered counts do not add up is grouped whole again.
 import type { Segment } from './phones';
 import type { WordTiming } from './voice';
 
@@ -18,9 +23,38 @@ export function spokenTokens(text: string): string[] {
   return text.split(/\s+/).filter((token) => /[\p{L}\p{N}]/u.test(token));
 }
 
-/** The grouping run's input: every token ended by a comma (its own final punctuation taken off). */
+/** A token as the grouping run says it: its own final punctuation taken off. */
+export function groupingKey(token: string): string {
+  return token.replace(/[.!?;:,]+$/u, '');
+}
+
+/** The grouping run's input: every token ended by a comma. */
 export function groupingInput(tokens: readonly string[]): string {
-  return `${tokens.map((token) => `${token.replace(/[.!?;:,]+$/u, '')},`).join(' ')}\n`;
+  return `${tokens.map((token) => `${groupingKey(token)},`).join(' ')}\n`;
+}
+
+/** The most tokens a worker remembers; past it, it starts again. */
+const MAX_REMEMBERED = 20_000;
+
+/** Phone counts of tokens said between pauses, remembered from the grouping runs of one worker. */
+export class PhoneCounts {
+  private readonly counts = new Map<string, number>();
+
+  /**
+   * The phone count of each token: remembered ones as they are, the others from one grouping run of them alone
+   * (`group` runs Flite on an input and returns its utterances). Undefined when that run's groups do not match them.
+   */
+  async of(tokens: readonly string[], group: (input: string) => Promise<Segment[][]>): Promise<number[] | undefined> {
+    const keys = tokens.map(groupingKey);
+    const missing = [...new Set(keys.filter((key) => !this.counts.has(key)))];
+    if (missing.length > 0) {
+      const groups = phoneGroups(await group(groupingInput(missing)));
+      if (groups.length !== missing.length) return undefined;
+      if (this.counts.size + missing.length > MAX_REMEMBERED) this.counts.clear();
+      missing.forEach((key, i) => this.counts.set(key, groups[i]!.length));
+    }
+    return keys.map((key) => this.counts.get(key)!);
+  }
 }
 
 /** The grouping run's phones, split at its pauses: one group of phone names per token, in order. */
@@ -60,25 +94,25 @@ export function placeUtterances(utterances: readonly Segment[][], seconds: numbe
 }
 
 /**
- * Each token's start and end in the line's audio (seconds), from the line's placed phones and the grouping run's
- * groups; undefined when they do not agree.
+ * Each token's start and end in the line's audio (seconds), from the line's placed phones and each token's phone
+ * count; undefined when they do not agree.
  */
 export function wordTimes(
   tokens: readonly string[],
-  groups: readonly string[][],
+  counts: readonly number[],
   placed: readonly Segment[] | undefined,
 ): WordTiming[] | undefined {
-  if (!placed || groups.length !== tokens.length || tokens.length === 0) return undefined;
+  if (!placed || counts.length !== tokens.length || tokens.length === 0) return undefined;
   const phones: { start: number; end: number }[] = [];
   placed.forEach((s, i) => {
     if (s.phone !== 'pau') phones.push({ start: i > 0 ? placed[i - 1]!.end : 0, end: s.end });
   });
-  const needed = groups.reduce((sum, g) => sum + g.length, 0);
-  if (needed !== phones.length) return undefined;
+  const needed = counts.reduce((sum, count) => sum + count, 0);
+  if (needed !== phones.length || counts.some((count) => count < 1)) return undefined;
   const words: WordTiming[] = [];
   let at = 0;
   tokens.forEach((word, i) => {
-    const count = groups[i]!.length;
+    const count = counts[i]!;
     words.push({ word, start: phones[at]!.start, end: phones[at + count - 1]!.end });
     at += count;
   });

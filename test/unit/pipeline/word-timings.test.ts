@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import { timeWrittenWords } from '../../../src/speech/text/word-map';
 import {
   groupingInput,
+  PhoneCounts,
   phoneGroups,
   placeUtterances,
   spokenTokens,
@@ -34,14 +35,35 @@ describe('word timings: Flite phones grouped by word', () => {
     ]);
     // The line itself: "the" said "dh iy", a pause inside the line, which belongs to no word.
     const line = seg('pau:0.15 dh:0.2 iy:0.3 k:0.4 ae:0.5 t:0.6 pau:0.8 s:0.9 ae:1.0 t:1.1 pau:1.3');
-    assert.deepEqual(wordTimes(tokens, groups, placeUtterances([line], 1.3)), [
+    const counts = groups.map((g) => g.length);
+    assert.deepEqual(wordTimes(tokens, counts, placeUtterances([line], 1.3)), [
       { word: 'The', start: 0.15, end: 0.3 },
       { word: 'cat', start: 0.3, end: 0.6 },
       { word: 'sat.', start: 0.8, end: 1.1 },
     ]);
     // Counts that do not agree give no timings rather than wrong ones.
-    assert.equal(wordTimes(tokens, groups.slice(1), placeUtterances([line], 1.3)), undefined);
-    assert.equal(wordTimes(tokens, [['dh'], ...groups.slice(1)], placeUtterances([line], 1.3)), undefined);
+    assert.equal(wordTimes(tokens, counts.slice(1), placeUtterances([line], 1.3)), undefined);
+    assert.equal(wordTimes(tokens, [1, ...counts.slice(1)], placeUtterances([line], 1.3)), undefined);
+  });
+
+  it('remembers the tokens it grouped and groups only the new ones', async () => {
+    const counts = new PhoneCounts();
+    const inputs: string[] = [];
+    // A stand-in for the grouping run: one phone per letter, a pause after each token.
+    const group = (input: string) => {
+      inputs.push(input);
+      const phones = input
+        .trim()
+        .split(' ')
+        .flatMap((token) => [...token.replace(/,$/, '')].map((c) => `${c}:1`).concat('pau:1'));
+      return Promise.resolve([seg(`pau:1 ${phones.join(' ')}`)]);
+    };
+    assert.deepEqual(await counts.of(['the', 'cat.', 'the'], group), [3, 3, 3]);
+    assert.deepEqual(await counts.of(['The', 'cat', 'sat.'], group), [3, 3, 3]);
+    assert.deepEqual(await counts.of(['the', 'sat'], group), [3, 3]);
+    assert.deepEqual(inputs, ['the, cat,\n', 'The, sat,\n']);
+    // A run whose groups do not match the tokens asked for gives nothing.
+    assert.equal(await counts.of(['new', 'words'], () => Promise.resolve([seg('pau:1 n:1 pau:1')])), undefined);
   });
 
   it('places a line of several utterances only when their lengths add up to the audio', () => {
