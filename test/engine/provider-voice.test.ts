@@ -254,6 +254,8 @@ describe('convert --voices with ElevenLabs', () => {
       assert.deepEqual(eleven.refused, []);
       const vtt = readFileSync(path.join(work, 'out.vtt'), 'utf8');
       assert.match(vtt, /NOTE voice: the voice voice-pro-1 \(eleven_multilingual_v2 at 127\.0\.0\.1:\d+, ElevenLabs\)/);
+      // Its character timings become word timestamps in the transcript (issue 26), as the built-in voices' do.
+      assert.match(vtt, /\n[^\n<]+ <\d\d:\d\d:\d\d\.\d{3}>\S/, 'word timestamps from the character timings');
       const cues = cueDurations(vtt);
       assert.equal(eleven.requests.length, cues.length, 'one request per line');
       assert.ok(eleven.requests.every((r) => r.voiceId === 'voice-pro-1' && r.key === KEY));
