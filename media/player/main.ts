@@ -3,6 +3,8 @@
 // from the extension is checked with the protocol's guards; job text is only ever set with textContent.
 import {
   type HostMessage,
+  type LiveEnd,
+  type LiveEndMessage,
   type LivePart,
   type LoadMessage,
   type PageAction,
@@ -15,7 +17,7 @@ import {
   stepRate,
 } from '../../src/webview/protocol';
 import { formatTime, indexAt, spokenTime } from '../../src/webview/transcript';
-import { type Live, acceptPart, startLive, stopLive } from './live';
+import { LiveStream } from './live';
 import {
   clearMediaSession,
   handleMediaKey,
@@ -39,9 +41,14 @@ interface Loaded {
 
 let loaded: Loaded | undefined;
 
-let live: Live | undefined;
+let live: LiveStream | undefined;
 /** Set when the finished file replaces the parts while playing: play on once it is loaded. */
 let resumeAfterLoad = false;
+/**
+ * How the running job being played ended, once it has. Finished: the parts play on (they are the whole audio) and the
+ * finished file is loaded the next time the job is opened, so the listener hears no gap at the switch.
+ */
+let liveEnded: LiveEnd | undefined;
 /** While playing, progress goes to the extension at least this often (it saves every few seconds). */
 const POST_EVERY_MS = 1_000;
 
@@ -69,22 +76,98 @@ const transcriptKeys = new TranscriptKeys((index) => playFrom(index));
 const sleepTimer = new SleepTimer(ui.audio);
 
 function endLive(): void {
+  liveEnded = undefined;
+  delete ui.timeTotal.dataset.live;
   if (!live) return;
-  stopLive(live);
+  live.stop();
   live = undefined;
 }
 
+function startLive(jobId: string, parts: LivePart[]): LiveStream {
+  return new LiveStream(jobId, parts, {
+    playhead: currentTime,
+    requestPart: (index) => post({ type: 'needPart', jobId, index }),
+    onError: showPlaybackError,
+  });
+}
+
 /** A running job's next part: its audio goes on the stream, its sentences on the transcript. */
-function addPart(target: Live, part: LivePart): void {
-  const added = acceptPart(target, part);
-  if (added.length === 0 || !loaded) return;
+function addPart(target: LiveStream, part: LivePart): void {
+  const added = target.accept(part);
+  if (!loaded) return;
+  // The total grows with each part: "converted so far" in the header and under the seek bar.
+  showMeta();
+  updateTime(currentTime(), duration());
+  if (added.length === 0) return;
   loaded.message = { ...loaded.message, cues: [...loaded.message.cues, ...added] };
   transcript.grow(loaded.message.cues);
   highlight(indexAt(loaded.message.cues, currentTime()), false);
 }
 
+/**
+ * The running job being played ended. Finished: its transcript, chapters and length replace what the parts brought,
+ * and the audio plays on untouched. Cancelled or failed: what was converted plays to its end, and the note says so.
+ */
+function endOfJob(
+  target: LiveStream,
+  message: LiveEnd & Partial<Pick<LiveEndMessage, 'cues' | 'chapters' | 'durationS'>>,
+): void {
+  liveEnded = { state: message.state, note: message.note, actions: message.actions };
+  target.close();
+  if (loaded && message.cues) {
+    const scroll = ui.transcript.scrollTop;
+    loaded.message = {
+      ...loaded.message,
+      cues: message.cues,
+      chapters: message.chapters ?? loaded.message.chapters,
+      ...(message.durationS !== undefined ? { durationS: message.durationS } : {}),
+    };
+    transcript.show(loaded.message.cues, loaded.message.chapters);
+    ui.transcript.scrollTop = scroll;
+    highlight(indexAt(loaded.message.cues, currentTime()), false);
+  }
+  showLiveState();
+  updateTime(currentTime(), duration());
+  if (message.state !== 'finished') announce(message.note);
+}
+
+/** The note under the player while it plays parts: still converting, or how the job ended, with its buttons. */
+function showLiveState(): void {
+  if (!loaded) return;
+  const note = liveEnded?.note ?? loaded.message.transcriptNote;
+  ui.transcriptNote.hidden = !note;
+  ui.transcriptNote.textContent = note ?? '';
+  ui.transcriptNote.dataset.liveState = liveEnded?.state ?? (live ? 'converting' : '');
+  for (const action of liveEnded?.actions ?? []) {
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.className = 'secondary live-action';
+    button.textContent = ACTION_LABELS[action];
+    const jobId = loaded.message.job.id;
+    button.addEventListener('click', () => post({ type: 'action', action, jobId }));
+    ui.transcriptNote.append(' ', button);
+  }
+  showMeta();
+}
+
+/** The header line: model, length (marked "so far" while the job converts), source. */
+function showMeta(): void {
+  if (!loaded) return;
+  const message = loaded.message;
+  const converting = live !== undefined && !live.complete;
+  const length = converting
+    ? `${formatTime(live?.end ?? 0)} converted so far`
+    : message.durationS !== undefined
+      ? formatTime(message.durationS)
+      : live
+        ? formatTime(live.end)
+        : undefined;
+  ui.meta.textContent = [message.job.model, length, message.job.sourceLabel].filter(Boolean).join(' · ');
+}
+
 function showJob(message: LoadMessage): void {
-  // The finished file of the job playing from its parts: go on from the same place, playing if it was.
+  // The finished file of the job playing from its parts (only when the parts are not the whole audio): go on from the
+  // same place, playing if it was.
   const switching =
     live !== undefined && live.jobId === message.job.id && !message.live && loaded?.message.job.id === message.job.id;
   const position = switching ? ui.audio.currentTime : message.position;
@@ -107,13 +190,6 @@ function showJob(message: LoadMessage): void {
 
   ui.title.textContent = message.job.title;
   const duration = message.durationS;
-  ui.meta.textContent = [
-    message.job.model,
-    duration !== undefined ? formatTime(duration) : undefined,
-    message.job.sourceLabel,
-  ]
-    .filter(Boolean)
-    .join(' · ');
   ui.openSource.hidden = !message.job.hasSourceDocument;
 
   // The finished file's transcript is the one that grew from the parts: the reader stays where they were in it.
@@ -126,12 +202,16 @@ function showJob(message: LoadMessage): void {
   ui.audio.defaultPlaybackRate = message.rate;
   ui.audio.volume = message.volume;
   ui.audio.muted = message.muted;
-  if (message.live) live = startLive(message.job.id, message.live.parts, showPlaybackError);
+  if (message.live) {
+    live = startLive(message.job.id, message.live.parts);
+    if (message.live.ended) endOfJob(live, message.live.ended);
+  }
+  showLiveState();
   ui.audio.src = live ? live.url : message.audioUrl;
   ui.audio.playbackRate = message.rate;
   ui.audio.load();
   showRate(message.rate);
-  updateTime(message.position, duration ?? 0);
+  updateTime(message.position, duration ?? live?.end ?? 0);
   updateVolume();
   updatePlayButton();
   highlight(indexAt(message.cues, message.position), false);
@@ -208,9 +288,12 @@ function showUnavailable(message: Extract<HostMessage, { type: 'unavailable' }>)
 
 // ---- playback ------------------------------------------------------------------------------------------------------
 
+/** The length shown: the audio's own, or while a job converts the end of the parts that arrived (never 0:00). */
 function duration(): number {
   const known = ui.audio.duration;
-  return Number.isFinite(known) && known > 0 ? known : (loaded?.message.durationS ?? 0);
+  const fromAudio = Number.isFinite(known) && known > 0 ? known : 0;
+  if (live) return Math.max(fromAudio, live.end);
+  return fromAudio > 0 ? fromAudio : (loaded?.message.durationS ?? 0);
 }
 
 function togglePlay(): void {
@@ -317,11 +400,20 @@ function postProgress(force: boolean): void {
 // ---- display -------------------------------------------------------------------------------------------------------
 
 function updateTime(time: number, total: number): void {
+  // While the job converts the total is what has been converted so far: marked so (a title, and "so far" for screen
+  // readers), and it grows as parts come in.
+  const soFar = live !== undefined && !live.complete;
   ui.timeCurrent.textContent = formatTime(time);
   ui.timeTotal.textContent = formatTime(total);
+  if (soFar) ui.timeTotal.dataset.live = 'so-far';
+  else delete ui.timeTotal.dataset.live;
+  ui.timeTotal.title = soFar ? 'Converted so far; the job is still converting' : '';
   ui.seek.max = String(total > 0 ? total : 0);
   ui.seek.value = String(time);
-  ui.seek.setAttribute('aria-valuetext', `${spokenTime(time)} of ${spokenTime(total)}`);
+  ui.seek.setAttribute(
+    'aria-valuetext',
+    `${spokenTime(time)} of ${spokenTime(total)}${soFar ? ' converted so far' : ''}`,
+  );
   ui.seek.style.setProperty('--progress', total > 0 ? `${Math.min(100, (time / total) * 100)}%` : '0%');
 }
 
@@ -391,6 +483,8 @@ ui.audio.addEventListener('loadedmetadata', () => {
   }
 });
 ui.audio.addEventListener('timeupdate', () => {
+  // The window of a running job's stream follows the playhead.
+  live?.pump();
   if (!loaded?.ready) return;
   const time = ui.audio.currentTime;
   updateTime(time, duration());
@@ -420,6 +514,7 @@ ui.audio.addEventListener('seeked', () => {
   showMediaState(ui.audio);
   postProgress(true);
 });
+ui.audio.addEventListener('seeking', () => live?.pump());
 ui.audio.addEventListener('ratechange', () => {
   const rate = ui.audio.playbackRate;
   if (loaded) loaded.message.rate = rate;
@@ -544,6 +639,14 @@ window.addEventListener('message', (event: MessageEvent<unknown>) => {
       return;
     case 'part':
       if (live && live.jobId === message.jobId) addPart(live, message.part);
+      return;
+    case 'partAudio':
+      if (!live || live.jobId !== message.jobId) return;
+      if (message.bytes) live.receiveBytes(message.index, message.bytes);
+      else showPlaybackError(message.error ?? `part ${message.index} of the audio is missing`);
+      return;
+    case 'liveEnd':
+      if (live && live.jobId === message.jobId) endOfJob(live, message);
       return;
     case 'queue':
       showQueue(message.items);

@@ -13,6 +13,7 @@ import { ListeningMemory } from './listening-memory';
 import { renderPlayerHtml } from './player-html';
 import {
   type HostMessage,
+  type LiveEnd,
   type LivePart,
   type LoadMessage,
   type PageAction,
@@ -123,8 +124,13 @@ interface Playing {
   lastSaved: number;
   /** Whether the page last reported the audio as playing. */
   sounding: boolean;
-  /** While the job runs: how many of its parts the page has (it plays them until the finished file is here). */
+  /**
+   * While the page plays the job from its parts: how many of them it was told of (it plays them until it is next
+   * opened, or until the finished file is here when the parts are not the whole audio).
+   */
   liveParts?: number;
+  /** How the job the page plays from its parts ended, once the page was told. */
+  liveEnd?: LiveEnd['state'];
   /** The queue already went on from this job (an `ended` report can come twice). */
   advanced?: boolean;
   /** The page last reported the audio as played to its end. */
@@ -386,6 +392,7 @@ class Player implements PlayerController {
       lastSaved: Date.now(),
       sounding: false,
       ...(message.live ? { liveParts: message.live.parts.length } : {}),
+      ...(message.live?.ended ? { liveEnd: message.live.ended.state } : {}),
     };
     if (!message.live) this.jobs.setPlayingWhileConverting(job.id, false);
     this.announceSounding();
@@ -475,17 +482,88 @@ class Player implements PlayerController {
         actions: ['pickJob', 'showJobs'],
       };
     }
+    const ended = job.status === 'failed' ? endedEarly(job, parts) : undefined;
     return {
       type: 'load',
       job: jobInfo(job),
       audioUrl: '',
-      live: { parts: live },
+      live: { parts: live, ...(ended ? { ended } : {}) },
       cues: live.flatMap((part) => part.cues),
       chapters: [],
-      position: 0,
+      // Where the listener was, as for a finished job (the page keeps it within what has arrived).
+      position: this.memory.position(job.id),
       ...this.memory.preferences(),
       transcriptNote: 'Still converting: the transcript grows as the audio arrives.',
     };
+  }
+
+  /** The bytes of a part the page's window needs (it holds none it has appended). */
+  private async sendPartAudio(jobId: string, index: number): Promise<void> {
+    const playing = this.playing;
+    if (!playing || playing.job.id !== jobId || playing.liveParts === undefined || !this.port) return;
+    const part = (this.jobs.get(jobId)?.parts ?? playing.job.parts ?? []).find((p) => p.index === index);
+    let message: HostMessage;
+    try {
+      if (!part) throw new Error('the job has no such part');
+      message = { type: 'partAudio', jobId, index, bytes: new Uint8Array(await readFile(part.audio)) };
+    } catch (error) {
+      this.log.warn(`player: ${jobId}: cannot read part ${index}: ${(error as Error).message}`);
+      message = { type: 'partAudio', jobId, index, error: `part ${index} of the audio is no longer on disk` };
+    }
+    if (this.playing === playing) this.port?.post(message);
+  }
+
+  /**
+   * The job the page plays from its parts ended. Finished with every part here: the page plays on from them and
+   * takes the finished transcript and chapters (no reload, so no gap); the finished file is what the next open
+   * loads. Finished with parts left out: the finished file replaces the parts at the same position. Cancelled or
+   * failed: what was converted plays on, and the page says what happened and offers Convert Again.
+   */
+  private async endLive(playing: Playing, job: JobRecord): Promise<void> {
+    if (!this.port) return;
+    const parts = job.parts ?? [];
+    if (job.status === 'succeeded' && job.files) {
+      const last = parts[parts.length - 1];
+      const whole = last !== undefined && last.final && last.index === parts.length - 1;
+      if (!whole) {
+        await this.show(job.id);
+        return;
+      }
+      const finished = await this.loadMessage(job);
+      if (this.playing !== playing || !this.port) return;
+      if (finished.type === 'unavailable') {
+        this.port.post(finished);
+        return;
+      }
+      playing.filesKey = filesKey(job);
+      playing.liveEnd = 'finished';
+      if (finished.durationS !== undefined) playing.durationS = finished.durationS;
+      this.jobs.setPlayingWhileConverting(job.id, false);
+      this.readAlong.follow(job, finished.cues);
+      this.port.post({
+        type: 'liveEnd',
+        jobId: job.id,
+        state: 'finished',
+        note: '',
+        actions: [],
+        cues: finished.cues,
+        chapters: finished.chapters,
+        ...(finished.durationS !== undefined ? { durationS: finished.durationS } : {}),
+      });
+      this.log.info(`player: ${job.id} finished while playing from its parts; the parts play on`);
+      return;
+    }
+    if (job.status !== 'failed') return;
+    this.jobs.setPlayingWhileConverting(job.id, false);
+    if (parts.length === 0) {
+      this.playing = undefined;
+      this.showUnavailable({ id: job.id, title: job.title }, endedEarly(job, parts).note, ['retryJob', 'pickJob']);
+      return;
+    }
+    const ended = endedEarly(job, parts);
+    playing.liveEnd = ended.state;
+    this.port.post({ type: 'liveEnd', jobId: job.id, ...ended });
+    this.log.info(`player: ${job.id} ${ended.state} while playing from its parts; what was converted plays on`);
   }
 
   /** Sends the parts the page does not have yet. */
@@ -499,12 +577,7 @@ class Player implements PlayerController {
     ) {
       const part = parts[playing.liveParts]!;
       playing.liveParts++;
-      try {
-        this.port.post({ type: 'part', jobId: job.id, part: await livePart(part) });
-      } catch (error) {
-        this.log.warn(`player: ${job.id}: cannot read part ${part.index}: ${(error as Error).message}`);
-        return;
-      }
+      this.port.post({ type: 'part', jobId: job.id, part: await livePart(part) });
     }
   }
 
@@ -531,14 +604,16 @@ class Player implements PlayerController {
         playing.sounding = message.playing && !message.ended;
         playing.ended = message.ended;
         this.announceSounding();
-        if (playing.liveParts !== undefined) this.jobs.setPlayingWhileConverting(playing.job.id, playing.sounding);
+        if (playing.liveParts !== undefined && playing.liveEnd === undefined)
+          this.jobs.setPlayingWhileConverting(playing.job.id, playing.sounding);
         this.readAlong.showCue(message.cue);
         if (!message.playing || message.ended || Date.now() - playing.lastSaved >= SAVE_EVERY_MS)
           this.rememberPosition();
         if (message.playing) this.waitingForNext = false;
         // The end of a finished job's audio (not of the parts heard so far): the listening queue goes on, unless the
         // sleep timer stopped playback there.
-        if (message.ended && playing.liveParts === undefined && !playing.advanced) {
+        const whole = playing.liveParts === undefined || playing.liveEnd === 'finished';
+        if (message.ended && whole && !playing.advanced) {
           playing.advanced = true;
           if (message.sleep) this.log.info(`player: the sleep timer stopped playback at the end of ${playing.job.id}`);
           else await this.playNextQueued();
@@ -553,6 +628,9 @@ class Player implements PlayerController {
         return;
       case 'settings':
         this.memory.savePreferences(message);
+        return;
+      case 'needPart':
+        await this.sendPartAudio(message.jobId, message.index);
         return;
       case 'action':
         await this.runAction(message.action, message.jobId);
@@ -697,18 +775,29 @@ class Player implements PlayerController {
       this.readAlong.follow(undefined, []);
       return;
     }
+    if (playing.liveParts !== undefined && playing.liveEnd === undefined) {
+      playing.job = job;
+      this.announceSounding();
+      // One sender at a time, so parts reach the page in order however many changes come in; the end of the job
+      // goes the same way, after its last parts.
+      const ended = (job.status === 'succeeded' && job.files !== undefined) || job.status === 'failed';
+      this.partSending = this.partSending
+        .then(() => this.sendNewParts(playing, job))
+        .then(() =>
+          ended && this.playing === playing && playing.liveEnd === undefined ? this.endLive(playing, job) : undefined,
+        )
+        .catch((error: unknown) => this.log.warn(`player: ${job.id}: ${(error as Error).message}`));
+      await this.partSending;
+      if (this.panel && this.panel.title !== job.title) this.panel.title = job.title;
+      return;
+    }
     if (filesKey(job) !== playing.filesKey) {
-      // The finished file replaces the parts: the page moves to it at the same position.
+      // The finished file replaces what the page plays: it moves to it at the same position.
       await this.show(job.id);
       return;
     }
     playing.job = job;
     this.announceSounding();
-    if (playing.liveParts !== undefined) {
-      // One sender at a time, so parts reach the page in order however many changes come in.
-      this.partSending = this.partSending.then(() => this.sendNewParts(playing, job));
-      await this.partSending;
-    }
     if (this.panel.title !== job.title) this.panel.title = job.title;
   }
 
@@ -754,8 +843,8 @@ function jobInfo(job: JobRecord): PlayerJobInfo {
   };
 }
 
+/** What the page learns of a part: its times and sentences (its bytes only when the page asks, sendPartAudio). */
 async function livePart(part: CachedPart): Promise<LivePart> {
-  const bytes = new Uint8Array(await readFile(part.audio));
   let cues: TranscriptCue[] = [];
   if (part.transcript) {
     try {
@@ -764,7 +853,23 @@ async function livePart(part: CachedPart): Promise<LivePart> {
       // A part without its transcript still plays; the finished job brings the whole transcript.
     }
   }
-  return { index: part.index, startS: part.startS, durationS: part.durationS, final: part.final, bytes, cues };
+  return { index: part.index, startS: part.startS, durationS: part.durationS, final: part.final, cues };
+}
+
+/** What the page says of a job that was cancelled or failed while it played its parts. */
+function endedEarly(job: JobRecord, parts: readonly CachedPart[]): LiveEnd {
+  const last = parts[parts.length - 1];
+  const converted = last ? formatTime(last.startS + last.durationS) : '0:00';
+  const cancelled = job.error?.code === 'cancelled';
+  const what = cancelled ? 'Conversion cancelled' : 'Conversion failed';
+  return {
+    state: cancelled ? 'cancelled' : 'failed',
+    note:
+      parts.length > 0
+        ? `${what}: the ${converted} converted before plays; convert again for the rest.`
+        : `${what} before any audio was converted.`,
+    actions: ['retryJob'],
+  };
 }
 
 async function exists(file: string): Promise<boolean> {

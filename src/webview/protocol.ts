@@ -26,7 +26,9 @@ export interface PlayerJobInfo {
 
 /**
  * A part of a running job's audio: a slice of the final MP3's stream (so parts appended in order play as the final
- * audio would), handed over as bytes because the page reaches no files but through its media element.
+ * audio would). The page learns of each part with its times and sentences; its bytes come only when the page asks
+ * for them (`needPart` -> `partAudio`), since the page keeps a window of the stream, not all of it
+ * (src/webview/live-window.ts).
  */
 export interface LivePart {
   index: number;
@@ -34,9 +36,20 @@ export interface LivePart {
   startS: number;
   durationS: number;
   final: boolean;
-  bytes: Uint8Array;
   /** The part's sentences, timed in the final audio. */
   cues: TranscriptCue[];
+}
+
+/** How a running job played from its parts ended. */
+export type LiveEndState = 'finished' | 'cancelled' | 'failed';
+
+/** What the page is told when the job it plays from parts ends (also given with a load of an ended job's parts). */
+export interface LiveEnd {
+  state: LiveEndState;
+  /** Said under the player ("Conversion cancelled: the 41:20 converted before plays."). */
+  note: string;
+  /** Ways on, as buttons beside the note (Convert Again). */
+  actions: PageAction[];
 }
 
 /** Extension -> page: play this job. */
@@ -45,8 +58,11 @@ export interface LoadMessage {
   job: PlayerJobInfo;
   /** A webview URI of the cached MP3; empty while the job runs and `live` holds its parts instead. */
   audioUrl: string;
-  /** Set while the job still runs: the parts here so far (more come as `part` messages). */
-  live?: { parts: LivePart[] };
+  /**
+   * Set while the job still runs: the parts here so far (more come as `part` messages); `ended` when the job was
+   * cancelled or failed and these parts are all there is.
+   */
+  live?: { parts: LivePart[]; ended?: LiveEnd };
   cues: TranscriptCue[];
   chapters: ChapterMark[];
   /** From chapters.json or the job record; the audio element's own duration wins once known. */
@@ -79,6 +95,29 @@ export interface PartMessage {
   part: LivePart;
 }
 
+/** Extension -> page: the bytes of a part the page asked for (`needPart`), or why there are none. */
+export interface PartAudioMessage {
+  type: 'partAudio';
+  jobId: string;
+  index: number;
+  bytes?: Uint8Array;
+  error?: string;
+}
+
+/**
+ * Extension -> page: the running job played from its parts ended. Finished: every part is on the page, which plays
+ * on from them with no gap and takes the finished job's transcript, chapters and length; the finished file is loaded
+ * the next time the job is opened. Cancelled or failed: what was converted still plays, with `note` and `actions`.
+ */
+export interface LiveEndMessage extends LiveEnd {
+  type: 'liveEnd';
+  jobId: string;
+  /** The finished job's transcript and chapters (replacing those the parts brought) and length. */
+  cues?: TranscriptCue[];
+  chapters?: ChapterMark[];
+  durationS?: number;
+}
+
 /** One entry of the listening queue, as the page shows it under "Up next". */
 export interface UpNextItem {
   id: string;
@@ -100,7 +139,8 @@ export interface QueueMessage {
 export type ControlMessage =
   { type: 'control'; command: 'togglePlay' } | { type: 'control'; command: 'playFrom'; time: number };
 
-export type HostMessage = LoadMessage | UnavailableMessage | PartMessage | QueueMessage | ControlMessage;
+export type HostMessage =
+  LoadMessage | UnavailableMessage | PartMessage | PartAudioMessage | LiveEndMessage | QueueMessage | ControlMessage;
 
 /** Page -> extension: the page is listening; queued messages may be sent. */
 export interface ReadyMessage {
@@ -159,8 +199,22 @@ export interface PageErrorMessage {
   message: string;
 }
 
+/** Page -> extension: send the bytes of this part of the running job being played (its window needs them). */
+export interface NeedPartMessage {
+  type: 'needPart';
+  jobId: string;
+  index: number;
+}
+
 export type PageMessage =
-  ReadyMessage | ProgressMessage | NextMessage | WordMessage | SettingsMessage | ActionMessage | PageErrorMessage;
+  | ReadyMessage
+  | ProgressMessage
+  | NextMessage
+  | WordMessage
+  | SettingsMessage
+  | ActionMessage
+  | PageErrorMessage
+  | NeedPartMessage;
 
 const PAGE_ACTIONS: readonly PageAction[] = [
   'saveAs',
@@ -228,9 +282,21 @@ export function isLivePart(value: unknown): value is LivePart {
     isFiniteNumber(value.startS) &&
     isFiniteNumber(value.durationS) &&
     typeof value.final === 'boolean' &&
-    value.bytes instanceof Uint8Array &&
     Array.isArray(value.cues) &&
     value.cues.every(isTranscriptCue)
+  );
+}
+
+const LIVE_END_STATES: readonly LiveEndState[] = ['finished', 'cancelled', 'failed'];
+
+function isLiveEnd(value: unknown): value is LiveEnd {
+  return (
+    isRecord(value) &&
+    typeof value.state === 'string' &&
+    (LIVE_END_STATES as readonly string[]).includes(value.state) &&
+    isString(value.note) &&
+    Array.isArray(value.actions) &&
+    value.actions.every(isPageAction)
   );
 }
 
@@ -256,7 +322,10 @@ export function isHostMessage(value: unknown): value is HostMessage {
       return (
         isJobInfo(value.job) &&
         (isNonEmptyString(value.audioUrl) ||
-          (isRecord(value.live) && Array.isArray(value.live.parts) && value.live.parts.every(isLivePart))) &&
+          (isRecord(value.live) &&
+            Array.isArray(value.live.parts) &&
+            value.live.parts.every(isLivePart) &&
+            isOptional(value.live.ended, isLiveEnd))) &&
         Array.isArray(value.cues) &&
         value.cues.every(isTranscriptCue) &&
         Array.isArray(value.chapters) &&
@@ -279,6 +348,23 @@ export function isHostMessage(value: unknown): value is HostMessage {
       );
     case 'part':
       return isNonEmptyString(value.jobId) && isLivePart(value.part);
+    case 'partAudio':
+      return (
+        isNonEmptyString(value.jobId) &&
+        Number.isInteger(value.index) &&
+        (value.index as number) >= 0 &&
+        isOptional(value.bytes, (v): v is Uint8Array => v instanceof Uint8Array) &&
+        isOptional(value.error, isString) &&
+        (value.bytes !== undefined || value.error !== undefined)
+      );
+    case 'liveEnd':
+      return (
+        isNonEmptyString(value.jobId) &&
+        isLiveEnd(value) &&
+        isOptional(value.cues, (v): v is TranscriptCue[] => Array.isArray(v) && v.every(isTranscriptCue)) &&
+        isOptional(value.chapters, (v): v is ChapterMark[] => Array.isArray(v) && v.every(isChapterMark)) &&
+        isOptional(value.durationS, isFiniteNumber)
+      );
     case 'unavailable':
       return (
         isRecord(value.job) &&
@@ -324,6 +410,8 @@ export function isPageMessage(value: unknown): value is PageMessage {
       return isPageAction(value.action) && isNonEmptyString(value.jobId);
     case 'error':
       return isNonEmptyString(value.jobId) && isString(value.message);
+    case 'needPart':
+      return isNonEmptyString(value.jobId) && Number.isInteger(value.index) && (value.index as number) >= 0;
     default:
       return false;
   }

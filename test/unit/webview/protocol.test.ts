@@ -99,6 +99,37 @@ describe('player: protocol guards', () => {
     for (const message of bad) assert.equal(isPageMessage(message), false, JSON.stringify(message));
   });
 
+  it('checks the live-playback messages: parts without bytes, bytes on request, and how the job ended', () => {
+    const part = { index: 0, startS: 0, durationS: 1, final: false, cues: [{ start: 0, end: 1, text: 'Hi.' }] };
+    const liveLoad = { ...load, audioUrl: '', live: { parts: [part] } };
+    assert.ok(isHostMessage(liveLoad));
+    assert.ok(
+      isHostMessage({
+        ...liveLoad,
+        live: { parts: [part], ended: { state: 'cancelled', note: 'Cancelled.', actions: ['retryJob'] } },
+      }),
+    );
+    assert.ok(isHostMessage({ type: 'part', jobId: 'j', part }));
+    assert.ok(isHostMessage({ type: 'partAudio', jobId: 'j', index: 3, bytes: new Uint8Array([0xff, 0xfb]) }));
+    assert.ok(isHostMessage({ type: 'partAudio', jobId: 'j', index: 3, error: 'gone' }));
+    assert.ok(isHostMessage({ type: 'liveEnd', jobId: 'j', state: 'finished', note: '', actions: [], cues: [] }));
+    assert.ok(isHostMessage({ type: 'liveEnd', jobId: 'j', state: 'failed', note: 'x', actions: ['retryJob'] }));
+    assert.ok(isPageMessage({ type: 'needPart', jobId: 'j', index: 0 }));
+    const bad: unknown[] = [
+      { ...liveLoad, live: { parts: [{ ...part, index: -1 }] } },
+      { ...liveLoad, live: { parts: [part], ended: { state: 'exploded', note: '', actions: [] } } },
+      { ...liveLoad, live: { parts: [part], ended: { state: 'failed', note: '', actions: ['formatDisk'] } } },
+      { type: 'partAudio', jobId: 'j', index: 3 },
+      { type: 'partAudio', jobId: 'j', index: 1.5, bytes: new Uint8Array(1) },
+      { type: 'partAudio', jobId: 'j', index: 1, bytes: [1, 2] },
+      { type: 'liveEnd', jobId: 'j', state: 'finished', note: '', actions: [], cues: [{ start: 'x' }] },
+      { type: 'liveEnd', jobId: '', state: 'finished', note: '', actions: [] },
+    ];
+    for (const message of bad) assert.equal(isHostMessage(message), false, JSON.stringify(message));
+    assert.equal(isPageMessage({ type: 'needPart', jobId: 'j', index: -1 }), false);
+    assert.equal(isPageMessage({ type: 'needPart', jobId: 'j' }), false);
+  });
+
   it('checks the state the serializer gets back', () => {
     assert.ok(isPlayerPageState({ jobId: 'job_1' }));
     assert.equal(isPlayerPageState(undefined), false);
