@@ -77,6 +77,8 @@ const sleepTimer = new SleepTimer(ui.audio);
 
 function endLive(): void {
   liveEnded = undefined;
+  delete ui.audio.dataset.liveEnded;
+  delete ui.audio.dataset.liveEndedAt;
   delete ui.timeTotal.dataset.live;
   if (!live) return;
   live.stop();
@@ -113,6 +115,9 @@ function endOfJob(
   message: LiveEnd & Partial<Pick<LiveEndMessage, 'cues' | 'chapters' | 'durationS'>>,
 ): void {
   liveEnded = { state: message.state, note: message.note, actions: message.actions };
+  // For tests and tools: how and when (the page's clock) the job ended while its parts played.
+  ui.audio.dataset.liveEnded = message.state;
+  ui.audio.dataset.liveEndedAt = String(performance.now());
   target.close();
   if (loaded && message.cues) {
     const scroll = ui.transcript.scrollTop;

@@ -426,6 +426,8 @@ export class JobTracker implements PlayableJobs {
   }
 
   private async finish(job: JobRecord, final: Job, client: JobClient, signal: AbortSignal): Promise<void> {
+    // The parts announced before the end are all in the job's record before its files are (see LiveParts.settle).
+    if (final.status === 'succeeded') await this.parts.settle(job.id);
     this.parts.forget(job.id);
     if (final.status === 'failed') {
       this.fail(job, {

@@ -38,6 +38,16 @@ export class LiveParts {
 
   constructor(private readonly host: LivePartsHost) {}
 
+  /**
+   * Waits for the downloads of the parts announced so far (each is bounded and ends, well or not). The job's end
+   * waits for them before its finished files, so that a job that succeeds has every part it announced: the player
+   * plays on from them to the end instead of switching to the finished file (issue 26). Before, a part still
+   * downloading when the finished file arrived was dropped.
+   */
+  async settle(jobId: string): Promise<void> {
+    await this.downloads.get(jobId)?.catch(() => undefined);
+  }
+
   /** Forgets a job's parts in flight (the job ended or was removed). */
   forget(jobId: string): void {
     this.sequences.delete(jobId);
