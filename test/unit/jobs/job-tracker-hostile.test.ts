@@ -2,7 +2,8 @@
 // 23): an endless audio body fails the job with download_too_large and leaves nothing in the cache; a status that
 // goes back after the job ended does not keep the job running; an endless stream of log lines reaches the output
 // channel bounded, and the job record keeps one short line; a service announcing endless parts, or parts far ahead of
-// the next, gets at most the bytes its audio could take, and no more parts wait in memory than MAX_PARTS_AHEAD.
+// the next, gets at most the bytes its audio could take, and no more parts wait in memory than MAX_PARTS_AHEAD; a
+// last part slower to download than the finished file is still in the job's parts when the job is done (issue 26).
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
@@ -259,6 +260,39 @@ describe('JobTracker against a hostile service', () => {
         .filter((line) => line.includes('x5'))
         .slice(-5)
         .join('\n'),
+    );
+  });
+
+  it('a last part slower than the finished file: the job is done with every part it announced (the player plays on from them)', async () => {
+    job(server, 'x7', 'succeeded', 2);
+    smallAudio(server, 'x7');
+    server.on('GET', /^\/v1\/jobs\/x7\/parts\/\d+\.mp3$/, (_req, res) => {
+      // The part comes after the job's end and after the finished file would have.
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'audio/mpeg', 'content-length': '4' });
+        res.end(Buffer.from([0xff, 0xfb, 0x90, 0x00]));
+      }, 400);
+    });
+    server.on('GET', '/v1/jobs/x7/stream', (_req, res) => {
+      const sse = openSse(res);
+      sse.send({ id: 'a', event: 'status', data: { status: 'processing', progress: 0.5 } });
+      const last = partEvent('x7', 0, 2);
+      sse.send({ ...last, data: { ...last.data, part: { ...last.data.part, final: true } } });
+      sse.send({ id: 'b', event: 'status', data: { status: 'succeeded', progress: 1 } });
+      sse.send({ id: 'c', event: 'end', data: 'succeeded' });
+      res.end();
+    });
+    const { tracker } = trackerFor(clientFor(server).client, dir);
+    trackers.push(tracker);
+    const finished = nextEvent(tracker.onDidFinish);
+    await submit(tracker);
+    const { job: record } = await finished;
+    assert.equal(record.status, 'succeeded');
+    assert.ok(record.files, 'the finished file is there');
+    assert.deepEqual(
+      record.parts?.map((part) => [part.index, part.final]),
+      [[0, true]],
+      'and so is the last part, downloaded before the job was done',
     );
   });
 
