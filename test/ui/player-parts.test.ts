@@ -253,6 +253,8 @@ describe('Player plays a running job from its parts (UI)', () => {
     let seeks = 0;
     for (;;) {
       if ((await audio(frame, 'a.dataset.liveEnded')) === 'finished') break;
+      // The page must play the parts to the end (it reloaded the finished file when the job ended before).
+      assert.ok(String(await audio(frame, 'a.src')).startsWith('blob:'), 'the player left the parts while playing');
       const edge = await num('a.dataset.liveEnd');
       const now = await num('a.currentTime');
       if (edge - now > 40) {
