@@ -354,10 +354,12 @@ describe('Player plays a running job from its parts (UI)', () => {
 
   it('says so when the job being played is cancelled, and plays what was converted', async () => {
     // Issue 26, 5: after Cancel Job the player still said "Still converting…" at 0:00 / 0:00.
+    // The keyboard goes to the workbench, not to the player's page (which had it since its Play button was clicked).
+    const { page } = vscode;
+    await page.locator('.monaco-editor .view-lines').first().click();
     await vscode.openFile('long.md', LONG_HEADING);
     await vscode.runCommand('Article Audio: Convert Current Document to Audio');
     // Two jobs can be played now (the finished one and the new one with its first part): the newest is listed first.
-    const { page } = vscode;
     await waitFor(
       'the new job to have parts',
       async () => {
