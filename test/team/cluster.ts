@@ -25,6 +25,8 @@ export interface ClusterOptions {
   serverUrl: string;
   /** `dir` (default) or an S3 server: endpoint, bucket and AWS environment. */
   s3?: { endpoint: string; bucket: string; env: Record<string, string> };
+  /** A database made beforehand (a migration test's older schema); default: a new empty one. */
+  databaseUrl?: string;
   /** Extra flags for API nodes. */
   apiArgs?: string[];
   /** Extra flags for workers. */
@@ -57,7 +59,8 @@ process.on('exit', () => {
 });
 
 export async function startCluster(options: ClusterOptions): Promise<Cluster> {
-  const databaseUrl = await createDatabase(options.serverUrl, `aa_${randomBytes(6).toString('hex')}`);
+  const databaseUrl =
+    options.databaseUrl ?? (await createDatabase(options.serverUrl, `aa_${randomBytes(6).toString('hex')}`));
   const folder = options.s3 ? undefined : mkdtempSync(path.join(os.tmpdir(), 'aa-team-files-'));
   const storage = options.s3 ? `s3://${options.s3.bucket}/${randomBytes(4).toString('hex')}` : (folder as string);
   const tokens = options.tokens ?? [randomBytes(16).toString('hex'), randomBytes(16).toString('hex')];

@@ -14,7 +14,7 @@ import type { ArticlePipeline } from '../../speech/types';
 import { UsageError, readEngineSettings } from '../settings';
 import { splitTeamArgs, type TeamArgs } from './settings-help';
 import { PgApiService } from './api-service';
-import { openPool, redactUrl } from './db';
+import { type Pool, openPool, redactUrl } from './db';
 import { openOutputStorage } from './output-storage';
 import { PgEventBus } from './pg-events';
 import { migrate } from './schema';
@@ -108,6 +108,20 @@ function stopOnSignals(log: Logger, stop: () => Promise<void>, deadlineMs: numbe
   process.on('SIGTERM', () => onSignal('SIGTERM'));
 }
 
+/**
+ * Brings the schema to this release's version at start (schema.ts); a database newer than this release stops the
+ * start with SchemaTooNewError's message, after closing the pool so that the process can exit.
+ */
+async function migrateOrClose(pool: Pool, log: Logger): Promise<void> {
+  try {
+    const { from, to } = await migrate(pool, { programVersion: version, log: (message) => log('info', message) });
+    log('debug', from === to ? `Schema at version ${to}.` : `Schema migrated from version ${from} to ${to}.`);
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw error;
+  }
+}
+
 export interface ApiNode extends RunningEngine {
   service: PgApiService;
 }
@@ -128,8 +142,8 @@ export async function startApiNode(args: readonly string[], env: NodeJS.ProcessE
     log ?? teamLogger(settings.logLevel, team.json, { role: 'api', node: `${os.hostname()}:${process.pid}` });
   const databaseUrl = team.database as string;
   const pool = openPool(databaseUrl, logger);
+  await migrateOrClose(pool, logger);
   const storage = await openOutputStorage(storageSpec, team.s3Endpoint);
-  await migrate(pool);
   const tokens = new TeamTokens(settings.engine.tokens, pool, logger);
   await tokens.start();
   if (!fromEnv && tokens.databaseTokens === 0)
@@ -238,8 +252,8 @@ export async function startWorker(
   const engine = settings.engine;
   const concurrency = engine.concurrency ?? Math.max(1, Math.min(4, os.availableParallelism()));
   const pool = openPool(databaseUrl, log, concurrency * 2 + 2);
+  await migrateOrClose(pool, log);
   const storage = await openOutputStorage(storageSpec, team.s3Endpoint);
-  await migrate(pool);
   const metrics = new EngineMetrics('worker');
   const worker = new Worker({
     pool,
@@ -323,7 +337,7 @@ export async function tokenCommand(args: readonly string[], env: NodeJS.ProcessE
     throw new UsageError('Usage: article-audio token add NAME | list | remove NAME --database postgres://…');
   const pool = openPool(team.database, () => undefined, 1);
   try {
-    await migrate(pool);
+    await migrate(pool, { programVersion: version });
     await manageTokens(pool, action, name, (line) => process.stdout.write(`${line}\n`));
   } finally {
     await pool.end();
@@ -339,7 +353,7 @@ export async function workersCommand(args: readonly string[], env: NodeJS.Proces
   if (extra.length > 0) throw new UsageError(`Usage: article-audio workers --database postgres://… [--json]`);
   const pool = openPool(team.database, () => undefined, 1);
   try {
-    await migrate(pool);
+    await migrate(pool, { programVersion: version });
     const workers = await listWorkers(pool);
     process.stdout.write(json ? `${JSON.stringify(workers, null, 2)}\n` : `${workersTable(workers).join('\n')}\n`);
   } finally {
