@@ -3,7 +3,7 @@
 // end of stdin) stop it cleanly with exit code 0; a second signal, or a stop that hangs, ends it at once.
 import { createDefaultPipeline } from './core/default-pipeline';
 import { type RunningEngine, startEngine } from './index';
-import type { Logger, LogLevel } from './core/logger';
+import { type Logger, type LogLevel, textFields } from './core/logger';
 import { readEngineSettings, type ServiceDefaults } from './settings';
 import { traceMemory } from '../speech/threads/memory-trace';
 
@@ -22,9 +22,9 @@ const ORDER: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
 
 export function stderrLogger(minimum: LogLevel): Logger {
   const threshold = ORDER.indexOf(minimum);
-  return (level, message) => {
+  return (level, message, fields) => {
     if (ORDER.indexOf(level) >= threshold)
-      process.stderr.write(`${new Date().toISOString()} ${level.padEnd(5)} ${message}\n`);
+      process.stderr.write(`${new Date().toISOString()} ${level.padEnd(5)} ${message}${textFields(fields)}\n`);
   };
 }
 

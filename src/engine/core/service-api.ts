@@ -70,6 +70,12 @@ export function failedCheck(error: unknown): ReadinessCheck {
   return { ok: false, error: 'failed' };
 }
 
+/** What the HTTP layer knows of a submission besides its body: for the logs (a team keeps it with the job). */
+export interface SubmitContext {
+  /** The X-Request-Id of the submitting request. */
+  requestId?: string;
+}
+
 export interface JobServiceApi {
   /**
    * Accepts a job: durable before this resolves. With an idempotency key that the same owner used within the window
@@ -80,6 +86,7 @@ export interface JobServiceApi {
     owner: string,
     submission: ArticleSubmission,
     idempotencyKey?: string,
+    context?: SubmitContext,
   ): Promise<{ job: JobHandle; replayed: boolean }>;
   /** The job if it exists, belongs to `owner` and has not expired. */
   find(owner: string, id: string): Promise<JobHandle | undefined>;

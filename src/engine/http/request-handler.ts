@@ -49,7 +49,7 @@ export function createRequestHandler(
     return job;
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function handle(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
     const target = route(req.url ?? '');
     if (!target) throw ApiError.notFound();
     const method = req.method ?? 'GET';
@@ -92,7 +92,7 @@ export function createRequestHandler(
 
     switch (target.name) {
       case 'submit':
-        await submitJob(req, res, owner, options);
+        await submitJob(req, res, owner, options, requestId);
         return;
       case 'job': {
         sendJson(res, 200, { data: jobView(await owned(owner, target.id), base), errors: null });
@@ -132,11 +132,12 @@ export function createRequestHandler(
 
   return (req, res) => {
     const started = Date.now();
-    // Quoted in error reports (the client keeps it on its errors) and in this engine's log.
+    // Quoted in error reports (the client keeps it on its errors) and in this engine's log; a team keeps a submission's
+    // with the job, and its workers print it in their lines for that job.
     const requestId = randomBytes(6).toString('hex');
     res.setHeader('X-Request-Id', requestId);
     if (options.isClosing()) res.setHeader('Connection', 'close');
-    handle(req, res)
+    handle(req, res, requestId)
       .catch((error: unknown) => {
         const apiError =
           error instanceof ApiError

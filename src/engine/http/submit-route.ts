@@ -27,6 +27,7 @@ export async function submitJob(
   res: ServerResponse,
   owner: string,
   options: SubmitOptions,
+  requestId?: string,
 ): Promise<void> {
   const { service } = options;
   const key = headerValue(req.headers['idempotency-key']);
@@ -43,7 +44,7 @@ export async function submitJob(
   await options.limits.admit(owner);
   let accepted;
   try {
-    accepted = await service.submit(owner, checked.submission, key);
+    accepted = await service.submit(owner, checked.submission, key, { requestId });
   } catch (error) {
     if (error instanceof QueueFullError) {
       const message =

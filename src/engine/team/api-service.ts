@@ -21,13 +21,14 @@ import {
   type JobServiceApi,
   type Readiness,
   type ServiceHealth,
+  type SubmitContext,
   readinessOf,
 } from '../core/service-api';
 import { type ByteRange, type StoredEvent, type StoredJob, type StoredOutput, isTerminal } from '../core/job-store';
 import { acceptedEvents, closingEvents } from '../core/stream-events';
 import { type ArticleSubmission, submissionDigest } from '../core/submission';
 import { transaction } from './db';
-import { type JobRow, appendEvents, jsonb, lockJob, readEvents, recordOf, saveJob } from './jobs';
+import { type JobRow, appendEvents, jobFields, jsonb, lockJob, readEvents, recordOf, saveJob } from './jobs';
 import type { TeamOutputStorage } from './output-storage';
 import type { PgEventBus } from './pg-events';
 import { QUEUE_CHANNEL } from './schema';
@@ -44,6 +45,8 @@ export interface ApiServiceOptions {
   /** Submissions one token may make in any minute, over all nodes; 0: no limit. */
   tokenSubmitRate: number;
   log: Logger;
+  /** The name of an owner's token for the logs (a database token's name); never the token. */
+  tokenName?: (owner: string) => string | undefined;
 }
 
 /** How long /readyz waits for Postgres and the output storage before it calls one of them down. */
@@ -85,15 +88,17 @@ export class PgApiService implements JobServiceApi {
     owner: string,
     submission: ArticleSubmission,
     idempotencyKey?: string,
+    context: SubmitContext = {},
   ): Promise<{ job: JobHandle; replayed: boolean }> {
     if (this.stopping) return Promise.reject(new StoppingError());
-    return this.track(this.create(owner, submission, idempotencyKey));
+    return this.track(this.create(owner, submission, idempotencyKey, context));
   }
 
   private async create(
     owner: string,
     request: ArticleSubmission,
     idempotencyKey: string | undefined,
+    context: SubmitContext,
   ): Promise<{ job: JobHandle; replayed: boolean }> {
     const { pool } = this.options;
     const digest = submissionDigest(request);
@@ -105,12 +110,15 @@ export class PgApiService implements JobServiceApi {
     const waiting = await pool.query<{ n: string }>("SELECT count(*) AS n FROM aa_jobs WHERE status = 'queued'");
     if (Number(waiting.rows[0]?.n ?? 0) >= this.options.queueDepth) throw new QueueFullError(5);
     const record = newJobRecord(owner, request, key !== undefined ? { key, request: digest } : undefined);
+    const tokenName = this.options.tokenName?.(owner) ?? null;
+    const requestId = context.requestId ?? null;
     const created = await transaction(pool, async (client) => {
       await this.checkTokenLimits(client, owner);
       const inserted = await client.query(
-        `INSERT INTO aa_jobs (id, owner, record, status, progress, idem_key, created_at) VALUES ($1, $2, $3, 'queued', 0, $4, $5)
+        `INSERT INTO aa_jobs (id, owner, record, status, progress, idem_key, created_at, request_id, token_name)
+         VALUES ($1, $2, $3, 'queued', 0, $4, $5, $6, $7)
          ON CONFLICT (owner, idem_key) WHERE idem_key IS NOT NULL DO NOTHING RETURNING id`,
-        [record.id, owner, jsonb(record), key ?? null, record.createdAt],
+        [record.id, owner, jsonb(record), key ?? null, record.createdAt, requestId, tokenName],
       );
       if (inserted.rowCount === 0) return false;
       await appendEvents(client, { id: record.id, last_event_id: 0 }, acceptedEvents(request));
@@ -123,6 +131,10 @@ export class PgApiService implements JobServiceApi {
       if (earlier) return { job: earlier, replayed: true };
       throw new Error('The idempotency key is taken by a job that could not be read.');
     }
+    this.options.log('info', 'Job submitted (queued).', {
+      ...jobFields({ id: record.id, request_id: requestId, token_name: tokenName }),
+      state: 'queued',
+    });
     return { job: { id: record.id, record, progress: 0 }, replayed: false };
   }
 
@@ -197,6 +209,11 @@ export class PgApiService implements JobServiceApi {
         // Clearing the lease fences the worker running it: its next heartbeat fails and it stops.
         await saveJob(client, record, { token: null });
         await appendEvents(client, row, closingEvents(record, 'Failed (cancelled): The job was cancelled.'));
+        this.options.log('info', 'Job cancelled.', {
+          ...jobFields(row),
+          state: 'cancelled',
+          ...(row.worker && row.status === 'processing' ? { worker: row.worker } : {}),
+        });
         return { id: record.id, record, progress: record.progress };
       }),
     );
@@ -282,7 +299,7 @@ export class PgApiService implements JobServiceApi {
       if (this.stopping) return;
       await storage.remove(id);
       await pool.query('DELETE FROM aa_jobs WHERE id = $1', [id]);
-      this.options.log('debug', `Job ${id} expired and was removed.`);
+      this.options.log('debug', `Job ${id} expired and was removed.`, { job_id: id });
     }
   }
 

@@ -19,6 +19,18 @@ export interface JobRow {
   lease_token: string | null;
   lease_until: Date | null;
   worker: string | null;
+  /** Since migration 2: the X-Request-Id of the submission, and the name of its token (never the token), for logs. */
+  request_id?: string | null;
+  token_name?: string | null;
+}
+
+/** The log fields of a job (logger.ts): its id, its token's name and the request id of its submission. */
+export function jobFields(row: Pick<JobRow, 'id' | 'request_id' | 'token_name'>): {
+  job_id: string;
+  token: string | undefined;
+  request_id: string | undefined;
+} {
+  return { job_id: row.id, token: row.token_name ?? undefined, request_id: row.request_id ?? undefined };
 }
 
 /**

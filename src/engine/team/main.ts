@@ -7,7 +7,7 @@ import path from 'node:path';
 import { version } from '../../../package.json';
 import { createDefaultPipeline } from '../core/default-pipeline';
 import { type RunningEngine, serveHttp } from '../index';
-import type { Logger, LogLevel } from '../core/logger';
+import { type Logger, type LogLevel, definedFields, textFields } from '../core/logger';
 import { EngineMetrics } from '../core/metrics';
 import { DEFAULT_FETCH_LIMITS } from '../core/options';
 import type { ArticlePipeline } from '../../speech/types';
@@ -25,16 +25,19 @@ import { listWorkers, workersTable } from './workers';
 
 const ORDER: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
 
-/** Structured logs for a fleet: one JSON object per line on stderr (time, level, role, node, message). */
+/**
+ * Structured logs for a fleet: one JSON object per line on stderr (time, level, role, node, the line's fields: job_id,
+ * token, worker, run, request_id, state, code; and msg). With --log-format text: the fields as key=value.
+ */
 export function teamLogger(minimum: LogLevel, json: boolean, fields: Record<string, string>): Logger {
   const threshold = ORDER.indexOf(minimum);
-  return (level, message) => {
+  return (level, message, extra) => {
     if (ORDER.indexOf(level) < threshold) return;
     const time = new Date().toISOString();
     process.stderr.write(
       json
-        ? `${JSON.stringify({ time, level, ...fields, msg: message })}\n`
-        : `${time} ${level.padEnd(5)} ${message}\n`,
+        ? `${JSON.stringify({ time, level, ...fields, ...definedFields(extra), msg: message })}\n`
+        : `${time} ${level.padEnd(5)} ${message}${textFields(extra)}\n`,
     );
   };
 }
@@ -165,6 +168,8 @@ export async function startApiNode(args: readonly string[], env: NodeJS.ProcessE
     tokenMaxJobs: engine.tokenMaxJobs ?? 20,
     tokenSubmitRate: engine.tokenSubmitRate ?? 60,
     log: logger,
+    // A database token by its name; one from ARTICLE_AUDIO_TOKENS has none: the start of its SHA-256 (the owner id).
+    tokenName: (owner) => tokens.nameOf(owner) ?? `configured-${owner.slice(0, 8)}`,
   });
   service.start();
   const running = await serveHttp(

@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Client, Pool, PoolClient } from 'pg';
 import { modelById } from '../../protocol';
 import { describe, formatSeconds } from '../core/job-errors';
-import { type Logger } from '../core/logger';
+import { type LogFields, type Logger } from '../core/logger';
 import type { NewEvent } from '../core/live-job';
 import {
   type ArticlePipeline,
@@ -25,7 +25,7 @@ import { jobResultOf } from '../core/submission';
 import type { Claim, OutputStorage, StoredJob, StoredOutput, WorkQueue } from '../core/job-store';
 import { closingEvents, logEvent, partResultEvent, statusEvent } from '../core/stream-events';
 import { newClient, transaction } from './db';
-import { type JobRow, appendEvents, lockJob, recordOf, saveJob } from './jobs';
+import { type JobRow, appendEvents, jobFields, lockJob, recordOf, saveJob } from './jobs';
 import { QUEUE_CHANNEL } from './schema';
 
 export interface WorkerOptions {
@@ -64,6 +64,20 @@ const GONE_WORKERS_KEPT = '24 hours';
 
 export interface JobClaim extends Claim {
   record: StoredJob;
+  /** For the logs: the X-Request-Id of the job's submission and its token's name (jobs made since migration 2). */
+  requestId?: string;
+  tokenName?: string;
+}
+
+/** The log fields of a claimed run (logger.ts). */
+export function runFields(claim: JobClaim, workerId: string): LogFields {
+  return {
+    job_id: claim.jobId,
+    token: claim.tokenName,
+    request_id: claim.requestId,
+    worker: workerId,
+    run: claim.attempt,
+  };
 }
 
 /** The queue in Postgres: claim with a lease, heartbeat, release, and writes fenced by the lease token. */
@@ -107,7 +121,12 @@ export class PgWorkQueue implements WorkQueue {
               row,
               closingEvents(record, `Failed (interrupted): ${record.error?.message ?? ''}`),
             );
-            this.log('warn', `Job ${row.id} failed: its workers stopped ${crashes} times.`);
+            this.log('info', `Job ${row.id} failed: its workers stopped ${crashes} times.`, {
+              ...jobFields(row),
+              state: 'failed',
+              code: 'interrupted',
+              worker: workerId,
+            });
             return 'again' as const;
           }
           record = { ...record, crashes };
@@ -117,7 +136,10 @@ export class PgWorkQueue implements WorkQueue {
               'The worker running this job stopped unexpectedly; another worker runs it again from the start.',
             ),
           );
-          this.log('warn', `Job ${row.id}: taking it over from worker ${row.worker ?? '?'}, whose lease expired.`);
+          this.log('warn', `Job ${row.id}: taking it over from worker ${row.worker ?? '?'}, whose lease expired.`, {
+            ...jobFields(row),
+            worker: workerId,
+          });
         }
         const token = randomBytes(12).toString('hex');
         const attempts = record.attempts + 1;
@@ -128,7 +150,14 @@ export class PgWorkQueue implements WorkQueue {
           logEvent('info', attempts > 1 ? `Processing (attempt ${attempts}).` : 'Processing.'),
         );
         await appendEvents(client, row, events);
-        return { jobId: row.id, token, attempt: attempts, record } satisfies JobClaim;
+        return {
+          jobId: row.id,
+          token,
+          attempt: attempts,
+          record,
+          requestId: row.request_id ?? undefined,
+          tokenName: row.token_name ?? undefined,
+        } satisfies JobClaim;
       });
       if (outcome === 'none') return undefined;
       if (outcome !== 'again') return outcome;
@@ -299,24 +328,38 @@ export class Worker {
       }
       if (this.stopping) {
         if (claim)
-          await this.queue
-            .release(claim, 'The worker is stopping; this job waits for another worker.')
-            .catch(() => undefined);
+          await this.requeue(claim, 'The worker is stopping; this job waits for another worker.').catch(
+            () => undefined,
+          );
         return;
       }
       if (!claim) {
         await this.idle();
         continue;
       }
+      this.options.log(
+        'info',
+        claim.attempt > 1 ? `Job claimed (running, attempt ${claim.attempt}).` : 'Job claimed (running).',
+        { ...runFields(claim, this.id), state: 'running' },
+      );
       const controller = new AbortController();
       const run: Run = { claim, controller, done: Promise.resolve() };
       this.runs.set(claim.jobId, run);
       run.done = this.runner
         .run(this.ledger(run))
-        .catch((error: unknown) => this.options.log('error', `Job ${claim.jobId}: ${describe(error)}`));
+        .catch((error: unknown) =>
+          this.options.log('error', `Job ${claim.jobId}: ${describe(error)}`, runFields(claim, this.id)),
+        );
       await run.done;
       this.runs.delete(claim.jobId);
     }
+  }
+
+  /** Gives a claimed job back to the queue (PgWorkQueue.release), with its log line. */
+  private async requeue(claim: JobClaim, reason: string, lostRun = false): Promise<boolean> {
+    const done = await this.queue.release(claim, reason, lostRun);
+    if (done) this.options.log('info', `Job requeued: ${reason}`, { ...runFields(claim, this.id), state: 'queued' });
+    return done;
   }
 
   /** The claimed run as the JobRunner sees it: every write a transaction fenced by the run's lease token. */
@@ -334,7 +377,12 @@ export class Worker {
           (held) => {
             if (!held) lost();
           },
-          (error: unknown) => options.log('warn', `Job ${claim.jobId}: heartbeat failed (${describe(error)}).`),
+          (error: unknown) =>
+            options.log(
+              'warn',
+              `Job ${claim.jobId}: heartbeat failed (${describe(error)}).`,
+              runFields(claim, this.id),
+            ),
         );
       },
       Math.max(50, Math.floor(options.leaseMs / 3)),
@@ -355,16 +403,32 @@ export class Worker {
       prepareWorkDir: () => mkdtemp(path.join(options.workDir, `aa-run-${claim.jobId}-`)),
       emit: (events, progress) => fenced((client, row) => appendEvents(client, row, events, progress)),
       publishPart: (part, workDir) => this.publishPart(claim, workDir, part, fenced),
-      succeed: (output, workDir) => this.succeed(claim, workDir, output, fenced),
-      fail: (error) =>
-        fenced(async (client, row) => {
+      succeed: async (output, workDir) => {
+        const held = await this.succeed(claim, workDir, output, fenced);
+        if (held)
+          options.log('info', `Job succeeded: ${formatSeconds(output.durationS)} of audio.`, {
+            ...runFields(claim, this.id),
+            state: 'succeeded',
+          });
+        return held;
+      },
+      fail: async (error) => {
+        const held = await fenced(async (client, row) => {
           const now = new Date().toISOString();
           const record: StoredJob = { ...recordOf(row), status: 'failed', error, updatedAt: now, finishedAt: now };
           await saveJob(client, record, { token: null });
           await appendEvents(client, row, closingEvents(record, `Failed (${error.code}): ${error.message}`));
-        }),
+        });
+        if (held)
+          options.log('info', `Job failed (${error.code}): ${error.message}`, {
+            ...runFields(claim, this.id),
+            state: 'failed',
+            code: error.code,
+          });
+        return held;
+      },
       release: (reason) =>
-        queue.release(
+        this.requeue(
           claim,
           reason ?? 'The worker running this job is stopping; another worker runs it again from the start.',
           reason !== undefined,
