@@ -6,6 +6,7 @@ import { CONVERT_HELP, convert } from './convert';
 import { EXIT, EXIT_CODES_HELP } from './exit-codes';
 import { SERVE_HELP, serve } from './serve';
 import { WORKER_HELP, worker } from './worker';
+import { SETTINGS_HELP } from './settings';
 import { WORKERS_HELP } from './workers';
 
 const HELP = `Usage: article-audio <command> [options]
@@ -16,6 +17,7 @@ Commands:
   worker                    run a synthesis worker of a team service (Postgres)
   token add NAME | list | remove NAME   manage a team service's API tokens in its database (--database)
   workers [--json]          list a team service's workers (alive or gone), their jobs and last heartbeat (--database)
+  settings [list] | set NAME VALUE   a team service's fleet-wide settings, stored in its database (--database)
   help [command]            show help for a command
 
 Run \`article-audio <command> --help\` for its options.
@@ -32,7 +34,7 @@ async function main(argv: readonly string[]): Promise<number | undefined> {
     case '-h': {
       const topic = command === 'help' ? rest[0] : undefined;
       process.stdout.write(
-        `${topic === 'serve' ? SERVE_HELP : topic === 'worker' ? WORKER_HELP : topic === 'workers' ? WORKERS_HELP : topic === 'convert' ? CONVERT_HELP : HELP}\n`,
+        `${topic === 'serve' ? SERVE_HELP : topic === 'worker' ? WORKER_HELP : topic === 'workers' ? WORKERS_HELP : topic === 'settings' ? SETTINGS_HELP : topic === 'convert' ? CONVERT_HELP : HELP}\n`,
       );
       return command === undefined ? EXIT.usage : EXIT.ok;
     }
@@ -69,6 +71,15 @@ async function main(argv: readonly string[]): Promise<number | undefined> {
       await team.workersCommand(rest, process.env);
       return EXIT.ok;
     }
+    case 'settings': {
+      if (wantsHelp) {
+        process.stdout.write(`${SETTINGS_HELP}\n`);
+        return EXIT.ok;
+      }
+      const team = await import('../engine/team/main');
+      await team.settingsCommand(rest, process.env);
+      return EXIT.ok;
+    }
     case 'convert':
       if (wantsHelp) {
         process.stdout.write(`${CONVERT_HELP}\n`);
@@ -76,7 +87,9 @@ async function main(argv: readonly string[]): Promise<number | undefined> {
       }
       return convert(rest);
     default:
-      throw new UsageError(`Unknown command "${command}". Commands: convert, serve, worker, token, workers, help.`);
+      throw new UsageError(
+        `Unknown command "${command}". Commands: convert, serve, worker, token, workers, settings, help.`,
+      );
   }
 }
 

@@ -45,7 +45,8 @@ export interface Cluster {
   tokens: string[];
   apis: EngineProcess[];
   workers: WorkerProcess[];
-  startApi(): Promise<EngineProcess>;
+  /** Starts an API node; `extraArgs` add to the cluster's API flags. */
+  startApi(extraArgs?: string[]): Promise<EngineProcess>;
   /** A query on the cluster's database. */
   query<T extends pg.QueryResultRow>(sql: string, values?: unknown[]): Promise<T[]>;
   /** Starts a worker; `extraArgs` add to (or override) the cluster's worker flags. */
@@ -69,10 +70,10 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const apis: EngineProcess[] = [];
   const workers: WorkerProcess[] = [];
 
-  async function startApi(): Promise<EngineProcess> {
+  async function startApi(extraArgs: string[] = []): Promise<EngineProcess> {
     const api = await startEngineProcess({
       tokens,
-      args: [...teamArgs, ...(options.apiArgs ?? [])],
+      args: [...teamArgs, ...(options.apiArgs ?? []), ...extraArgs],
       env,
       startTimeoutMs: 60_000,
     });

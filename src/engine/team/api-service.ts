@@ -30,6 +30,7 @@ import { type ArticleSubmission, submissionDigest } from '../core/submission';
 import { transaction } from './db';
 import { type JobRow, appendEvents, jobFields, jsonb, lockJob, readEvents, recordOf, saveJob } from './jobs';
 import type { TeamOutputStorage } from './output-storage';
+import type { FleetValues } from './fleet-settings';
 import type { PgEventBus } from './pg-events';
 import { QUEUE_CHANNEL } from './schema';
 
@@ -45,6 +46,11 @@ export interface ApiServiceOptions {
   /** Submissions one token may make in any minute, over all nodes; 0: no limit. */
   tokenSubmitRate: number;
   log: Logger;
+  /**
+   * The fleet-wide settings stored in aa_settings (fleet-settings.ts), re-read at every retention sweep: retention,
+   * queue depth and the token limits then follow what an admin set, on every node. Without it the values above hold.
+   */
+  readFleetSettings?: () => Promise<FleetValues>;
   /** The name of an owner's token for the logs (a database token's name); never the token. */
   tokenName?: (owner: string) => string | undefined;
 }
@@ -61,7 +67,35 @@ export class PgApiService implements JobServiceApi {
   private readonly inFlight = new Set<Promise<unknown>>();
   private sweeper: NodeJS.Timeout | undefined;
 
-  constructor(private readonly options: ApiServiceOptions) {}
+  /** Retention, queue depth and token limits in force: the options', then the fleet's as last read. */
+  private current: FleetValues;
+
+  constructor(private readonly options: ApiServiceOptions) {
+    this.current = {
+      'retention-s': options.retentionMs / 1000,
+      'queue-depth': options.queueDepth,
+      'token-max-jobs': options.tokenMaxJobs,
+      'token-submit-rate': options.tokenSubmitRate,
+    };
+  }
+
+  private get retentionMs(): number {
+    return this.current['retention-s'] * 1000;
+  }
+
+  /** Re-reads the fleet's settings (before each sweep); a change is logged. */
+  private async refreshSettings(): Promise<void> {
+    if (!this.options.readFleetSettings) return;
+    const next = await this.options.readFleetSettings();
+    for (const name of Object.keys(next) as (keyof FleetValues)[]) {
+      if (next[name] !== this.current[name])
+        this.options.log('info', `Fleet setting ${name} is now ${next[name]} (was ${this.current[name]}).`, {
+          setting: name,
+          value: next[name],
+        });
+    }
+    this.current = next;
+  }
 
   start(): void {
     const sweepMs = Math.max(250, Math.min(60_000, Math.floor(this.options.retentionMs / 4)));
@@ -108,7 +142,7 @@ export class PgApiService implements JobServiceApi {
       if (earlier) return { job: earlier, replayed: true };
     }
     const waiting = await pool.query<{ n: string }>("SELECT count(*) AS n FROM aa_jobs WHERE status = 'queued'");
-    if (Number(waiting.rows[0]?.n ?? 0) >= this.options.queueDepth) throw new QueueFullError(5);
+    if (Number(waiting.rows[0]?.n ?? 0) >= this.current['queue-depth']) throw new QueueFullError(5);
     const record = newJobRecord(owner, request, key !== undefined ? { key, request: digest } : undefined);
     const tokenName = this.options.tokenName?.(owner) ?? null;
     const requestId = context.requestId ?? null;
@@ -143,7 +177,8 @@ export class PgApiService implements JobServiceApi {
    * held until the job's row is committed: two nodes taking the last place at the same moment cannot both get it.
    */
   private async checkTokenLimits(client: PoolClient, owner: string): Promise<void> {
-    const { tokenMaxJobs, tokenSubmitRate } = this.options;
+    const tokenMaxJobs = this.current['token-max-jobs'];
+    const tokenSubmitRate = this.current['token-submit-rate'];
     if (tokenMaxJobs <= 0 && tokenSubmitRate <= 0) return;
     await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [OWNER_LOCK, owner]);
     const counted = await client.query<{ open: string; recent: string; frees_in_s: number | null }>(
@@ -284,13 +319,15 @@ export class PgApiService implements JobServiceApi {
     return (
       isTerminal(record.status) &&
       record.finishedAt !== undefined &&
-      Date.now() - Date.parse(record.finishedAt) >= this.options.retentionMs
+      Date.now() - Date.parse(record.finishedAt) >= this.retentionMs
     );
   }
 
   /** Deletes jobs finished longer than the retention time ago: files first, then the row (and its events). */
   private async sweep(): Promise<void> {
-    const { pool, storage, retentionMs } = this.options;
+    await this.refreshSettings();
+    const { pool, storage } = this.options;
+    const { retentionMs } = this;
     const due = await pool.query<{ id: string }>(
       'SELECT id FROM aa_jobs WHERE finished_at < now() - $1::interval ORDER BY finished_at LIMIT 200',
       [`${retentionMs} milliseconds`],

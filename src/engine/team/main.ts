@@ -15,6 +15,14 @@ import { UsageError, readEngineSettings } from '../settings';
 import { splitTeamArgs, type TeamArgs } from './settings-help';
 import { PgApiService } from './api-service';
 import { type Pool, openPool, redactUrl } from './db';
+import {
+  type FleetSettingName,
+  type FleetValues,
+  agreeOnSettings,
+  manageSettings,
+  readSettings,
+  storedValues,
+} from './fleet-settings';
 import { openOutputStorage } from './output-storage';
 import { PgEventBus } from './pg-events';
 import { migrate } from './schema';
@@ -158,15 +166,37 @@ export async function startApiNode(args: readonly string[], env: NodeJS.ProcessE
   const bus = new PgEventBus(pool, databaseUrl, logger, undefined, metrics);
   await bus.start();
   const engine = settings.engine;
+  // Retention, queue depth and token limits are the fleet's, stored once (fleet-settings.ts): the first node stores
+  // its values; a node given others warns and uses the stored ones.
+  const given = (name: FleetSettingName, value: number | undefined): Partial<FleetValues> =>
+    value !== undefined && flagGiven(team.rest, env, name) ? { [name]: value } : {};
+  const fleet = await agreeOnSettings(
+    pool,
+    {
+      ...given('retention-s', engine.retentionMs === undefined ? undefined : engine.retentionMs / 1000),
+      ...given('queue-depth', engine.queueDepth),
+      ...given('token-max-jobs', engine.tokenMaxJobs),
+      ...given('token-submit-rate', engine.tokenSubmitRate),
+    },
+    {
+      'retention-s': (engine.retentionMs ?? 24 * 3600_000) / 1000,
+      'queue-depth': engine.queueDepth ?? 100,
+      'token-max-jobs': engine.tokenMaxJobs ?? 20,
+      'token-submit-rate': engine.tokenSubmitRate ?? 60,
+    },
+    `${os.hostname()}:${process.pid}`,
+    logger,
+  );
   const service = new PgApiService({
     pool,
     bus,
     storage,
-    queueDepth: engine.queueDepth ?? 100,
-    retentionMs: engine.retentionMs ?? 24 * 3600_000,
+    queueDepth: fleet['queue-depth'],
+    retentionMs: fleet['retention-s'] * 1000,
     idempotencyWindowMs: engine.idempotencyWindowMs ?? 24 * 3600_000,
-    tokenMaxJobs: engine.tokenMaxJobs ?? 20,
-    tokenSubmitRate: engine.tokenSubmitRate ?? 60,
+    tokenMaxJobs: fleet['token-max-jobs'],
+    tokenSubmitRate: fleet['token-submit-rate'],
+    readFleetSettings: async () => storedValues(await readSettings(pool), fleet, logger),
     log: logger,
     // A database token by its name; one from ARTICLE_AUDIO_TOKENS has none: the start of its SHA-256 (the owner id).
     tokenName: (owner) => tokens.nameOf(owner) ?? `configured-${owner.slice(0, 8)}`,
@@ -326,6 +356,12 @@ export async function runWorkerProcess(
   process.stdout.write(`Article Audio worker ${running.worker.id} started\n`);
 }
 
+/** Whether a setting was given to this node (flag or environment), not only defaulted. */
+function flagGiven(rest: readonly string[], env: NodeJS.ProcessEnv, flag: string): boolean {
+  const variable = `ARTICLE_AUDIO_${flag.toUpperCase().replace(/-/g, '_')}`;
+  return rest.some((a) => a === `--${flag}` || a.startsWith(`--${flag}=`)) || Boolean(env[variable]?.trim());
+}
+
 function logLevelOf(rest: readonly string[], env: NodeJS.ProcessEnv): LogLevel {
   const index = rest.indexOf('--log-level');
   const value = (index >= 0 ? rest[index + 1] : undefined) ?? env.ARTICLE_AUDIO_LOG_LEVEL ?? 'info';
@@ -344,6 +380,22 @@ export async function tokenCommand(args: readonly string[], env: NodeJS.ProcessE
   try {
     await migrate(pool, { programVersion: version });
     await manageTokens(pool, action, name, (line) => process.stdout.write(`${line}\n`));
+  } finally {
+    await pool.end();
+  }
+}
+
+/** `article-audio settings [list] | set NAME VALUE --database …`: the fleet-wide settings (fleet-settings.ts). */
+export async function settingsCommand(args: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
+  const team = splitTeamArgs(args, env);
+  if (!team.database) throw new UsageError('settings needs --database postgres://… (or ARTICLE_AUDIO_DATABASE_URL).');
+  const pool = openPool(team.database, () => undefined, 1);
+  try {
+    await migrate(pool, { programVersion: version });
+    const done = await manageSettings(pool, team.rest, `article-audio settings on ${os.hostname()}`, (line) =>
+      process.stdout.write(`${line}\n`),
+    );
+    if (!done) throw new UsageError('Usage: article-audio settings [list] | set NAME VALUE --database postgres://…');
   } finally {
     await pool.end();
   }
