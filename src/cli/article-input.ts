@@ -1,9 +1,10 @@
 // What `article-audio convert` sends: a web address as `url`, anything else as `text`. The service takes only a
 // URL or text, so a local HTML file is read here by the engine's own extractor (html-article.ts, the code that reads
-// pages the engine fetches) and sent as Markdown that the engine reads back into the same article.
+// pages the engine fetches) and sent as Markdown that the engine reads back into the same article; a local PDF
+// likewise by the engine's PDF reader (pdf-article.ts).
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { TEXT_MAX_LENGTH, TEXT_MIN_LENGTH, binaryProblem, countCharacters, textProblem } from '../protocol';
+import { TEXT_MAX_LENGTH, TEXT_MIN_LENGTH, binaryProblem, countCharacters, isPdf, textProblem } from '../protocol';
 import { articleSource } from '../speech/source/article';
 import { extractHtmlArticle } from '../speech/source/html-article';
 import { UsageError } from '../engine/settings';
@@ -55,6 +56,10 @@ export async function readArticleInput(
     if (info.size > MAX_INPUT_BYTES)
       throw new UsageError(`${source} is larger than ${MAX_INPUT_BYTES / 1024 / 1024} MiB.`);
     const bytes = await readFile(source);
+    if (isPdf(bytes)) {
+      content = await pdfToText(bytes, source);
+      return checkedInput(content, source, path.basename(source, path.extname(source)) || 'article');
+    }
     // An image, an archive or a program read aloud is minutes of letter names: refused before any work.
     const binary = binaryProblem(bytes);
     if (binary) throw new UsageError(`${source} ${binary}. Convert a Markdown, text or HTML file, or a web page.`);
@@ -63,7 +68,10 @@ export async function readArticleInput(
     suggestedName = path.basename(source, path.extname(source)) || 'article';
     isHtml = /\.x?html?$/i.test(source) || looksLikeHtml(content);
   }
-  const text = (isHtml ? htmlToText(content, label) : content).trim();
+  return checkedInput((isHtml ? htmlToText(content, label) : content).trim(), label, suggestedName);
+}
+
+function checkedInput(text: string, label: string, suggestedName: string): ArticleInput {
   const length = countCharacters(text);
   if (length < TEXT_MIN_LENGTH) {
     throw new UsageError(`${label} has ${length} characters of text; an article needs at least ${TEXT_MIN_LENGTH}.`);
@@ -76,6 +84,24 @@ export async function readArticleInput(
   const problem = textProblem(text);
   if (problem) throw new UsageError(`The text of ${label} ${problem}.`);
   return { text, suggestedName, label };
+}
+
+/**
+ * A PDF's text as Markdown (its headings kept), read by the engine's PDF reader; it has no URL the service could
+ * fetch, so its text is what is sent.
+ */
+export async function pdfToText(bytes: Uint8Array, label: string): Promise<string> {
+  // Loaded when a PDF is converted: pdf.js is most of the command line's code and nothing else needs it.
+  /* eslint-disable @typescript-eslint/no-require-imports, @typescript-eslint/consistent-type-imports */
+  const { extractPdfArticle, PdfProblem } =
+    require('../speech/source/pdf-article') as typeof import('../speech/source/pdf-article');
+  /* eslint-enable @typescript-eslint/no-require-imports, @typescript-eslint/consistent-type-imports */
+  try {
+    return articleSource((await extractPdfArticle(bytes, label)).article);
+  } catch (error) {
+    if (error instanceof PdfProblem) throw new UsageError(error.message);
+    throw error;
+  }
 }
 
 /** A file's text: UTF-16 when its byte order mark says so (Windows "Unicode" files), else UTF-8. */

@@ -147,3 +147,21 @@ export function binaryProblem(content: Uint8Array | string): string | undefined 
   const kind = binaryKind(content);
   return kind ? `looks like ${kind}, not text` : undefined;
 }
+
+/**
+ * Whether bytes are a PDF document (its signature, which the format lets follow up to 1024 bytes of anything): the
+ * one binary format read aloud, by a PDF reader (src/speech/source/pdf-article.ts) rather than as text.
+ */
+export function isPdf(content: Uint8Array): boolean {
+  const end = Math.min(content.length, 1024) - 5;
+  for (let i = 0; i <= end; i++)
+    if (
+      content[i] === 0x25 &&
+      content[i + 1] === 0x50 &&
+      content[i + 2] === 0x44 &&
+      content[i + 3] === 0x46 &&
+      content[i + 4] === 0x2d
+    )
+      return true;
+  return false;
+}

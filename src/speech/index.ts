@@ -12,6 +12,7 @@ import path from 'node:path';
 import { setImmediate } from 'node:timers/promises';
 import {
   binaryKind,
+  isPdf,
   countCharacters,
   readableLength,
   TEXT_MAX_LENGTH as MAX_CHARACTERS,
@@ -104,7 +105,7 @@ async function articleFromUrl(
       url,
       context.fetchLimits,
       context.signal,
-      'text/html,application/xhtml+xml,text/markdown;q=0.9,text/plain;q=0.8',
+      'text/html,application/xhtml+xml,application/pdf;q=0.9,text/markdown;q=0.9,text/plain;q=0.8',
     );
   } catch (error) {
     if (error instanceof FetchError) throw new PipelineError('fetch_failed', error.message, { cause: error });
@@ -112,6 +113,13 @@ async function articleFromUrl(
   }
   const from = new URL(fetched.finalUrl).hostname.replace(/^www\./, '');
   context.log('info', `Fetched ${formatKb(fetched.body.length)} from ${from}.`);
+  // A PDF, by its type or its signature (servers often send PDFs as application/octet-stream): read by pdf.js in the
+  // parse worker, with the same time and memory limits as a page.
+  if (fetched.mediaType === 'application/pdf' || fetched.mediaType === 'application/x-pdf' || isPdf(fetched.body))
+    return parser.readPdf(fetched.body, `The PDF at ${fetched.finalUrl}`, context.signal, {
+      ...options,
+      sourceLabel: from,
+    });
   // A page, Markdown or text answer whose bytes are an image, an archive or a program (a mislabelled download):
   // read aloud it would be minutes of letter names.
   const binary = (PAGE_TYPES.has(fetched.mediaType) || TEXT_TYPES.has(fetched.mediaType)) && binaryKind(fetched.body);

@@ -33,6 +33,15 @@ export type ParseRequest =
       scriptFor?: EngineModelId;
     }
   | {
+      /** A PDF document, read by pdf.js (source/pdf-article.ts). */
+      kind: 'pdf';
+      bytes: Uint8Array;
+      /** How messages name the input: "The PDF at https://…". */
+      label: string;
+      sourceLabel?: string;
+      scriptFor?: EngineModelId;
+    }
+  | {
       /** The text for speech: normalization and sentence splitting (script.ts), which pathological text slows down. */
       kind: 'script';
       article: Article;

@@ -144,6 +144,38 @@ export class ParseRunner {
   }
 
   /**
+   * A PDF's text as an Article (pdf-article.ts), and its script as readPage does; fails with not_an_article (no text
+   * layer, a password, not a PDF) or too_complex.
+   */
+  async readPdf(
+    bytes: Uint8Array,
+    label: string,
+    signal: AbortSignal,
+    options: ReadOptions = {},
+  ): Promise<{ article: Article; script?: Script }> {
+    const { modelId, sourceLabel, onHead } = options;
+    const response = await this.run(
+      {
+        kind: 'pdf',
+        bytes,
+        label,
+        ...(sourceLabel ? { sourceLabel } : {}),
+        ...(modelId ? { scriptFor: modelId } : {}),
+      },
+      signal,
+      {
+        code: 'too_complex',
+        what: `Reading ${label.replace(/^The /, 'the ')}`,
+        advice:
+          'The PDF is too large or too complex to read safely. Copy its text from a PDF viewer and convert that instead.',
+      },
+      onHead,
+    );
+    if (!('article' in response)) throw new Error('The parse worker answered without an article');
+    return response;
+  }
+
+  /**
    * The script for speech (script.ts's buildScript): fast on prose (a 99,000-character article: under a second), but
    * the podcast's turns took minutes on text such as "a-" or "1," repeated 50,000 times (10,000 "a-": 4 s, growing
    * with the square of the length), so it runs here too; fails with too_complex.

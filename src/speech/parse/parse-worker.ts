@@ -17,6 +17,7 @@ import { traceMemory } from '../threads/memory-trace';
 const load = {
   html: () => require('../source/html-article') as typeof import('../source/html-article'),
   markdown: () => require('../source/markdown') as typeof import('../source/markdown'),
+  pdf: () => require('../source/pdf-article') as typeof import('../source/pdf-article'),
   clip: () => require('../audio/clip') as typeof import('../audio/clip'),
   script: () => require('../text/script') as typeof import('../text/script'),
 };
@@ -146,6 +147,23 @@ async function handle(request: ParseRequest): Promise<ParseResponse> {
       throw error;
     }
     return withScript(article, request.scriptFor);
+  }
+  if (request.kind === 'pdf') {
+    const { extractPdfArticle, PdfProblem } = load.pdf();
+    try {
+      const { article } = await extractPdfArticle(request.bytes, request.label);
+      if (request.sourceLabel) article.sourceLabel = request.sourceLabel;
+      return withScript(article, request.scriptFor);
+    } catch (error) {
+      if (error instanceof PdfProblem) return { ok: false, code: 'not_an_article', message: error.message };
+      if (error instanceof RangeError)
+        return {
+          ok: false,
+          code: 'too_complex',
+          message: `${request.label} is too complex to read (${describe(error)}). Copy its text from a PDF viewer and convert that instead.`,
+        };
+      throw error;
+    }
   }
   if (request.kind === 'script')
     return { ok: true, script: load.script().buildScript(request.article, request.modelId) };
