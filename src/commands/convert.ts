@@ -11,6 +11,7 @@ import {
   TEXT_MIN_LENGTH,
   textProblem,
   binaryProblem,
+  isPdf,
 } from '../protocol';
 
 /** Files up to this size are read whole to check that they are text (the file system API has no partial read). */
@@ -127,6 +128,9 @@ export const convertDocument =
           : [];
     const articles: Article[] = [];
     const refused: string[] = [];
+    // A PDF open in VS Code is no text editor: its tab (a binary or PDF viewer) names the file.
+    const openPdf = uris.length === 0 && !vscode.window.activeTextEditor ? activePdfTab() : undefined;
+    if (openPdf) uris.push(openPdf);
     if (uris.length === 0) {
       const document = vscode.window.activeTextEditor?.document;
       if (!document) {
@@ -146,10 +150,27 @@ export const convertDocument =
         // An image, an archive or a program read aloud is minutes of letter names: refused before any work. (A file
         // too large to read here is left to openTextDocument, which refuses binary files of that size.)
         const { size } = await vscode.workspace.fs.stat(file);
-        const binary =
-          size <= BINARY_CHECK_MAX_BYTES
-            ? binaryProblem((await vscode.workspace.fs.readFile(file)).subarray(0, 64 * 1024))
-            : undefined;
+        const bytes = size <= BINARY_CHECK_MAX_BYTES ? await vscode.workspace.fs.readFile(file) : undefined;
+        if (bytes && isPdf(bytes)) {
+          // The service takes a URL or text, and a local file has no URL: its text is read here (pdf-article.ts).
+          const pdf = await pdfArticle(bytes, file, name);
+          if ('problem' in pdf) {
+            if (uris.length === 1) ctx.notifier.warn(pdf.problem);
+            else refused.push(`${name} (${pdf.problem})`);
+            continue;
+          }
+          if (uris.length === 1 && countCharacters(pdf.text ?? '') > TEXT_MAX_LENGTH)
+            return convertInParts(ctx, pdf, `"${name}"`);
+          const problem = lengthProblem(pdf.text ?? '', `"${name}"`);
+          if (problem) {
+            if (uris.length === 1) ctx.notifier.warn(problem);
+            else refused.push(`${name} (${problem})`);
+            continue;
+          }
+          articles.push(pdf);
+          continue;
+        }
+        const binary = bytes ? binaryProblem(bytes.subarray(0, 64 * 1024)) : undefined;
         if (binary) {
           if (uris.length === 1) ctx.notifier.warn(`${name} ${binary}. Convert a Markdown or text file instead.`);
           else refused.push(`${name} (${binary})`);
@@ -191,6 +212,36 @@ export const convertUrl =
     if (!modelId) return undefined;
     return submit(ctx, modelId, { title: titleOfUrl(url), url, source: { kind: 'url', url } });
   };
+
+/** The PDF file of the active tab, when a PDF is what is open. */
+function activePdfTab(): vscode.Uri | undefined {
+  const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input as { uri?: unknown } | undefined;
+  const uri = input?.uri;
+  return uri instanceof vscode.Uri && /\.pdf$/i.test(uri.path) ? uri : undefined;
+}
+
+/**
+ * A PDF's text as an article (Markdown with its headings), read by the engine's PDF reader in this process; pdf.js
+ * is loaded only when a PDF is converted, so the extension's start-up does not pay for it.
+ */
+async function pdfArticle(bytes: Uint8Array, file: vscode.Uri, name: string): Promise<Article | { problem: string }> {
+  /* eslint-disable @typescript-eslint/no-require-imports, @typescript-eslint/consistent-type-imports */
+  const { extractPdfArticle, PdfProblem } =
+    require('../speech/source/pdf-article') as typeof import('../speech/source/pdf-article');
+  const { articleSource } = require('../speech/source/article') as typeof import('../speech/source/article');
+  /* eslint-enable @typescript-eslint/no-require-imports, @typescript-eslint/consistent-type-imports */
+  try {
+    const { article } = await extractPdfArticle(bytes, name);
+    return {
+      title: article.title ?? name,
+      text: articleSource(article),
+      source: { kind: 'document', documentUri: file.toString() },
+    };
+  } catch (error) {
+    if (error instanceof PdfProblem) return { problem: error.message };
+    throw error;
+  }
+}
 
 /** The document as one article when it is over the length limit (to offer it in parts), else undefined. */
 function longDocument(document: vscode.TextDocument): Article | undefined {

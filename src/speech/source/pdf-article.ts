@@ -69,16 +69,32 @@ let pdfjsLoaded: PdfJs | undefined;
  */
 function loadPdfJs(): PdfJs {
   if (pdfjsLoaded) return pdfjsLoaded;
-  const log = console.log;
-  console.log = () => undefined;
+  const warn = console.warn;
+  console.warn = () => undefined;
+  // Without the optional canvas package (a packaged extension has no node_modules), pdf.js's module code still
+  // makes a DOMMatrix at load time, for rendering. A stand-in is there only while it loads, so no other code of the
+  // process (the extension host's other extensions) sees it; reading text never uses it.
+  const global = globalThis as { DOMMatrix?: unknown; pdfjsWorker?: unknown };
+  const standIn = global.DOMMatrix === undefined;
+  if (standIn) global.DOMMatrix = MatrixStandIn;
   try {
-    (globalThis as { pdfjsWorker?: unknown }).pdfjsWorker =
-      require('pdfjs-dist/legacy/build/pdf.worker.mjs') as unknown;
+    global.pdfjsWorker = require('pdfjs-dist/legacy/build/pdf.worker.mjs') as unknown;
     pdfjsLoaded = require('pdfjs-dist/legacy/build/pdf.mjs') as PdfJs;
     return pdfjsLoaded;
   } finally {
-    console.log = log;
+    console.warn = warn;
+    if (standIn) delete global.DOMMatrix;
   }
+}
+
+/** The identity matrix, all a DOMMatrix made while pdf.js loads needs to be. */
+class MatrixStandIn {
+  a = 1;
+  b = 0;
+  c = 0;
+  d = 1;
+  e = 0;
+  f = 0;
 }
 /* eslint-enable @typescript-eslint/no-require-imports, @typescript-eslint/consistent-type-imports */
 
