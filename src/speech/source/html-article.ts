@@ -576,15 +576,20 @@ interface Reading {
   title?: string;
   byline?: string;
   blocks: Block[];
+  /** Readability's own reading, before this module took anything out: the floor an extraction must not fall under. */
+  plain: { blocks: Block[]; linkDensity: number };
 }
 
 function readingOf(document: DomDocument, notices: Set<string>): Reading | undefined {
   const found = readArticle(document);
   if (!found) return undefined;
+  const plain: Block[] = [];
+  collectBlocks(found.content, plain);
+  const plainLinks = linkDensity(found.content);
   removeNotices(found.content, notices);
   const blocks: Block[] = [];
   collectBlocks(found.content, blocks);
-  return { ...found, blocks };
+  return { ...found, blocks, plain: { blocks: plain, linkDensity: plainLinks } };
 }
 
 /**
@@ -631,8 +636,62 @@ function misread(reading: Reading | undefined): boolean {
   return !reading || !hasProse(reading.blocks, 3) || isFurniture(reading.blocks) || inFurniture(reading.content);
 }
 
-/** Extracts the article of an HTML page; returns undefined when the page holds no article. */
+/**
+ * The engine's reading keeps less than this share of the prose words of plain Readability's reading (over the
+ * untouched page) when its cleaning went wrong: the page is then read as Readability reads it.
+ */
+const READABILITY_FLOOR = 0.5;
+
+/**
+ * Extracts the article of an HTML page; returns undefined when the page holds no article. Never reads much less than
+ * plain Readability: when the cleaning takes most of an article away (a site whose every block is wrapped in an
+ * element named like a cookie notice: "cmp-text"), Readability's own reading is the article.
+ */
 export function extractHtmlArticle(html: string, pageUrl?: string): HtmlArticleResult | undefined {
+  const first: { reading?: Reading } = {};
+  const result = cleanedArticle(html, pageUrl, first);
+  const plain = first.reading?.plain;
+  if (!plain || plain.linkDensity > 0.5 || !hasProse(plain.blocks) || isFurniture(plain.blocks)) return result;
+  const plainWords = proseWordsOf(plain.blocks);
+  if (result && proseWordsOf(result.article.blocks) >= plainWords * READABILITY_FLOOR) return result;
+  // A page Readability reads a few words of is no article to fall back on (a link list, an app shell).
+  if (plainWords < 50) return result;
+  const title = result?.article.title ?? (cleanText(first.reading?.title ?? '') || undefined);
+  // Readability turns some pages' headings into paragraphs; the page's own h2s are chapters again.
+  const headings = new Set(
+    Array.from(parsePage(html).querySelectorAll('h2,h3'), (h) => cleanText(h.textContent ?? '').toLowerCase()),
+  );
+  const blocks = plain.blocks.map((b): Block =>
+    b.kind === 'paragraph' && headings.has(cleanText(b.text).toLowerCase())
+      ? { kind: 'heading', level: 2, text: b.text }
+      : b,
+  );
+  const top = blocks[0];
+  if (top?.kind === 'heading' && title && cleanText(top.text).toLowerCase() === title.toLowerCase()) blocks.shift();
+  return {
+    article: {
+      title,
+      byline: result?.article.byline ?? cleanByline(first.reading?.byline),
+      sourceLabel: sourceLabelOf(pageUrl),
+      blocks,
+    },
+    readerable: true,
+  };
+}
+
+function sourceLabelOf(pageUrl: string | undefined): string | undefined {
+  try {
+    return pageUrl ? new URL(pageUrl).hostname.replace(/^www\./, '') : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function cleanedArticle(
+  html: string,
+  pageUrl: string | undefined,
+  untouched: { reading?: Reading },
+): HtmlArticleResult | undefined {
   const document = parsePage(html);
   const pageTitle = cleanText(document.title ?? '');
   // Taken before Readability changes the page: headings for the title, a byline box it may drop, furniture texts.
@@ -644,6 +703,7 @@ export function extractHtmlArticle(html: string, pageUrl?: string): HtmlArticleR
   // Readability over the untouched page: cleaning the page before it can remove the article's own wrapper (a class
   // that mentions "share", a form around the whole page) and leave a cookie notice or a footer as the biggest block.
   let reading = readingOf(document, furniture.notices);
+  untouched.reading = reading;
   let further = false;
   if (misread(reading)) {
     // Readability picked a notice or a footer: read the page again without them.
@@ -713,13 +773,7 @@ export function extractHtmlArticle(html: string, pageUrl?: string): HtmlArticleR
       break;
     blocks.pop();
   }
-  let sourceLabel: string | undefined;
-  try {
-    sourceLabel = pageUrl ? new URL(pageUrl).hostname.replace(/^www\./, '') : undefined;
-  } catch {
-    sourceLabel = undefined;
-  }
-  return { article: { title, byline: byline || undefined, sourceLabel, blocks }, readerable };
+  return { article: { title, byline: byline || undefined, sourceLabel: sourceLabelOf(pageUrl), blocks }, readerable };
 }
 
 function proseWordsOf(blocks: Block[]): number {

@@ -285,6 +285,34 @@ describe('pipeline: article extraction from saved pages', () => {
     assert.doesNotMatch(text, /Posted by Ann/);
   });
 
+  it('component-wrappers: a how-to post whose blocks are all in "cmp-…" wrappers is read whole, never less than plain Readability reads', () => {
+    const html = readFileSync(path.join(PAGES, 'component-wrappers.html'), 'utf8');
+    const article = extract('component-wrappers');
+    const text = articleText(article);
+    const expected = readFileSync(path.join(PAGES, 'component-wrappers.expected.txt'), 'utf8');
+    const score = wordOverlap(expected, text);
+    assert.ok(score.recall >= 0.95 && score.precision >= 0.9, JSON.stringify(score));
+    assert.equal(article.title, 'How to rotate SSH host keys without locking anyone out');
+    assert.deepEqual(
+      article.blocks.filter((b) => b.kind === 'heading').map((b) => b.text),
+      [
+        'Why rotate host keys at all',
+        'Before you start',
+        'Step one: generate the new keys next to the old ones',
+        'Step two: teach the clients about both keys',
+        'Step three: switch the servers over',
+        'Step four: clean up',
+        'Troubleshooting',
+        'Wrapping up',
+      ],
+    );
+    assert.doesNotMatch(text, /cookies|All rights reserved|Hardening sshd/);
+    const { document } = parseHTML(html) as unknown as { document: never };
+    const plain = new Readability(document).parse();
+    const words = (t: string) => t.split(/\s+/).filter(Boolean).length;
+    assert.ok(words(text) >= words(plain?.textContent ?? '') * 0.9, `${words(text)} words read`);
+  });
+
   it('link lists and app shells are not articles', () => {
     for (const name of ['link-list', 'app-shell']) {
       const html = readFileSync(path.join(PAGES, `${name}.html`), 'utf8');
