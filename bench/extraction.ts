@@ -5,6 +5,10 @@
 //   npm run bench -- extraction --pages /work/devset [--sources sh,moz,tf] [--details out.jsonl]
 //                               [--min-kb 100 --max-kb 200]
 //
+// Always, without the development set: the Readability floor over the repository's page fixtures (pages where the
+// engine keeps under half of Readability's words), and PDF rows (the test layouts of test/support/pdf-layouts.ts and
+// the real PDF of test/fixtures/pdf: sentences read in order, furniture leaked, time per PDF).
+//
 // Pages with an expected text are scored by word 4-gram shingles (mean precision and recall over pages, F1 of the
 // two means, as scrapinghub/article-extraction-benchmark does); pages with snippets by the share of must-contain
 // snippets read and must-not-contain snippets leaked. Only the article's body is compared: titles are not part of
@@ -21,6 +25,8 @@ import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 import { type Article, articleText } from '../src/speech/source/article';
 import { extractHtmlArticle } from '../src/speech/source/html-article';
+import { extractPdfArticle } from '../src/speech/source/pdf-article';
+import { type LaidOut, slideDeck, twoColumnPaper } from '../test/support/pdf-layouts';
 import type { DevPage } from './devset';
 import { type Overlap, nodeText, normalizeSnippet, shingleOverlap } from './lib/page-text';
 import { type Bench, type Row, atLeast, below, percentile } from './lib/report';
@@ -305,19 +311,95 @@ export function sideBySide(report: ExtractionReport): string {
   return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
 }
 
+const FIXTURE_PAGES = path.join(__dirname, '..', 'test', 'fixtures', 'pages');
+const FIXTURE_PDF = path.join(__dirname, '..', 'test', 'fixtures', 'pdf', 'pdfjs-wikipedia.pdf');
+
+const wordCount = (text: string) => text.split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w)).length;
+
+/**
+ * The repository's article fixtures (those with an expected text) where the engine reads under half of the article
+ * while plain Readability reads over 90 % of it: the development set's "engine losses", on pages anyone can run.
+ */
+function readabilityFloorRow(): Row {
+  const files = readdirSync(FIXTURE_PAGES).filter((f) => f.endsWith('.expected.txt'));
+  const losses: string[] = [];
+  for (const file of files) {
+    const name = file.replace(/\.expected\.txt$/, '');
+    const html = readFileSync(path.join(FIXTURE_PAGES, `${name}.html`), 'utf8');
+    const expected = readFileSync(path.join(FIXTURE_PAGES, file), 'utf8');
+    const ours = shingleOverlap(expected, engine(html, `https://example.org/${name}`).text ?? '').recall;
+    const theirs = shingleOverlap(expected, readability(html, `https://example.org/${name}`).text ?? '').recall;
+    if (ours < 0.5 && theirs > 0.9) losses.push(name);
+  }
+  return {
+    bench: 'engine reads < half where Readability > 90 % (fixture pages)',
+    case: `${files.length} article pages of test/fixtures/pages`,
+    result: `${losses.length}`,
+    target: '0',
+    verdict: losses.length === 0 ? 'meets' : 'misses',
+    note: losses.join(' '),
+  };
+}
+
+/** PDFs: sentences read in order and furniture leaked, for each layout, and the time each took. */
+async function pdfRows(): Promise<Row[]> {
+  const layouts: [string, LaidOut][] = [
+    ['two-column paper, 2 pages (test layout)', twoColumnPaper()],
+    ['slide deck, 4 slides (test layout)', slideDeck()],
+  ];
+  const rows: Row[] = [];
+  const measure = async (bytes: Uint8Array) => {
+    const started = performance.now();
+    const reading = await extractPdfArticle(bytes);
+    return { reading, ms: performance.now() - started, text: articleText(reading.article) };
+  };
+  await measure(twoColumnPaper().pdf); // warm-up: pdf.js's first document pays for its start-up
+  for (const [name, layout] of layouts) {
+    const { reading, ms: took, text } = await measure(layout.pdf);
+    let at = 0;
+    let inOrder = 0;
+    for (const sentence of layout.inOrder) {
+      const found = text.indexOf(sentence, at);
+      if (found >= 0) {
+        inOrder++;
+        at = found + sentence.length;
+      }
+    }
+    const leaked = layout.absent.filter((t) => text.includes(t));
+    rows.push({
+      bench: 'PDF: sentences in order / furniture leaked',
+      case: name,
+      result: `${inOrder}/${layout.inOrder.length} / ${leaked.length}`,
+      target: `${layout.inOrder.length}/${layout.inOrder.length} / 0`,
+      verdict: inOrder === layout.inOrder.length && leaked.length === 0 ? 'meets' : 'misses',
+      note: `${ms(took)}; ${reading.runningLines} running lines dropped, ${reading.captions} captions, references ${reading.referencesSkipped ? 'skipped' : 'none'}${leaked.length ? `; leaked: ${leaked.join(', ')}` : ''}`,
+    });
+  }
+  const real = await measure(readFileSync(FIXTURE_PDF));
+  rows.push({
+    bench: 'PDF: words read',
+    case: 'Wikipedia "PDF.js" printed to PDF, 1 page (test/fixtures/pdf)',
+    result: `${wordCount(real.text)} words, ${real.reading.article.blocks.filter((b) => b.kind === 'heading').length} chapters`,
+    note: ms(real.ms),
+  });
+  return rows;
+}
+
 export const extraction: Bench = {
   name: 'extraction',
   title: 'Article extraction on the development set, engine and plain Readability side by side',
-  run(options) {
+  async run(options) {
+    const always = [readabilityFloorRow(), ...(await pdfRows())];
     if (!options.pages) {
-      return Promise.resolve([
+      return [
         {
           bench: 'article extraction',
           case: 'skipped',
           result: 'no --pages DIR',
           note: 'build the development set with bench/devset.ts (ARCHITECTURE.md, Benchmarks)',
         },
-      ]);
+        ...always,
+      ];
     }
     const sources = options.sources;
     const report = compareExtractors(options.pages, sources, options.details, options.progress, {
@@ -391,7 +473,8 @@ export const extraction: Bench = {
       },
       timeRow('median', e.typicalMedianMs, e.typicalMedianCpuMs, r.typicalMedianMs, r.typicalMedianCpuMs),
       timeRow('worst', e.typicalWorstMs, e.typicalWorstCpuMs, r.typicalWorstMs, r.typicalWorstCpuMs),
+      ...always,
     ];
-    return Promise.resolve(rows);
+    return rows;
   },
 };
