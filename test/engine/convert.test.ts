@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { repoRoot, startEngineProcess } from '../support/engine-process';
 import { type ArticleServer, startArticleServer } from '../support/article-server';
 import { zipOf } from '../support/zip-file';
+import { slideDeck } from '../support/pdf-layouts';
 
 const FIXTURE = path.join(__dirname, 'fixtures', 'article.md');
 
@@ -115,6 +116,26 @@ describe('article-audio convert', () => {
     ]);
     assert.equal(saved.code, 0, saved.stderr);
     assertAudioAndTranscript(path.join(work, 'saved'));
+  });
+
+  it('converts a PDF file: its text read by the command line, the slides in order, the footer left out', async () => {
+    const deck = slideDeck();
+    const file = path.join(work, 'quiet-machines.pdf');
+    writeFileSync(file, deck.pdf);
+    const run = await runCli(['convert', file, '--model', 'article-audio-1-mini', '--out', `${work}/`]);
+    assert.equal(run.code, 0, run.stderr);
+    assertAudioAndTranscript(path.join(work, 'quiet-machines'));
+    // Without the word timestamps (`<00:00:01.234>`) between the words.
+    const vtt = readFileSync(path.join(work, 'quiet-machines.vtt'), 'utf8')
+      .replace(/<[^>]*>/g, '')
+      .replace(/\s+/g, ' ');
+    let at = 0;
+    for (const sentence of deck.inOrder) {
+      const found = vtt.indexOf(sentence, at);
+      assert.ok(found >= 0, `"${sentence}" is missing or out of order in the transcript:\n${vtt}`);
+      at = found;
+    }
+    assert.doesNotMatch(vtt, /Lisbon/);
   });
 
   it('converts through a running service with --base-url and ARTICLE_AUDIO_API_KEY', async () => {
