@@ -191,8 +191,14 @@ function headingKey(text: string): string {
     .trim();
 }
 
-/** Runs on one baseline joined into fragments; a gap wider than this many font sizes (a gutter) splits them. */
-const GUTTER_EMS = 1.5;
+/**
+ * Runs on one baseline joined into fragments; a gap wider than this many font sizes (a gutter) splits them. A
+ * Wikipedia page printed to PDF leaves about 1 em between its text and the infobox beside it; word spaces, even
+ * justified, stay under it.
+ */
+const GUTTER_EMS = 0.9;
+/** A section number ("1.", "2.3", "IV.") is followed by a wider space (a quad): still the same line. */
+const NUMBER_GAP_EMS = 2.5;
 
 function fragmentsOf(runs: Run[]): Fragment[] {
   const sorted = [...runs].sort((a, b) => b.y - a.y || a.x - b.x);
@@ -209,7 +215,9 @@ function fragmentsOf(runs: Run[]): Fragment[] {
     let current: Fragment | undefined;
     for (const run of row) {
       const gap = current ? run.x - current.x1 : 0;
-      if (current && gap < GUTTER_EMS * Math.max(current.size, run.size)) {
+      const em = current ? Math.max(current.size, run.size) : 0;
+      const short = current !== undefined && /^(\d{1,2}(\.\d{1,2})*\.?|[IVX]{1,4}\.)$/.test(current.text.trim());
+      if (current && (gap < GUTTER_EMS * em || (short && gap < NUMBER_GAP_EMS * em))) {
         const space = gap > 0.15 * run.size && !/\s$/.test(current.text) && !/^\s/.test(run.text) ? ' ' : '';
         current.text += space + run.text;
         current.x1 = Math.max(current.x1, run.x + run.width);
