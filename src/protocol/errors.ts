@@ -33,6 +33,7 @@ export const JOB_ERROR_CODES = [
   'outro_unusable',
   'synthesis_failed',
   'voice_unavailable',
+  'unsupported_language',
   'cancelled',
   'interrupted',
   'storage_failed',

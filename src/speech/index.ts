@@ -30,6 +30,7 @@ import { VoiceChoice } from './voice/voices';
 import type { VoicesConfig } from './voice/voices-file';
 import { type Chapter, type Cue, shiftCue, toChaptersJson, toWebVtt } from './audio/transcript';
 import { timeWrittenWords } from './text/word-map';
+import { detectLanguage, isClearlyNotEnglish } from './text/language';
 import { DEFAULT_PARSE_LIMITS, type ParseLimits, ParseRunner, type ReadOptions } from './parse/parse-runner';
 import {
   type ArticlePipeline,
@@ -207,6 +208,7 @@ class PartPublisher {
     private readonly multiVoice: boolean,
     private readonly title: string | undefined,
     private readonly readBy: readonly string[],
+    private readonly language: string | undefined,
   ) {}
 
   async publish(part: PartFile | undefined, final: boolean, durationS = Infinity): Promise<void> {
@@ -221,7 +223,12 @@ class PartPublisher {
     const transcript = part.name.replace(/\.mp3$/, '.vtt');
     await writeFile(
       path.join(this.context.workDir, transcript),
-      toWebVtt(this.multiVoice ? cues : cues.map(({ voice: _voice, ...cue }) => cue), this.title, this.readBy),
+      toWebVtt(
+        this.multiVoice ? cues : cues.map(({ voice: _voice, ...cue }) => cue),
+        this.title,
+        this.readBy,
+        this.language,
+      ),
     );
     await this.context.publishPart({
       index: part.index,
@@ -369,6 +376,24 @@ class SpeechPipeline implements ArticlePipeline {
     const readers = profile.voices.map((voice, i) => ({ ...voice, speaker: speakers[i]! }));
     const readBy = [...new Set(speakers.map((s) => s.description))];
     for (const description of readBy) context.log('info', `Reading with ${description}.`);
+    // The built-in voices read English only: an article clearly in another language is refused unless every voice of
+    // the job is a provider's (multilingual). Judged on a bounded sample of the prose (text/language.ts).
+    await setImmediate();
+    const verdict = detectLanguage(article);
+    const language = verdict.language;
+    if (language)
+      context.log(
+        'info',
+        `The article is in ${language.name} (${language.tag}; ${Math.round(verdict.agreeing * 100)} % of the sample agrees).`,
+      );
+    else context.log('info', "The article's language could not be told for sure; reading it as English.");
+    if (isClearlyNotEnglish(verdict) && speakers.some((speaker) => !speaker.provider)) {
+      const name = verdict.language.name;
+      throw new PipelineError(
+        'unsupported_language',
+        `This article is in ${name}; the built-in voices read English only. Read it with a speech provider voice that speaks ${name} (see README, Use another voice), or convert an English text.`,
+      );
+    }
     // A provider's cost cap (voices file `max_characters`): refused here, before any line is asked for.
     for (const speaker of speakers) {
       if (speaker.maxCharacters === undefined || characters <= speaker.maxCharacters) continue;
@@ -396,7 +421,7 @@ class SpeechPipeline implements ArticlePipeline {
     opened.catch(() => {}); // awaited in speak(), after the first lines are asked for
     const cues: Cue[] = [];
     const chapters: Chapter[] = [];
-    const parts = new PartPublisher(context, cues, multiVoice, article.title, readBy);
+    const parts = new PartPublisher(context, cues, multiVoice, article.title, readBy, language?.tag);
     const stopLines = new AbortController();
     let durationS: number;
     try {
@@ -417,6 +442,7 @@ class SpeechPipeline implements ArticlePipeline {
         ...(input.url ? { sourceUrl: input.url, ...(article.sourceLabel ? { site: article.sourceLabel } : {}) } : {}),
         encoder: `Article Audio, ${input.modelId} (LAME 3.100, ${bitrate / 1000} kbps)`,
         voice: readBy.join(' and '),
+        ...(language ? { language: language.iso639_3 } : {}),
         chapters: chapters.map((c) => ({ title: c.title, level: c.level, startS: c.start })),
       });
       durationS = finished.durationS;
@@ -444,7 +470,12 @@ class SpeechPipeline implements ArticlePipeline {
     try {
       await writeFile(
         path.join(context.workDir, OUTPUT_NAMES.transcript),
-        toWebVtt(multiVoice ? cues : cues.map(({ voice: _voice, ...cue }) => cue), article.title, readBy),
+        toWebVtt(
+          multiVoice ? cues : cues.map(({ voice: _voice, ...cue }) => cue),
+          article.title,
+          readBy,
+          language?.tag,
+        ),
       );
       await writeFile(path.join(context.workDir, OUTPUT_NAMES.chapters), toChaptersJson(chapters, durationS));
       await writeFile(path.join(context.workDir, OUTPUT_NAMES.article), articleMarkdown(article));

@@ -85,6 +85,8 @@ export type PipelineErrorCode =
   | 'synthesis_failed'
   /** A speech provider of the voices file stayed down, refused the request or answered with something not audio. */
   | 'voice_unavailable'
+  /** The article is in a language the job's voices do not read (the built-in voices read English only). */
+  | 'unsupported_language'
   /** The input is too large, deep or slow to parse safely (the parse worker's limits or the nesting bound). */
   | 'too_complex'
   /** The output could not be written: the disk is full, over quota or read-only. */

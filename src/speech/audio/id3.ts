@@ -1,5 +1,6 @@
 // The ID3v2 tag at the start of audio.mp3: title, where the article came from, the engine as the encoder, who read
-// it (a TXXX frame "Voice": "the voice af_heart (kokoro at host:port, …)", "the built-in voice rms (Flite)"), and the
+// it (a TXXX frame "Voice": "the voice af_heart (kokoro at host:port, …)", "the built-in voice rms (Flite)"), the
+// article's language (TLAN, ISO 639-2: "eng", "deu"), and the
 // chapters (CHAP frames under one CTOC table of contents, as podcast players read them). Written by node-id3
 // (ID3v2.3, text in UTF-16). Every string here comes from the page and is hostile: made well-formed, stripped of
 // control characters and bounded, so the tag stays small and every player can read it.
@@ -18,6 +19,8 @@ export interface AudioTags {
   encoder: string;
   /** Who read it (issue 25): the voices' descriptions, in a TXXX frame "Voice". */
   voice?: string;
+  /** The article's language, ISO 639-2 (three letters, "deu"), in the TLAN frame (src/speech/text/language.ts). */
+  language?: string;
   /** In the order they are spoken; `startS` in the audio as written (after an intro). */
   chapters: { title: string; level: number; startS: number }[];
   durationS: number;
@@ -97,6 +100,7 @@ export function id3Tag(tags: AudioTags): Uint8Array {
     ...(url ? { userDefinedUrl: [{ description: 'Source', url }] } : {}),
     encodingTechnology: tagText(tags.encoder, MAX_TITLE_CHARS),
     ...(voice ? { userDefinedText: [{ description: 'Voice', value: voice }] } : {}),
+    ...(tags.language && /^[a-z]{3}$/.test(tags.language) ? { language: tags.language } : {}),
     ...(chapter.length > 0
       ? {
           chapter,

@@ -98,16 +98,25 @@ export function voiceNote(readBy: readonly string[]): string | undefined {
   return names.length > 0 ? `NOTE voice: ${names.join(' and ')}` : undefined;
 }
 
-/** `readBy`: who read it, one entry per distinct voice (see voiceNote). */
-export function toWebVtt(cues: Cue[], title?: string, readBy: readonly string[] = []): string {
+/**
+ * The `NOTE language: de` block after the header: the article's language as detected (src/speech/text/language.ts),
+ * a BCP 47 tag. Anything else than a tag's characters is left out.
+ */
+export function languageNote(language: string | undefined): string | undefined {
+  return language && /^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/.test(language) ? `NOTE language: ${language}` : undefined;
+}
+
+/** `readBy`: who read it, one entry per distinct voice (see voiceNote); `language`: see languageNote. */
+export function toWebVtt(cues: Cue[], title?: string, readBy: readonly string[] = [], language?: string): string {
   const header = title ? `WEBVTT - ${title.replace(/\s+/g, ' ').replace(/-->/g, '→')}` : 'WEBVTT';
   const note = voiceNote(readBy);
+  const languageBlock = languageNote(language);
   const blocks = cues.map((cue, i) => {
     const voice = cue.voice ? `<v ${cue.voice.replace(/[<>&]/g, '')}>` : '';
     const cueBlock = `${i + 1}\n${timestamp(cue.start)} --> ${timestamp(cue.end)}\n${voice}${cueText(cue)}`;
     return cue.paragraph ? `${PARAGRAPH_NOTE}\n\n${cueBlock}` : cueBlock;
   });
-  return `${[header, ...(note ? [note] : []), ...blocks].join('\n\n')}\n`;
+  return `${[header, ...(note ? [note] : []), ...(languageBlock ? [languageBlock] : []), ...blocks].join('\n\n')}\n`;
 }
 
 export function toChaptersJson(chapters: Chapter[], durationS: number): string {
