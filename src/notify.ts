@@ -167,6 +167,18 @@ export function jobErrorFixes(job: JobRecord): Fix[] {
       showLog,
     ];
   }
+  if (code === 'unsupported_language') {
+    // The built-in voices read English only: a provider voice (multilingual) reads the article (README, Use another
+    // voice); the voice settings are where one is chosen.
+    return [
+      {
+        title: 'Open Voice Settings',
+        run: () => vscode.commands.executeCommand('workbench.action.openSettings', 'articleAudio.voice'),
+      },
+      retry,
+      showLog,
+    ];
+  }
   if (code === 'unauthorized' || /\b(401|403)\b/.test(message)) return [setKey, retry, showLog];
   if (code === 'not_an_article' || code === 'too_short') return url ? [otherUrl, ...openPage, showLog] : [showLog];
   if (code === 'too_long') return [{ title: 'Convert a Selection', run: run(Commands.convertSelection) }, showLog];
