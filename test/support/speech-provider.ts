@@ -3,10 +3,14 @@
 // voice, input, response_format and an optional speed, nothing else; the bearer key) and answers with audio it makes
 // itself: a 220 Hz tone of 60 ms per character of input (WAV at 24 kHz, or raw 16-bit PCM). `fault` decides, per
 // request, to answer otherwise: 429 with Retry-After, 500, an HTML page with status 200, or a first byte late.
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 
 export const PROVIDER_RATE = 24_000;
+/** A real Ogg Opus file (about 2 s; test/fixtures/audio/README.md says where it comes from). */
+export const OPUS_FIXTURE = path.join(__dirname, '..', 'fixtures', 'audio', 'lena-start.opus');
 export const SECONDS_PER_CHARACTER = 0.06;
 
 export interface SpeechRequest {
@@ -120,8 +124,8 @@ export async function startSpeechProvider(options: { key?: string } = {}): Promi
       if (typeof body.input !== 'string' || !body.input.trim() || body.input.length > 4096)
         return refuse(res, 400, 'input must be 1 to 4096 characters');
       const format = body.response_format ?? 'mp3';
-      if (format !== 'wav' && format !== 'pcm')
-        return refuse(res, 400, `this fake speaks wav and pcm, not ${JSON.stringify(format)}`);
+      if (format !== 'wav' && format !== 'pcm' && format !== 'opus')
+        return refuse(res, 400, `this fake speaks wav, pcm and opus, not ${JSON.stringify(format)}`);
       if (body.speed !== undefined && (typeof body.speed !== 'number' || body.speed < 0.25 || body.speed > 4))
         return refuse(res, 400, 'speed must be 0.25 to 4');
       const request: SpeechRequest = {
@@ -136,7 +140,11 @@ export async function startSpeechProvider(options: { key?: string } = {}): Promi
       const fault = provider.fault?.(request, count++);
       const answer = () => {
         const samples = toneFor(request.input);
-        if (format === 'pcm') {
+        if (format === 'opus') {
+          // Opus cannot be encoded here: the answer is a real Ogg Opus file of about 2 s, whatever the input.
+          res.writeHead(200, { 'content-type': 'audio/ogg' });
+          res.end(readFileSync(OPUS_FIXTURE));
+        } else if (format === 'pcm') {
           res.writeHead(200, { 'content-type': 'audio/pcm' });
           res.end(Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength));
         } else {

@@ -1,4 +1,4 @@
-// Intro and outro audio: MP3, OGG (Vorbis) or WAV bytes -> mono samples at the speech's rate, levelled and faded.
+// Intro and outro audio: MP3, OGG (Vorbis or Opus) or WAV bytes -> mono samples at the speech's rate, levelled and faded.
 // Runs in the parse worker (parse-worker.ts), never on the engine's main thread.
 //
 // A small file can hold hours of audio at a low sample rate (10 MiB of 16-bit WAV at 1000 Hz is 87 minutes, 84
@@ -7,6 +7,9 @@
 import { fadeIn, fadeOut, sniffAudioFormat, type AudioFormat } from './audio';
 import { levelToLoudness } from './loudness';
 import { StreamResampler } from './resample';
+
+/** Opus decodes at 48 kHz whatever rate its input had. */
+const OPUS_RATE = 48_000;
 
 export interface ClipLimits {
   /** Longest intro or outro accepted, in seconds. */
@@ -138,15 +141,23 @@ function mp3Info(bytes: Uint8Array): ClipInfo {
   return { format: 'mp3', sampleRate: first.sampleRate, channels: first.channels, seconds: samples / first.sampleRate };
 }
 
+/** Whether OGG bytes carry Opus (the first packet is the "OpusHead" identification header), not Vorbis. */
+export function isOggOpus(bytes: Uint8Array): boolean {
+  const packet = 27 + (bytes[26] ?? 0);
+  return ascii(bytes, packet, 8) === 'OpusHead';
+}
+
 function oggInfo(bytes: Uint8Array): ClipInfo {
-  // The first page carries the Vorbis identification header: "\x01vorbis", version, channels, rate.
+  // The first page carries the identification header: Vorbis "\x01vorbis", version, channels, rate; or Opus
+  // "OpusHead", version, channels, pre-skip, input rate (Opus always decodes at 48 kHz, and counts granules in it).
   const segments = bytes[26] ?? 0;
   const packet = 27 + segments;
-  if (bytes[packet] !== 1 || ascii(bytes, packet + 1, 6) !== 'vorbis' || packet + 16 > bytes.length)
-    throw new ClipProblem('it is an OGG file without Vorbis audio');
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const channels = bytes[packet + 11]!;
-  const sampleRate = view.getUint32(packet + 12, true);
+  const opus = isOggOpus(bytes) && packet + 19 <= bytes.length;
+  if (!opus && (bytes[packet] !== 1 || ascii(bytes, packet + 1, 6) !== 'vorbis' || packet + 16 > bytes.length))
+    throw new ClipProblem('it is an OGG file without Vorbis or Opus audio');
+  const channels = opus ? bytes[packet + 9]! : bytes[packet + 11]!;
+  const sampleRate = opus ? OPUS_RATE : view.getUint32(packet + 12, true);
   // The last page's granule position is the stream's length in samples.
   let last = -1;
   for (let at = bytes.length - 27; at >= 0; at--) {
@@ -203,6 +214,7 @@ interface Decoded {
 async function decode(bytes: Uint8Array, format: AudioFormat): Promise<Decoded> {
   if (format === 'wav') return (await import('@audio/decode-wav')).default(bytes);
   if (format === 'mp3') return (await import('@audio/decode-mp3')).default(bytes);
+  if (isOggOpus(bytes)) return (await import('@audio/decode-opus')).default(bytes);
   return (await import('@audio/decode-vorbis')).default(bytes);
 }
 

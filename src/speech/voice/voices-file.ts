@@ -26,7 +26,7 @@ const openAiEntry = z
     /** One voice per host of a podcast (the first host reads with the first). */
     voices: z.array(z.string().min(1).max(200)).min(1).max(8).optional(),
     key_env: z.string().regex(ENV_NAME, 'must be the name of an environment variable').optional(),
-    response_format: z.enum(['wav', 'pcm', 'mp3']).optional(),
+    response_format: z.enum(['wav', 'pcm', 'mp3', 'opus']).optional(),
     speed: z.number().min(0.25).max(4).optional(),
     /** Requests in flight at once, engine-wide, for this entry (default 4). */
     concurrency: z.number().int().min(1).max(32).optional(),

@@ -37,6 +37,18 @@ describe('OpenAI-compatible voice', () => {
     });
   const signal = () => new AbortController().signal;
 
+  it('decodes an Ogg Opus answer (response_format opus) at its own 48 kHz', async () => {
+    const spoken = await voice({ response_format: 'opus' }).speak({ text: 'Opus, please.' }, signal());
+    assert.deepEqual(provider.refused, []);
+    assert.equal(provider.requests[0]?.response_format, 'opus');
+    assert.equal(spoken.sampleRate, 48_000);
+    const seconds = spoken.samples.length / spoken.sampleRate;
+    assert.ok(seconds > 1.8 && seconds < 2.2, `${seconds} s decoded from the 2 s file`);
+    let energy = 0;
+    for (const sample of spoken.samples) energy += Math.abs(sample);
+    assert.ok(energy / spoken.samples.length > 0.001, 'the decoded audio is silent');
+  });
+
   it('sends the request OpenAI takes and decodes the WAV it answers', async () => {
     const line = 'The quick brown fox jumps over the lazy dog.';
     const spoken = await voice({ speed: 1.1 }).speak({ text: line }, signal());
