@@ -137,6 +137,17 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
       if (!input || !(await row.waitFor({ timeout: 5_000 }).then(ok, fail))) continue;
       if (!(await input.press('Enter', { timeout: 3_000 }).then(ok, fail))) continue;
       if (await editor.waitFor({ timeout: 15_000 }).then(ok, fail)) return;
+      // Open but scrolled away from the text (the read-along follows the sentence being spoken): to the top.
+      const activeTab = await page
+        .locator('.tabs-container .tab.active')
+        .first()
+        .innerText()
+        .catch(() => '');
+      if (activeTab.includes(name)) {
+        await page.locator('.editor-instance .view-lines').filter({ visible: true }).first().click().catch(fail);
+        await page.keyboard.press('Control+Home');
+        if (await editor.waitFor({ timeout: 5_000 }).then(ok, fail)) return;
+      }
       const tabs = await page.locator('.tabs-container .tab').allInnerTexts();
       const active = await page.locator('.tabs-container .tab.active').allInnerTexts();
       last = `Enter in Quick Open showed no editor with "${text}"; tabs: ${tabs.join(' | ')}; active: ${active.join(' | ')}`;
