@@ -4,7 +4,8 @@ import { version } from '../../package.json';
 import { UsageError } from '../engine/settings';
 import { CONVERT_HELP, convert } from './convert';
 import { EXIT, EXIT_CODES_HELP } from './exit-codes';
-import { SERVE_HELP, serve } from './serve';
+import { SERVE_HELP, SERVE_TEAM_HELP, isTeamMode, serve } from './serve';
+import { TOKEN_HELP } from './token';
 import { WORKER_HELP, worker } from './worker';
 import { SETTINGS_HELP } from './settings';
 import { WORKERS_HELP } from './workers';
@@ -33,9 +34,15 @@ async function main(argv: readonly string[]): Promise<number | undefined> {
     case '--help':
     case '-h': {
       const topic = command === 'help' ? rest[0] : undefined;
-      process.stdout.write(
-        `${topic === 'serve' ? SERVE_HELP : topic === 'worker' ? WORKER_HELP : topic === 'workers' ? WORKERS_HELP : topic === 'settings' ? SETTINGS_HELP : topic === 'convert' ? CONVERT_HELP : HELP}\n`,
-      );
+      const topics: Record<string, string> = {
+        serve: isTeamMode(rest, process.env) ? SERVE_TEAM_HELP : SERVE_HELP,
+        worker: WORKER_HELP,
+        token: TOKEN_HELP,
+        workers: WORKERS_HELP,
+        settings: SETTINGS_HELP,
+        convert: CONVERT_HELP,
+      };
+      process.stdout.write(`${(topic !== undefined ? topics[topic] : undefined) ?? HELP}\n`);
       return command === undefined ? EXIT.usage : EXIT.ok;
     }
     case '--version':
@@ -44,7 +51,7 @@ async function main(argv: readonly string[]): Promise<number | undefined> {
       return EXIT.ok;
     case 'serve':
       if (wantsHelp) {
-        process.stdout.write(`${SERVE_HELP}\n`);
+        process.stdout.write(`${isTeamMode(rest, process.env) ? SERVE_TEAM_HELP : SERVE_HELP}\n`);
         return EXIT.ok;
       }
       await serve(rest);
@@ -57,6 +64,10 @@ async function main(argv: readonly string[]): Promise<number | undefined> {
       await worker(rest);
       return undefined; // runs until a signal ends the process
     case 'token': {
+      if (wantsHelp) {
+        process.stdout.write(`${TOKEN_HELP}\n`);
+        return EXIT.ok;
+      }
       // Loaded only here: the Postgres driver is not part of the local engine.
       const team = await import('../engine/team/main');
       await team.tokenCommand(rest, process.env);

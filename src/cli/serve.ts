@@ -3,6 +3,25 @@ import { runEngineProcess } from '../engine/engine-process';
 import { SHARED_SERVICE_DEFAULTS, settingsHelp } from '../engine/settings';
 import { teamSettingsHelp } from '../engine/team/settings-help';
 
+/** The engine flags a team API node reads (the others are the local engine's or a worker's). */
+export const API_NODE_ENGINE_FLAGS: readonly string[] = [
+  'host',
+  'port',
+  'tokens-file',
+  'queue-depth',
+  'retention-s',
+  'heartbeat-s',
+  'max-body-bytes',
+  'idempotency-window-s',
+  'public-url',
+  'max-connections',
+  'idle-socket-timeout-s',
+  'token-submit-rate',
+  'token-max-jobs',
+  'min-free-disk-mb',
+  'log-level',
+];
+
 export const SERVE_HELP = `Usage: article-audio serve [options]
 
 Runs the Article Audio job service (the local engine) until Ctrl+C or SIGTERM, which stop it cleanly:
@@ -20,11 +39,31 @@ Example:
 Team mode (one service for many users on several machines; see README "Run a team service"):
   article-audio serve --database postgres://… --storage DIR|s3://bucket/prefix [options]
 runs an API node (HTTP only; jobs go to Postgres) and \`article-audio worker\` runs synthesis; any number of each.
+\`article-audio serve --database URL --help\` lists the options of a team API node.`;
+
+export const SERVE_TEAM_HELP = `Usage: article-audio serve --database postgres://… --storage DIR|s3://bucket/prefix [options]
+
+Runs an API node of a team service (see README "Run a team service"): HTTP only; jobs go to Postgres, where
+\`article-audio worker\` processes claim them; any number of each. Ctrl+C or SIGTERM stops it cleanly.
+Clients authenticate with tokens kept in the database (\`article-audio token add NAME\`), ARTICLE_AUDIO_TOKENS or
+--tokens-file. GET /healthz answers while the process runs; GET /readyz only while it reaches Postgres and storage.
+The log goes to stderr, one JSON object per line. Retention, queue depth and token limits are fleet-wide: the
+first API node stores them; see \`article-audio settings --help\`.
+
 Team options (each also an environment variable):
-${teamSettingsHelp()}`;
+${teamSettingsHelp('api')}
+
+Options of an API node (each also an environment variable):
+${settingsHelp(API_NODE_ENGINE_FLAGS)}
+  -h, --help  show this help`;
+
+/** Team mode: --database given, or ARTICLE_AUDIO_DATABASE_URL set. */
+export function isTeamMode(args: readonly string[], env: NodeJS.ProcessEnv): boolean {
+  return args.some((a) => a === '--database' || a.startsWith('--database=')) || Boolean(env.ARTICLE_AUDIO_DATABASE_URL);
+}
 
 export async function serve(args: readonly string[]): Promise<void> {
-  if (args.some((a) => a === '--database' || a.startsWith('--database=')) || process.env.ARTICLE_AUDIO_DATABASE_URL) {
+  if (isTeamMode(args, process.env)) {
     // Loaded only here: the Postgres driver and the AWS SDK are not part of the local engine.
     const team = await import('../engine/team/main');
     await team.serveTeam(args, process.env);

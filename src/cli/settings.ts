@@ -1,5 +1,7 @@
 // `article-audio settings`: a team service's fleet-wide settings (the command itself is in engine/team/main.ts,
 // loaded only when it runs, so that --help never loads the Postgres driver).
+import { teamSettingsHelp } from '../engine/team/settings-help';
+
 export const SETTINGS_HELP = `Usage: article-audio settings [list] --database postgres://…
        article-audio settings set NAME VALUE --database postgres://…
 
@@ -15,5 +17,7 @@ at every retention sweep (within a minute), so a change needs no restart.
 
   list            (default) each setting, its value, who set it and when
   set NAME VALUE  change one for the whole fleet
-  --database URL  the team's Postgres (or ARTICLE_AUDIO_DATABASE_URL)
-  -h, --help      show this help`;
+  -h, --help      show this help
+
+Options (each also an environment variable):
+${teamSettingsHelp('admin')}`;

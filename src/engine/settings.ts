@@ -412,9 +412,13 @@ export function defaultDataDir(): string {
   return path.join(process.env.XDG_DATA_HOME || path.join(home, '.local', 'share'), 'article-audio', 'engine');
 }
 
-/** The settings part of --help. */
-export function settingsHelp(): string {
-  const rows = ENGINE_SETTINGS.map((s) => [`--${s.flag}${s.value ? ` ${s.value}` : ''}`, s.help, s.env ?? '']);
+/** The settings part of --help: all of them, or only the flags named (in the table's order). */
+export function settingsHelp(only?: readonly string[]): string {
+  const rows = ENGINE_SETTINGS.filter((s) => only === undefined || only.includes(s.flag)).map((s) => [
+    `--${s.flag}${s.value ? ` ${s.value}` : ''}`,
+    s.help,
+    s.env ?? '',
+  ]);
   const width = Math.max(...rows.map(([flag]) => (flag ?? '').length));
   return rows
     .map(

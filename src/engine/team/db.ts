@@ -6,9 +6,29 @@ import type { Logger } from '../core/logger';
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
 
-export function openPool(url: string, log: Logger, max = 10): pg.Pool {
-  const pool = new pg.Pool({
+/**
+ * How a node reaches Postgres beyond its address (settings-help.ts reads the --db-* flags): TLS options given by
+ * flags (undefined: whatever the address says, `?sslmode=…`, or none) and a statement timeout set on every connection
+ * at its start (undefined: the server's or role's own). A bare address string means neither.
+ */
+export interface DbConnection {
+  url: string;
+  ssl?: false | { ca?: string; rejectUnauthorized: boolean; checkServerIdentity?: () => undefined };
+  statementTimeoutMs?: number;
+}
+
+function connectionConfig(db: string | DbConnection): pg.ClientConfig {
+  const { url, ssl, statementTimeoutMs } = typeof db === 'string' ? ({ url: db } as DbConnection) : db;
+  return {
     connectionString: url,
+    ...(ssl !== undefined ? { ssl } : {}),
+    ...(statementTimeoutMs !== undefined ? { statement_timeout: statementTimeoutMs } : {}),
+  };
+}
+
+export function openPool(db: string | DbConnection, log: Logger, max = 10): pg.Pool {
+  const pool = new pg.Pool({
+    ...connectionConfig(db),
     max,
     idleTimeoutMillis: 30_000,
     connectionTimeoutMillis: 10_000,
@@ -19,8 +39,8 @@ export function openPool(url: string, log: Logger, max = 10): pg.Pool {
   return pool;
 }
 
-export function newClient(url: string): pg.Client {
-  return new pg.Client({ connectionString: url, application_name: 'article-audio-listen' });
+export function newClient(db: string | DbConnection): pg.Client {
+  return new pg.Client({ ...connectionConfig(db), application_name: 'article-audio-listen' });
 }
 
 /**

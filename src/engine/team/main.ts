@@ -14,7 +14,7 @@ import type { ArticlePipeline } from '../../speech/types';
 import { UsageError, readEngineSettings } from '../settings';
 import { splitTeamArgs, type TeamArgs } from './settings-help';
 import { PgApiService } from './api-service';
-import { type Pool, openPool, redactUrl } from './db';
+import { type DbConnection, type Pool, openPool, redactUrl } from './db';
 import {
   type FleetSettingName,
   type FleetValues,
@@ -152,7 +152,8 @@ export async function startApiNode(args: readonly string[], env: NodeJS.ProcessE
   const logger =
     log ?? teamLogger(settings.logLevel, team.json, { role: 'api', node: `${os.hostname()}:${process.pid}` });
   const databaseUrl = team.database as string;
-  const pool = openPool(databaseUrl, logger);
+  const db = team.db as DbConnection;
+  const pool = openPool(db, logger, team.dbPoolSize ?? 10);
   await migrateOrClose(pool, logger);
   const storage = await openOutputStorage(storageSpec, team.s3Endpoint);
   const tokens = new TeamTokens(settings.engine.tokens, pool, logger);
@@ -163,7 +164,7 @@ export async function startApiNode(args: readonly string[], env: NodeJS.ProcessE
       'No API tokens yet: add one per user with `article-audio token add NAME --database …`, or set ARTICLE_AUDIO_TOKENS.',
     );
   const metrics = new EngineMetrics('api');
-  const bus = new PgEventBus(pool, databaseUrl, logger, undefined, metrics);
+  const bus = new PgEventBus(pool, db, logger, undefined, metrics);
   await bus.start();
   const engine = settings.engine;
   // Retention, queue depth and token limits are the fleet's, stored once (fleet-settings.ts): the first node stores
@@ -283,16 +284,16 @@ export async function startWorker(
     options.log ??
     teamLogger(settings.logLevel, team.json, { role: 'worker', node: `${os.hostname()}:${process.pid}` });
   await checkWorkDir(team.workDir);
-  const databaseUrl = team.database as string;
   const engine = settings.engine;
   const concurrency = engine.concurrency ?? Math.max(1, Math.min(4, os.availableParallelism()));
-  const pool = openPool(databaseUrl, log, concurrency * 2 + 2);
+  const db = team.db as DbConnection;
+  const pool = openPool(db, log, team.dbPoolSize ?? concurrency * 2 + 2);
   await migrateOrClose(pool, log);
   const storage = await openOutputStorage(storageSpec, team.s3Endpoint);
   const metrics = new EngineMetrics('worker');
   const worker = new Worker({
     pool,
-    databaseUrl,
+    databaseUrl: db,
     storage,
     pipeline: options.pipeline ?? createDefaultPipeline({ voices: settings.voices }),
     concurrency,
@@ -376,7 +377,7 @@ export async function tokenCommand(args: readonly string[], env: NodeJS.ProcessE
   const [action, name, ...extra] = team.rest;
   if (action === undefined || extra.length > 0)
     throw new UsageError('Usage: article-audio token add NAME | list | remove NAME --database postgres://…');
-  const pool = openPool(team.database, () => undefined, 1);
+  const pool = openPool(team.db as DbConnection, () => undefined, 1);
   try {
     await migrate(pool, { programVersion: version });
     await manageTokens(pool, action, name, (line) => process.stdout.write(`${line}\n`));
@@ -389,7 +390,7 @@ export async function tokenCommand(args: readonly string[], env: NodeJS.ProcessE
 export async function settingsCommand(args: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
   const team = splitTeamArgs(args, env);
   if (!team.database) throw new UsageError('settings needs --database postgres://… (or ARTICLE_AUDIO_DATABASE_URL).');
-  const pool = openPool(team.database, () => undefined, 1);
+  const pool = openPool(team.db as DbConnection, () => undefined, 1);
   try {
     await migrate(pool, { programVersion: version });
     const done = await manageSettings(pool, team.rest, `article-audio settings on ${os.hostname()}`, (line) =>
@@ -408,7 +409,7 @@ export async function workersCommand(args: readonly string[], env: NodeJS.Proces
   const json = team.rest.includes('--json');
   const extra = team.rest.filter((a) => a !== '--json');
   if (extra.length > 0) throw new UsageError(`Usage: article-audio workers --database postgres://… [--json]`);
-  const pool = openPool(team.database, () => undefined, 1);
+  const pool = openPool(team.db as DbConnection, () => undefined, 1);
   try {
     await migrate(pool, { programVersion: version });
     const workers = await listWorkers(pool);

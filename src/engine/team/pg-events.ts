@@ -6,7 +6,7 @@ import type { Client, Pool } from 'pg';
 import type { Logger } from '../core/logger';
 import type { EngineMetrics } from '../core/metrics';
 import type { EventBus, StoredEvent } from '../core/job-store';
-import { newClient } from './db';
+import { type DbConnection, newClient } from './db';
 import { readEvents } from './jobs';
 import { EVENTS_CHANNEL } from './schema';
 
@@ -30,7 +30,7 @@ export class PgEventBus implements EventBus {
 
   constructor(
     private readonly pool: Pool,
-    private readonly url: string,
+    private readonly url: string | DbConnection,
     private readonly log: Logger,
     private readonly pollMs = 5000,
     private readonly metrics?: EngineMetrics,

@@ -24,13 +24,13 @@ import { JobRunner, type RunLedger } from '../core/runner';
 import { jobResultOf } from '../core/submission';
 import type { Claim, OutputStorage, StoredJob, StoredOutput, WorkQueue } from '../core/job-store';
 import { closingEvents, logEvent, partResultEvent, statusEvent } from '../core/stream-events';
-import { newClient, transaction } from './db';
+import { type DbConnection, newClient, transaction } from './db';
 import { type JobRow, appendEvents, jobFields, lockJob, recordOf, saveJob } from './jobs';
 import { QUEUE_CHANNEL } from './schema';
 
 export interface WorkerOptions {
   pool: Pool;
-  databaseUrl: string;
+  databaseUrl: string | DbConnection;
   storage: OutputStorage;
   pipeline: ArticlePipeline;
   /** Jobs this worker runs at once. */
