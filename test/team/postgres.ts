@@ -2,7 +2,7 @@
 // an unprivileged user (the `postgres` or `nobody` account when the tests run as root, which initdb refuses) on a
 // free loopback port. Installed once with apt-get when missing (scripts/test-env.mjs, as root only).
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,6 +23,8 @@ export interface TestPostgres {
   /** Starts the server again on the same port and data; resolves once it accepts queries. */
   up(): Promise<void>;
   stop(): Promise<void>;
+  /** With `tls`: the PEM file of the test CA that signed the server's certificate (for 127.0.0.1 and localhost). */
+  caFile?: string;
 }
 
 function binDir(): string | undefined {
@@ -77,7 +79,70 @@ function freePort(): Promise<number> {
  * that for speed; a test that crashes the server (`restartImmediate`) and counts what survived needs it, since a
  * commit acknowledged before its WAL left shared memory is lost in the crash.
  */
-export async function startPostgres(options: { crashSafe?: boolean } = {}): Promise<TestPostgres> {
+/**
+ * A test CA and a server certificate it signed for 127.0.0.1 and localhost (openssl), in `dir`; the server's key is
+ * the server account's, mode 0600 (Postgres refuses a key others can read).
+ */
+function makeCertificates(
+  dir: string,
+  user: { uid: number; gid: number } | undefined,
+): { cert: string; key: string; ca: string } {
+  const file = (name: string) => path.join(dir, name);
+  const openssl = (args: string[]) => execFileSync('openssl', args, { stdio: 'pipe', cwd: dir });
+  openssl([
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    file('ca.key'),
+    '-out',
+    file('ca.pem'),
+    '-days',
+    '2',
+    '-subj',
+    '/CN=article-audio-test-ca',
+  ]);
+  openssl([
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    file('server.key'),
+    '-out',
+    file('server.csr'),
+    '-subj',
+    '/CN=localhost',
+  ]);
+  writeFileSync(file('server.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
+  openssl([
+    'x509',
+    '-req',
+    '-in',
+    file('server.csr'),
+    '-CA',
+    file('ca.pem'),
+    '-CAkey',
+    file('ca.key'),
+    '-CAcreateserial',
+    '-out',
+    file('server.crt'),
+    '-days',
+    '2',
+    '-extfile',
+    file('server.ext'),
+  ]);
+  chmodSync(file('server.key'), 0o600);
+  if (user) {
+    chownSync(file('server.key'), user.uid, user.gid);
+    chownSync(file('server.crt'), user.uid, user.gid);
+  }
+  return { cert: file('server.crt'), key: file('server.key'), ca: file('ca.pem') };
+}
+
+export async function startPostgres(options: { crashSafe?: boolean; tls?: boolean } = {}): Promise<TestPostgres> {
   const bin = await postgresBin();
   const user = serverUser();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'aa-pg-'));
@@ -91,6 +156,7 @@ export async function startPostgres(options: { crashSafe?: boolean } = {}): Prom
   );
   const port = await freePort();
   const url = `postgres://aa@127.0.0.1:${port}/postgres`;
+  const tls = options.tls ? makeCertificates(dir, user) : undefined;
   let stderr = '';
   const launch = async () => {
     const child: ChildProcess = spawn(
@@ -112,6 +178,7 @@ export async function startPostgres(options: { crashSafe?: boolean } = {}): Prom
         'full_page_writes=off',
         '-c',
         'max_connections=300',
+        ...(tls ? ['-c', 'ssl=on', '-c', `ssl_cert_file=${tls.cert}`, '-c', `ssl_key_file=${tls.key}`] : []),
       ],
       { ...as, stdio: ['ignore', 'ignore', 'pipe'], cwd: dir },
     );
@@ -139,6 +206,7 @@ export async function startPostgres(options: { crashSafe?: boolean } = {}): Prom
   process.on('exit', () => server.child.kill('SIGKILL'));
   return {
     url,
+    ...(tls ? { caFile: tls.ca } : {}),
     get pid() {
       return server.child.pid ?? -1;
     },
