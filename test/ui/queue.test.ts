@@ -115,6 +115,13 @@ describe('Listening queue (UI)', () => {
 
   it('never replaces the article being heard, playing or paused: a job done in the background queues itself and says so once, and the status bar names what plays', async () => {
     const { page } = vscode;
+    // From now on a finished job opens the player by itself (a workspace setting, written first: VS Code applies a
+    // changed settings file a moment later, long before the fourth story is converted below).
+    mkdirSync(path.join(workspace, '.vscode'), { recursive: true });
+    writeFileSync(
+      path.join(workspace, '.vscode', 'settings.json'),
+      JSON.stringify({ 'articleAudio.openPlayerWhenDone': true }),
+    );
     await vscode.openFile('third.md', 'Third Story');
     await vscode.runCommand('Article Audio: Convert Current Document to Audio');
     await runOnJob('Article Audio: Open Player', 'Third Story');
@@ -136,19 +143,35 @@ describe('Listening queue (UI)', () => {
       .first()
       .waitFor({ timeout: 20_000 });
 
-    // From now on a finished job opens the player by itself: with an article being heard, it must not.
-    mkdirSync(path.join(workspace, '.vscode'), { recursive: true });
-    writeFileSync(
-      path.join(workspace, '.vscode', 'settings.json'),
-      JSON.stringify({ 'articleAudio.openPlayerWhenDone': true }),
-    );
+    // (openPlayerWhenDone is on since the start of this test: with an article being heard, a new job must not open.)
     const toasts = (title: string) =>
       page.locator('.notifications-toasts .notification-list-item-message', { hasText: title });
 
     // While it plays: a job finishing in the background queues itself.
     await vscode.openFile('fourth.md', 'Fourth Story');
     await vscode.runCommand('Article Audio: Convert Current Document to Audio');
-    await frame.locator('#up-next .up-next-title', { hasText: 'Fourth Story' }).waitFor({ timeout: 120_000 });
+    const state = async () =>
+      `player on "${await frame
+        .locator('#job-title')
+        .innerText()
+        .catch(
+          () => '?',
+        )}" (paused ${String(await audio(frame, 'a.paused'))}, ended ${String(await audio(frame, 'a.ended'))}, at ${String(await audio(frame, 'a.currentTime'))} of ${String(await audio(frame, 'a.duration'))}), up next: ${(
+        await frame
+          .locator('#up-next')
+          .innerText()
+          .catch(() => '')
+      ).replace(
+        /\s+/g,
+        ' ',
+      )}; notices: ${(await page.locator('.notifications-toasts .notification-list-item-message').allInnerTexts()).join(' | ')}`;
+    await frame
+      .locator('#up-next .up-next-title', { hasText: 'Fourth Story' })
+      .waitFor({ timeout: 120_000 })
+      .catch(async (error: unknown) => {
+        await vscode.screenshot('queue-fourth-missing');
+        throw new Error(`The fourth story never joined the queue: ${await state()}`, { cause: error });
+      });
     await waitFor(
       'the fourth story to be ready',
       async () => !(await frame.locator('#up-next .up-next-title', { hasText: 'Fourth Story' }).isDisabled()),
