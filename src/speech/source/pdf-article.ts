@@ -102,7 +102,19 @@ const SCAN_ADVICE =
   'Run text recognition (OCR) on it first, for example with ocrmypdf, or copy its text from a PDF viewer and convert that instead.';
 
 /** Reads the text of a PDF; throws PdfProblem for a PDF without text, with a password or that does not parse. */
-export async function extractPdfArticle(bytes: Uint8Array, label = 'The PDF'): Promise<PdfReading> {
+/**
+ * What one PDF may hold before it is refused, wherever it is read: the parse worker has its own time and memory
+ * limits, but the extension and the command line read a local PDF in their own process, so the reader bounds itself.
+ * 2,000 pages and 2 million characters are about twenty times what one job takes (100,000 characters; longer text is
+ * converted in parts).
+ */
+export const PDF_LIMITS = { maxPages: 2_000, maxCharacters: 2_000_000 };
+
+export async function extractPdfArticle(
+  bytes: Uint8Array,
+  label = 'The PDF',
+  limits: { maxPages: number; maxCharacters: number } = PDF_LIMITS,
+): Promise<PdfReading> {
   const pdfjs = loadPdfJs();
   pdfjs.GlobalWorkerOptions.workerSrc = 'about:blank';
   let doc;
@@ -123,7 +135,12 @@ export async function extractPdfArticle(bytes: Uint8Array, label = 'The PDF'): P
     throw new PdfProblem(`${label} could not be read as a PDF (${(error as Error).message}).`);
   }
   try {
+    if (doc.numPages > limits.maxPages)
+      throw new PdfProblem(
+        `${label} has ${doc.numPages.toLocaleString('en-US')} pages; Article Audio reads PDFs of up to ${limits.maxPages.toLocaleString('en-US')} pages. Save the pages you want to hear as a PDF of their own and convert that.`,
+      );
     const pages: { runs: Run[]; width: number; height: number }[] = [];
+    let collected = 0;
     for (let number = 1; number <= doc.numPages; number++) {
       const page = await doc.getPage(number);
       const [x0 = 0, y0 = 0, x1 = 0, y1 = 0] = page.view;
@@ -137,7 +154,12 @@ export async function extractPdfArticle(bytes: Uint8Array, label = 'The PDF'): P
         const size = Math.hypot(c, d) || item.height;
         if (size <= 0) continue;
         runs.push({ text: item.str, x: e - x0, y: f - y0, width: item.width, size });
+        collected += item.str.length;
       }
+      if (collected > limits.maxCharacters)
+        throw new PdfProblem(
+          `${label} holds more than ${limits.maxCharacters.toLocaleString('en-US')} characters of text (page ${number} of ${doc.numPages}); Article Audio reads PDFs up to that. Save the pages you want to hear as a PDF of their own and convert that.`,
+        );
       pages.push({ runs, width: x1 - x0, height: y1 - y0 });
       page.cleanup();
     }

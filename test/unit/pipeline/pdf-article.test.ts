@@ -11,6 +11,7 @@ import { UsageError } from '../../../src/engine/settings';
 import { createSpeechPipeline } from '../../../src/speech';
 import { type Article, articleMarkdown } from '../../../src/speech/source/article';
 import { ParseRunner } from '../../../src/speech/parse/parse-runner';
+import { PdfProblem, extractPdfArticle } from '../../../src/speech/source/pdf-article';
 import { type LaidOut, scannedPdf, slideDeck, twoColumnPaper } from '../../support/pdf-layouts';
 import { type PageServer, runJob, serve, startPageServer } from '../../support/speech-support';
 
@@ -82,6 +83,31 @@ describe('PDF reading', () => {
       assert.match(error.message, /has no text layer \(is it a scan\?\).*OCR/);
       return true;
     });
+  });
+
+  it("a PDF over the reader's bounds (pages, characters) is refused before it is read whole, saying what to do", async () => {
+    const deck = slideDeck().pdf;
+    await assert.rejects(
+      extractPdfArticle(deck, 'deck.pdf', { maxPages: 2, maxCharacters: 1_000_000 }),
+      (error: Error) => {
+        assert.ok(error instanceof PdfProblem);
+        assert.match(
+          error.message,
+          /^deck\.pdf has \d+ pages; Article Audio reads PDFs of up to 2 pages\. Save the pages/,
+        );
+        return true;
+      },
+    );
+    await assert.rejects(
+      extractPdfArticle(deck, 'deck.pdf', { maxPages: 1_000, maxCharacters: 60 }),
+      (error: Error) => {
+        assert.ok(error instanceof PdfProblem);
+        assert.match(error.message, /^deck\.pdf holds more than 60 characters of text \(page \d+ of \d+\)/);
+        return true;
+      },
+    );
+    // Within the bounds it reads as before.
+    assert.ok((await extractPdfArticle(deck, 'deck.pdf')).article.blocks.length > 0);
   });
 
   it('bytes that only claim to be a PDF fail with not_an_article', async () => {
