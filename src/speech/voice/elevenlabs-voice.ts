@@ -1,36 +1,21 @@
 // A voice of ElevenLabs: `POST {base_url}/v1/text-to-speech/{voice_id}/with-timestamps?output_format=…` with
 // {text, model_id} and the `xi-api-key` header. The answer is JSON: the audio as base64 and the start and end time of
-// every character, which become the line's word timings (the read-along marks the word being spoken). Bounded, tried
-// again and timed out as the OpenAI-compatible voice is (provider-retry.ts, Limit); an answer that is not this JSON
-// with audio in it is refused, never spoken; the key is redacted from every reason.
+// every character, which become the line's word timings (the read-along marks the word being spoken). Bounds,
+// retries, time limits and redaction are every provider's (provider-voice.ts); an answer that is not this JSON with
+// audio in it is refused, never spoken.
 import { request } from 'undici';
-import type { ModelId } from '../../protocol';
-import { PipelineError } from '../types';
-import { Limit, decodeAnswer } from './openai-voice';
-import {
-  PROVIDER_RETRY,
-  ProviderFailure,
-  type ProviderRetryPolicy,
-  retryAfterMs,
-  withProviderRetry,
-} from './provider-retry';
-import type { LineToSpeak, LineVoice, SpokenLine, WordTiming } from './voice';
+import { decodeAnswer } from './openai-voice';
+import { ProviderFailure, retryAfterMs } from './provider-retry';
+import { ProviderVoice, type ProviderVoiceOptions, TRANSIENT_STATUS, readLimited } from './provider-voice';
+import type { SpokenLine, WordTiming } from './voice';
 import type { ElevenLabsEntry } from './voices-file';
 
 export const ELEVENLABS_BASE_URL = 'https://api.elevenlabs.io';
 export const ELEVENLABS_MODEL = 'eleven_multilingual_v2';
 /** The JSON of one line's answer: its audio is base64 (4/3 of the audio's size), so this is about 48 MiB of audio. */
 const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
-const TRANSIENT_STATUS = new Set([408, 425, 429, 500, 502, 503, 504]);
 
-export interface ElevenLabsVoiceOptions {
-  entry: ElevenLabsEntry;
-  voice: string;
-  modelId: ModelId;
-  limit?: Limit;
-  policy?: ProviderRetryPolicy;
-  log?: (message: string) => void;
-}
+export type ElevenLabsVoiceOptions = ProviderVoiceOptions<ElevenLabsEntry>;
 
 interface Alignment {
   characters: string[];
@@ -38,72 +23,26 @@ interface Alignment {
   character_end_times_seconds: number[];
 }
 
-export class ElevenLabsVoice implements LineVoice {
-  readonly provider = true;
-  readonly description: string;
-  readonly window: number;
-  readonly maxCharacters?: number;
-  readonly capSource?: string;
+export class ElevenLabsVoice extends ProviderVoice<ElevenLabsEntry> {
   private readonly url: URL;
-  private readonly host: string;
   private readonly format: string;
-  private readonly limit: Limit;
-  private readonly policy: ProviderRetryPolicy;
-  private readonly timeoutMs: number;
 
-  constructor(private readonly options: ElevenLabsVoiceOptions) {
+  constructor(options: ElevenLabsVoiceOptions) {
     const { entry } = options;
     const base = (entry.base_url ?? ELEVENLABS_BASE_URL).replace(/\/+$/, '');
-    this.format = entry.output_format ?? 'pcm_16000';
-    this.url = new URL(`${base}/v1/text-to-speech/${encodeURIComponent(options.voice)}/with-timestamps`);
-    this.url.searchParams.set('output_format', this.format);
-    this.host = this.url.host;
-    this.description = `the voice ${options.voice} (${entry.model ?? ELEVENLABS_MODEL} at ${this.host}, ElevenLabs)`;
-    if (entry.max_characters !== undefined) {
-      this.maxCharacters = entry.max_characters;
-      this.capSource = `max_characters of "${options.modelId}" in the voices file${entry.file ? ` ${entry.file}` : ''}`;
-    }
-    const concurrency = entry.concurrency ?? 4;
-    this.window = concurrency * 2;
-    this.limit = options.limit ?? new Limit(concurrency);
-    this.timeoutMs = (entry.timeout_s ?? 60) * 1000;
-    this.policy = options.policy ?? {
-      ...PROVIDER_RETRY,
-      ...(entry.retry_s !== undefined ? { budgetMs: entry.retry_s * 1000 } : {}),
-    };
+    const format = entry.output_format ?? 'pcm_16000';
+    const url = new URL(`${base}/v1/text-to-speech/${encodeURIComponent(options.voice)}/with-timestamps`);
+    url.searchParams.set('output_format', format);
+    super(
+      options,
+      url.host,
+      `the voice ${options.voice} (${entry.model ?? ELEVENLABS_MODEL} at ${url.host}, ElevenLabs)`,
+    );
+    this.url = url;
+    this.format = format;
   }
 
-  async speak(line: LineToSpeak, signal: AbortSignal): Promise<SpokenLine> {
-    try {
-      return await this.limit.run(signal, () =>
-        withProviderRetry(
-          () => this.attempt(line.text, signal),
-          this.policy,
-          signal,
-          (failure, delayMs) =>
-            (line.log ?? this.options.log)?.(
-              `The voice at ${this.host} ${this.redact(failure.message)}; trying again in ${(delayMs / 1000).toFixed(1)} s.`,
-            ),
-        ),
-      );
-    } catch (error) {
-      if (signal.aborted || !(error instanceof ProviderFailure)) throw error;
-      throw new PipelineError(
-        'voice_unavailable',
-        `The voice ${this.options.voice} at ${this.host} could not read the article: it ${this.redact(error.message)}. Try again later, or read it with the built-in voice: remove "${this.options.modelId}" from the voices file.`,
-      );
-    }
-  }
-
-  private redact(text: string): string {
-    let out = text;
-    const { key } = this.options.entry;
-    if (key) out = out.split(key).join('[redacted]');
-    out = out.replace(/\p{Cc}+/gu, ' ');
-    return out.length > 300 ? `${out.slice(0, 300)}…` : out;
-  }
-
-  private async attempt(text: string, signal: AbortSignal): Promise<SpokenLine> {
+  protected async attempt(text: string, signal: AbortSignal): Promise<SpokenLine> {
     const { entry } = this.options;
     const timeout = AbortSignal.timeout(this.timeoutMs);
     let response;
@@ -125,7 +64,7 @@ export class ElevenLabsVoice implements LineVoice {
     }
     let body: string;
     try {
-      body = await readText(response.body, MAX_ANSWER_BYTES);
+      body = (await readLimited(response.body, MAX_ANSWER_BYTES)).toString('utf8');
     } catch (error) {
       throw this.connectionFailure(error, signal, timeout);
     }
@@ -144,28 +83,6 @@ export class ElevenLabsVoice implements LineVoice {
     const words = answer.alignment ? wordsOf(answer.alignment) : [];
     return { ...spoken, ...(words.length > 0 ? { words } : {}) };
   }
-
-  private connectionFailure(error: unknown, signal: AbortSignal, timeout: AbortSignal): unknown {
-    if (signal.aborted) return error;
-    if (timeout.aborted) return new ProviderFailure(`did not answer within ${this.timeoutMs / 1000} s`, true);
-    if (error instanceof ProviderFailure) return error;
-    const code = (error as { code?: unknown }).code;
-    return new ProviderFailure(
-      `could not be reached (${typeof code === 'string' ? code : (error as Error).message})`,
-      true,
-    );
-  }
-}
-
-async function readText(body: AsyncIterable<Uint8Array>, max: number): Promise<string> {
-  const chunks: Uint8Array[] = [];
-  let length = 0;
-  for await (const chunk of body) {
-    length += chunk.length;
-    if (length > max) throw new ProviderFailure(`sent more than ${max / 1024 / 1024} MiB for one line`, false);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks, length).toString('utf8');
 }
 
 /** ElevenLabs' error shapes: {"detail": {"status", "message"}} or a validation list {"detail": [{"msg"}]}. */
