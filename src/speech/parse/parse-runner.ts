@@ -93,7 +93,7 @@ export class ParseRunner {
     options: ReadOptions = {},
   ): Promise<{ article: Article; script?: Script }> {
     const { modelId, onHead } = options;
-    const response = await this.run(
+    return this.readArticle(
       { kind: 'html', html, pageUrl, maxDepth: this.limits.maxHtmlDepth, ...(modelId ? { scriptFor: modelId } : {}) },
       signal,
       {
@@ -104,8 +104,6 @@ export class ParseRunner {
       },
       onHead,
     );
-    if (!('article' in response)) throw new Error('The parse worker answered without an article');
-    return response;
   }
 
   /** Markdown or plain text as an Article; fails with too_complex. `label` names the input ("The text"). */
@@ -121,7 +119,7 @@ export class ParseRunner {
     options: ReadOptions = {},
   ): Promise<{ article: Article; script?: Script }> {
     const { modelId, sourceLabel, onHead } = options;
-    const response = await this.run(
+    return this.readArticle(
       {
         kind: 'markdown',
         source,
@@ -139,8 +137,6 @@ export class ParseRunner {
       },
       onHead,
     );
-    if (!('article' in response)) throw new Error('The parse worker answered without an article');
-    return response;
   }
 
   /**
@@ -154,7 +150,7 @@ export class ParseRunner {
     options: ReadOptions = {},
   ): Promise<{ article: Article; script?: Script }> {
     const { modelId, sourceLabel, onHead } = options;
-    const response = await this.run(
+    return this.readArticle(
       {
         kind: 'pdf',
         bytes,
@@ -171,8 +167,6 @@ export class ParseRunner {
       },
       onHead,
     );
-    if (!('article' in response)) throw new Error('The parse worker answered without an article');
-    return response;
   }
 
   /**
@@ -205,6 +199,18 @@ export class ParseRunner {
     );
     if (!('samples' in response)) throw new Error('The parse worker answered without audio');
     return response.samples;
+  }
+
+  /** Runs a request that answers with an article (and its script). */
+  private async readArticle(
+    request: ParseRequest,
+    signal: AbortSignal,
+    overLimit: OverLimit,
+    onHead?: ReadOptions['onHead'],
+  ): Promise<{ article: Article; script?: Script }> {
+    const response = await this.run(request, signal, overLimit, onHead);
+    if (!('article' in response)) throw new Error('The parse worker answered without an article');
+    return response;
   }
 
   private run(
