@@ -9,16 +9,8 @@
 // engine's main thread never does audio work, so HTTP, events and file serving never wait on it.
 import { readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { setImmediate } from 'node:timers/promises';
-import {
-  binaryKind,
-  isPdf,
-  countCharacters,
-  readableLength,
-  TEXT_MAX_LENGTH as MAX_CHARACTERS,
-  TEXT_MIN_LENGTH as MIN_CHARACTERS,
-} from '../protocol';
-import { type Article, articleMarkdown, articleText, countWords } from './source/article';
+import { binaryKind, isPdf, TEXT_MAX_LENGTH as MAX_CHARACTERS, TEXT_MIN_LENGTH as MIN_CHARACTERS } from '../protocol';
+import { type Article, articleMarkdown } from './source/article';
 import type { LineWritten, PartFile } from './audio/audio-protocol';
 import { decodeText, FetchError, fetchWithLimits } from './source/fetch-source';
 import { JobAudio } from './audio/job-audio';
@@ -30,7 +22,8 @@ import { VoiceChoice } from './voice/voices';
 import type { VoicesConfig } from './voice/voices-file';
 import { type Chapter, type Cue, shiftCue, toChaptersJson, toWebVtt } from './audio/transcript';
 import { timeWrittenWords } from './text/word-map';
-import { detectLanguage, isClearlyNotEnglish } from './text/language';
+import { isClearlyNotEnglish } from './text/language';
+import { type ArticleFacts, articleFacts } from './text/article-facts';
 import { DEFAULT_PARSE_LIMITS, type ParseLimits, ParseRunner, type ReadOptions } from './parse/parse-runner';
 import {
   type ArticlePipeline,
@@ -297,8 +290,8 @@ class SpeechPipeline implements ArticlePipeline {
     if (input.url) context.log('info', `Fetching ${input.url}`);
     // A long article's script comes in two steps: its first lines, then the whole (see speak()).
     let onHead: ReadOptions['onHead'];
-    const headed = new Promise<{ article: Article; head: ScriptHead }>(
-      (resolve) => (onHead = (article, head) => resolve({ article, head })),
+    const headed = new Promise<{ article: Article; head: ScriptHead; facts: ArticleFacts }>(
+      (resolve) => (onHead = (article, head, facts) => resolve({ article, head, facts })),
     );
     const options: ReadOptions = { modelId: input.modelId, ...(startOnHead ? { onHead } : {}) };
     const reading = input.url
@@ -311,25 +304,25 @@ class SpeechPipeline implements ArticlePipeline {
       loadClip(input.introAudioUrl, 'intro', music ? MUSIC_RATE : SAMPLE_RATE, context, this.parser),
       loadClip(input.outroAudioUrl, 'outro', music ? MUSIC_RATE : SAMPLE_RATE, context, this.parser),
     ]);
-    const first: { article: Article; head?: ScriptHead } = await Promise.race([reading, headed]).catch(
-      async (error: unknown) => {
-        await clips;
-        throw error;
-      },
-    );
+    const first: { article: Article; head?: ScriptHead; facts?: ArticleFacts } = await Promise.race([
+      reading,
+      headed,
+    ]).catch(async (error: unknown) => {
+      await clips;
+      throw error;
+    });
     const [intro, outro] = (await clips).map((outcome) => {
       if (outcome.status === 'rejected') throw outcome.reason;
       return outcome.value;
     });
     const { article } = first;
     signal.throwIfAborted();
-    const text = articleText(article);
-    // Each pass over a long article's text takes 5-15 ms in a fresh engine (code not optimized yet); one after
-    // another they held the main thread for 40-55 ms as the first job started (issue 30). Other work (HTTP, events)
-    // gets a turn between them.
-    await setImmediate();
+    // Length, readable text, words and language: passes over the whole text, each 5-15 ms on a long article in a
+    // fresh engine and the language detection up to 40 ms; one after another they were the main thread's longest
+    // stall as a long job started (issue 30). The parse worker that read the article works them out beside it.
+    const facts = first.facts ?? articleFacts(article);
     // Counted as at submission (src/protocol), so text accepted there is never too long here.
-    const characters = countCharacters(text.replace(/\s+/g, ' '));
+    const { characters, readable, longestRun, words } = facts;
     if (characters < MIN_CHARACTERS) {
       throw new PipelineError(
         'too_short',
@@ -346,16 +339,12 @@ class SpeechPipeline implements ArticlePipeline {
     }
     // A page or file that is a blob, a hash or a minified script (text like that is refused at submission; the
     // Markdown parser has shortened such runs by now, so their length is not told here).
-    await setImmediate();
-    const { readable, longestRun } = readableLength(text);
     if (readable < MIN_CHARACTERS && longestRun > 0) {
       throw new PipelineError(
         'not_an_article',
         `${input.url ? `The article at ${input.url}` : 'The text'} has nothing to read aloud: it is mostly characters without spaces (a code, encoded data or a minified file, not prose). ${input.url ? 'Open the article itself, or paste its text.' : "Convert the article's text instead."}`,
       );
     }
-    await setImmediate();
-    const words = countWords(text);
     context.log(
       'info',
       `Extracted ${words.toLocaleString('en-US')} words${article.title ? ` (title: ${article.title})` : ''}.`,
@@ -377,9 +366,9 @@ class SpeechPipeline implements ArticlePipeline {
     const readBy = [...new Set(speakers.map((s) => s.description))];
     for (const description of readBy) context.log('info', `Reading with ${description}.`);
     // The built-in voices read English only: an article clearly in another language is refused unless every voice of
-    // the job is a provider's (multilingual). Judged on a bounded sample of the prose (text/language.ts).
-    await setImmediate();
-    const verdict = detectLanguage(article);
+    // the job is a provider's (multilingual). Judged on a bounded sample of the prose (text/language.ts), in the parse
+    // worker.
+    const verdict = facts.language;
     const language = verdict.language;
     if (language)
       context.log(

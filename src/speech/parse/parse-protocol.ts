@@ -1,6 +1,7 @@
 // Messages between the pipeline (parse-runner.ts) and a parse worker thread (parse-worker.ts): one request, one
 // response, then the worker is ended.
 import type { Article } from '../source/article';
+import type { ArticleFacts } from '../text/article-facts';
 import type { ModelProfile, ScriptLine } from '../text/profiles';
 import type { EngineModelId, PipelineErrorCode } from '../types';
 
@@ -57,8 +58,11 @@ export type ParseRequest =
     };
 
 export type ParseResponse =
-  /** `script` when the request asked for one and the article's length is within the limits of a job. */
-  | { ok: true; article: Article; script?: Script }
+  /**
+   * `script` when the request asked for one and the article's length is within the limits of a job; `facts` whenever
+   * it asked for a script (what the pipeline checks before speaking, worked out here, off the engine's main thread).
+   */
+  | { ok: true; article: Article; script?: Script; facts?: ArticleFacts }
   | { ok: true; samples: Float32Array }
   | { ok: true; script: Script }
   | { ok: false; code: PipelineErrorCode; message: string }
@@ -74,6 +78,7 @@ export interface ScriptHead {
 /**
  * Sent by the worker as it goes: `ready` when its code has loaded (the runner then sends the request and starts the
  * clock), `script` when it starts building the script of the article it has read (a new clock, and a failure is then
- * the script's), `head` with the article and the first lines of its script while the rest is built.
+ * the script's), `head` with the article, its facts and the first lines of its script while the rest is built.
  */
-export type ParseStage = { stage: 'ready' | 'script' } | { stage: 'head'; article: Article; head: ScriptHead };
+export type ParseStage =
+  { stage: 'ready' | 'script' } | { stage: 'head'; article: Article; head: ScriptHead; facts: ArticleFacts };

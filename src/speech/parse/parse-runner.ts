@@ -6,6 +6,7 @@
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Article } from '../source/article';
+import type { ArticleFacts } from '../text/article-facts';
 import type { ParseRequest, ParseResponse, ParseStage, Script, ScriptHead } from './parse-protocol';
 import { type EngineModelId, PipelineError } from '../types';
 
@@ -48,13 +49,23 @@ function workerLocation(): { script: string; evaluate: boolean } {
   return { script: path.join(__dirname, 'parse-worker.js'), evaluate: false };
 }
 
+/** An article as a parse worker read it; its script and facts when a model was given (see ReadOptions.modelId). */
+export interface ReadArticle {
+  article: Article;
+  script?: Script;
+  facts?: ArticleFacts;
+}
+
 export interface ReadOptions {
-  /** Build the script for this model too, in the same thread (one thread start less before the first words). */
+  /**
+   * Build the script for this model too, in the same thread (one thread start less before the first words), and work
+   * out the article's facts (text/article-facts.ts) there.
+   */
   modelId?: EngineModelId;
   /** Where the text came from (a page's host), kept on the article for the podcast's introduction. */
   sourceLabel?: string;
-  /** Gets a long article and the first lines of its script while the rest is built. */
-  onHead?: (article: Article, head: ScriptHead) => void;
+  /** Gets a long article, its facts and the first lines of its script while the rest is built. */
+  onHead?: (article: Article, head: ScriptHead, facts: ArticleFacts) => void;
 }
 
 interface OverLimit {
@@ -86,12 +97,7 @@ export class ParseRunner {
    * The article of a web page and, when `modelId` is given and its length suits a job, its script, built in the same
    * thread (one thread start less before the first words); each stage has its own time limit.
    */
-  async readPage(
-    html: string,
-    pageUrl: string,
-    signal: AbortSignal,
-    options: ReadOptions = {},
-  ): Promise<{ article: Article; script?: Script }> {
+  async readPage(html: string, pageUrl: string, signal: AbortSignal, options: ReadOptions = {}): Promise<ReadArticle> {
     const { modelId, onHead } = options;
     return this.readArticle(
       { kind: 'html', html, pageUrl, maxDepth: this.limits.maxHtmlDepth, ...(modelId ? { scriptFor: modelId } : {}) },
@@ -112,12 +118,7 @@ export class ParseRunner {
   }
 
   /** Markdown or plain text as an Article, and its script as readPage does. */
-  async readText(
-    source: string,
-    label: string,
-    signal: AbortSignal,
-    options: ReadOptions = {},
-  ): Promise<{ article: Article; script?: Script }> {
+  async readText(source: string, label: string, signal: AbortSignal, options: ReadOptions = {}): Promise<ReadArticle> {
     const { modelId, sourceLabel, onHead } = options;
     return this.readArticle(
       {
@@ -148,7 +149,7 @@ export class ParseRunner {
     label: string,
     signal: AbortSignal,
     options: ReadOptions = {},
-  ): Promise<{ article: Article; script?: Script }> {
+  ): Promise<ReadArticle> {
     const { modelId, sourceLabel, onHead } = options;
     return this.readArticle(
       {
@@ -207,7 +208,7 @@ export class ParseRunner {
     signal: AbortSignal,
     overLimit: OverLimit,
     onHead?: ReadOptions['onHead'],
-  ): Promise<{ article: Article; script?: Script }> {
+  ): Promise<ReadArticle> {
     const response = await this.run(request, signal, overLimit, onHead);
     if (!('article' in response)) throw new Error('The parse worker answered without an article');
     return response;
@@ -265,7 +266,7 @@ export class ParseRunner {
       worker.on('message', (response: ParseResponse | ParseStage) => {
         if ('stage' in response) {
           if (response.stage === 'head') {
-            if (!settled) onHead?.(response.article, response.head);
+            if (!settled) onHead?.(response.article, response.head, response.facts);
             return;
           }
           // The script stage gets a clock and a message of its own, as when it ran in a thread of its own.

@@ -2,8 +2,9 @@
 // decoding run here, never on the engine's main thread, so one hostile input cannot stop the engine from answering.
 // The runner (parse-runner.ts) bounds each run's time and memory and ends the thread when either is exceeded.
 import { parentPort } from 'node:worker_threads';
-import { countCharacters, TEXT_MAX_LENGTH, TEXT_MIN_LENGTH } from '../../protocol';
-import { storableArticle, type Article, articleText } from '../source/article';
+import { TEXT_MAX_LENGTH, TEXT_MIN_LENGTH } from '../../protocol';
+import { storableArticle, type Article } from '../source/article';
+import { articleFacts } from '../text/article-facts';
 import { htmlNestingDepth, markdownNestingDepth } from '../source/nesting';
 import type { ParseRequest, ParseResponse, ParseStage } from './parse-protocol';
 import type { EngineModelId } from '../types';
@@ -56,8 +57,11 @@ function headOf(article: Article): Article | undefined {
 function withScript(read: Article, modelId: EngineModelId | undefined): ParseResponse {
   const article = storableArticle(read);
   if (!modelId) return { ok: true, article };
-  const characters = countCharacters(articleText(article).replace(/\s+/g, ' '));
-  if (characters < TEXT_MIN_LENGTH || characters > TEXT_MAX_LENGTH) return { ok: true, article };
+  // What the pipeline checks before it speaks (length, readable text, words, language): passes over the whole text
+  // that would otherwise hold the engine's main thread as a long job starts.
+  const facts = articleFacts(article);
+  const { characters } = facts;
+  if (characters < TEXT_MIN_LENGTH || characters > TEXT_MAX_LENGTH) return { ok: true, article, facts };
   port.postMessage({ stage: 'script' } satisfies ParseStage);
   const { buildScript } = load.script();
   const prefix = headOf(article);
@@ -67,9 +71,9 @@ function withScript(read: Article, modelId: EngineModelId | undefined): ParseRes
     // before it publishes anything, so a head that came out different costs time, never a wrong part.
     const { profile, lines } = buildScript(prefix, modelId);
     const head = lines.slice(0, Math.max(1, lines.length - HEAD_SPARE_LINES));
-    port.postMessage({ stage: 'head', article, head: { profile, lines: head } } satisfies ParseStage);
+    port.postMessage({ stage: 'head', article, head: { profile, lines: head }, facts } satisfies ParseStage);
   }
-  return { ok: true, article, script: buildScript(article, modelId) };
+  return { ok: true, article, script: buildScript(article, modelId), facts };
 }
 
 async function handle(request: ParseRequest): Promise<ParseResponse> {

@@ -2,8 +2,9 @@
 // most speakers). The built-in voices read English only; a job whose article is clearly in another language is
 // refused unless a provider voice reads it (src/speech/index.ts).
 //
-// Detection runs on the engine's main thread on a bounded sample of the article's prose (at most SAMPLE_CHUNKS chunks
-// of CHUNK_CHARACTERS, spread over the article): a few milliseconds whatever the article's length. Code blocks and
+// Detection runs in the parse worker that read the article (article-facts.ts), on a bounded sample of its prose (at
+// most SAMPLE_CHUNKS chunks of CHUNK_CHARACTERS, spread over the article): up to some 40 ms in a fresh thread whatever
+// the article's length, which on the engine's main thread was its longest stall as a long job started (issue 30). Code blocks and
 // tables are left out, so an English technical article with code stays English.
 import { francAll } from 'franc-min';
 import type { Article } from '../source/article';

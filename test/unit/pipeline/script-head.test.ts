@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import type { Article } from '../../../src/speech/source/article';
 import type { ScriptHead } from '../../../src/speech/parse/parse-protocol';
 import { ParseRunner } from '../../../src/speech/parse/parse-runner';
+import { type ArticleFacts, articleFacts } from '../../../src/speech/text/article-facts';
 import type { EngineModelId } from '../../../src/speech/types';
 
 const LONG = readFileSync(path.join(__dirname, '../../fixtures/articles/long.md'), 'utf8');
@@ -14,10 +15,10 @@ const SHORT = readFileSync(path.join(__dirname, '../../fixtures/articles/short.m
 const MODELS: EngineModelId[] = ['article-audio-1-mini', 'article-audio-1-pro', 'article-podcast-1-pro'];
 
 async function read(text: string, modelId: EngineModelId) {
-  const heads: { article: Article; head: ScriptHead }[] = [];
+  const heads: { article: Article; head: ScriptHead; facts: ArticleFacts }[] = [];
   const read = await new ParseRunner().readText(text, 'The text', new AbortController().signal, {
     modelId,
-    onHead: (article, head) => heads.push({ article, head }),
+    onHead: (article, head, facts) => heads.push({ article, head, facts }),
   });
   return { ...read, heads };
 }
@@ -54,5 +55,28 @@ describe('the script of a long article, head first', () => {
     assert.ok(article.blocks.length > 100);
     assert.equal(script, undefined);
     assert.equal(heads, 0);
+  });
+
+  // Issue 30: the checks before speech (length, readable text, words, language) were passes over the whole text on the
+  // engine's main thread, its longest stall as a long job started; the parse worker now sends them with the article.
+  it('sends the facts the pipeline checks with the article and with the head, as the main thread would find them', async () => {
+    const { article, facts, heads } = await read(LONG, 'article-audio-1-pro');
+    assert.ok(facts, 'the facts come with the article');
+    assert.deepEqual(facts, articleFacts(article));
+    assert.ok(facts.characters > 90_000 && facts.words > 10_000, JSON.stringify(facts));
+    assert.equal(facts.language.language?.iso639_3, 'eng');
+    assert.deepEqual(heads[0]?.facts, facts, 'the head carries the same facts');
+  });
+
+  it('tells the language of an article in another language in the worker', async () => {
+    const german = readFileSync(path.join(__dirname, '../../engine/fixtures/languages/de.md'), 'utf8');
+    const { facts } = await read(german, 'article-audio-1-mini');
+    assert.equal(facts?.language.language?.iso639_3, 'deu');
+  });
+
+  it('sends the facts of a text too short for a job (the pipeline says why it refuses it), without a script', async () => {
+    const { facts, script } = await read('Too short to read.', 'article-audio-1-mini');
+    assert.equal(script, undefined);
+    assert.equal(facts?.characters, 'Too short to read.'.length);
   });
 });
