@@ -479,6 +479,7 @@ class SpeechPipeline implements ArticlePipeline {
     return {
       title: article.title,
       durationS,
+      ...(language ? { language: language.tag } : {}),
       files: [
         { name: OUTPUT_NAMES.audio, contentType: 'audio/mpeg', durationS },
         { name: OUTPUT_NAMES.transcript, contentType: 'text/vtt', durationS },

@@ -73,6 +73,8 @@ export interface PipelineOutput {
   title?: string;
   /** Seconds of audio produced. */
   durationS: number;
+  /** The article's language as a BCP 47 tag ("de"), when it could be told (text/language.ts). */
+  language?: string;
 }
 
 export type PipelineErrorCode =

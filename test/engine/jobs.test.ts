@@ -125,6 +125,8 @@ describe('engine process: jobs over HTTP', () => {
     );
     assert.ok(audio.length > 2000 && isMp3(audio), `not an MP3 (${audio.length} bytes)`);
     assert.ok((finished.outputs?.results[0]?.duration_s ?? 0) > 1);
+    // Additive: the article's language as the pipeline told it (issue 27), beside the title and duration.
+    assert.equal((finished as unknown as { language?: unknown }).language, 'en');
     const transcript = await (
       await fetch(finished.outputs?.results[1]?.url ?? '', { headers: { authorization: `Bearer ${token}` } })
     ).text();

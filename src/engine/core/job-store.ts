@@ -61,6 +61,8 @@ export interface StoredJob {
 export interface JobResultInfo {
   title?: string;
   durationS: number;
+  /** The article's language (BCP 47), when the pipeline could tell it. */
+  language?: string;
   styleId: number;
   requestDurationS: number;
 }

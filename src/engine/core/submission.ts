@@ -36,6 +36,7 @@ export function jobResultOf(
   return {
     ...(output.title ? { title: output.title } : {}),
     durationS: output.durationS,
+    ...(output.language ? { language: output.language } : {}),
     styleId: modelById(job.request.model_id).styleId,
     requestDurationS: Math.round((finishedAtMs - Date.parse(job.createdAt)) / 10) / 100,
   };

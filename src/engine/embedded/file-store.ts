@@ -81,7 +81,13 @@ const recordSchema = z.object({
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
   outputs: z.array(outputSchema).nullable(),
   result: z
-    .object({ title: z.string().optional(), durationS: z.number(), styleId: z.number(), requestDurationS: z.number() })
+    .object({
+      title: z.string().optional(),
+      durationS: z.number(),
+      language: z.string().optional(),
+      styleId: z.number(),
+      requestDurationS: z.number(),
+    })
     .nullable(),
   parts: z.array(outputSchema).optional(),
 });

@@ -16,5 +16,6 @@ export function jobView(job: JobHandle, baseUrl: string): Record<string, unknown
     finished_at: record.finishedAt ?? null,
     title: record.result?.title ?? null,
     duration_s: record.result?.durationS ?? null,
+    language: record.result?.language ?? null,
   };
 }
