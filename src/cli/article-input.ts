@@ -87,19 +87,20 @@ function checkedInput(text: string, label: string, suggestedName: string): Artic
 }
 
 /**
- * A PDF's text as Markdown (its headings kept), read by the engine's PDF reader; it has no URL the service could
- * fetch, so its text is what is sent.
+ * A PDF's text as Markdown (its headings kept), read by the engine's PDF reader in a parse worker thread with the
+ * engine's time and memory limits (a hostile PDF stops there, as one fetched by URL does in the engine); it has no URL
+ * the service could fetch, so its text is what is sent.
  */
 export async function pdfToText(bytes: Uint8Array, label: string): Promise<string> {
-  // Loaded when a PDF is converted: pdf.js is most of the command line's code and nothing else needs it.
+  // Loaded when a PDF is converted: pdf.js (in the parse worker's bundle) and the runner are not needed otherwise.
   /* eslint-disable @typescript-eslint/no-require-imports, @typescript-eslint/consistent-type-imports */
-  const { extractPdfArticle, PdfProblem } =
-    require('../speech/source/pdf-article') as typeof import('../speech/source/pdf-article');
+  const { ParseRunner } = require('../speech/parse/parse-runner') as typeof import('../speech/parse/parse-runner');
+  const { PipelineError } = require('../speech/types') as typeof import('../speech/types');
   /* eslint-enable @typescript-eslint/no-require-imports, @typescript-eslint/consistent-type-imports */
   try {
-    return articleSource((await extractPdfArticle(bytes, label)).article);
+    return articleSource((await new ParseRunner().readPdf(bytes, label, new AbortController().signal)).article);
   } catch (error) {
-    if (error instanceof PdfProblem) throw new UsageError(error.message);
+    if (error instanceof PipelineError) throw new UsageError(error.message);
     throw error;
   }
 }

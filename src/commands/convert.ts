@@ -221,26 +221,38 @@ function activePdfTab(): vscode.Uri | undefined {
 }
 
 /**
- * A PDF's text as an article (Markdown with its headings), read by the engine's PDF reader in this process; pdf.js
- * is loaded only when a PDF is converted, so the extension's start-up does not pay for it.
+ * A PDF's text as an article (Markdown with its headings), read by the engine's PDF reader in a parse worker thread
+ * (parse-runner.ts) with the engine's own time and memory limits: a hostile or huge PDF stops there instead of
+ * holding the extension host. pdf.js is loaded only then, so the extension's start-up does not pay for it. Shows a
+ * cancellable notification while it reads.
  */
 async function pdfArticle(bytes: Uint8Array, file: vscode.Uri, name: string): Promise<Article | { problem: string }> {
   /* eslint-disable @typescript-eslint/no-require-imports, @typescript-eslint/consistent-type-imports */
-  const { extractPdfArticle, PdfProblem } =
-    require('../speech/source/pdf-article') as typeof import('../speech/source/pdf-article');
+  const { ParseRunner } = require('../speech/parse/parse-runner') as typeof import('../speech/parse/parse-runner');
+  const { PipelineError } = require('../speech/types') as typeof import('../speech/types');
   const { articleSource } = require('../speech/source/article') as typeof import('../speech/source/article');
   /* eslint-enable @typescript-eslint/no-require-imports, @typescript-eslint/consistent-type-imports */
-  try {
-    const { article } = await extractPdfArticle(bytes, name);
-    return {
-      title: article.title ?? name,
-      text: articleSource(article),
-      source: { kind: 'document', documentUri: file.toString() },
-    };
-  } catch (error) {
-    if (error instanceof PdfProblem) return { problem: error.message };
-    throw error;
-  }
+  return vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `Reading the text of ${name}…`, cancellable: true },
+    async (_progress, token) => {
+      const stop = new AbortController();
+      const cancelled = token.onCancellationRequested(() => stop.abort());
+      try {
+        const { article } = await new ParseRunner().readPdf(bytes, `The PDF ${name}`, stop.signal);
+        return {
+          title: article.title ?? name,
+          text: articleSource(article),
+          source: { kind: 'document', documentUri: file.toString() },
+        };
+      } catch (error) {
+        if (stop.signal.aborted) return { problem: `Reading ${name} was cancelled.` };
+        if (error instanceof PipelineError) return { problem: error.message };
+        throw error;
+      } finally {
+        cancelled.dispose();
+      }
+    },
+  );
 }
 
 /** The document as one article when it is over the length limit (to offer it in parts), else undefined. */
