@@ -40,13 +40,15 @@ const runtimeAssets = [
   ['./node_modules/@echogarden/speex-resampler-wasm/wasm/speex-resampler-nonsimd.wasm', 'speex-resampler-nonsimd.wasm'],
   // LAME, built by vendor/lame/build.sh (src/speech/audio/lame.ts loads it from beside the bundle).
   ['./vendor/lame/lame.wasm', 'lame.wasm'],
+  // Adobe's character maps for pdf.js (src/speech/source/pdf-article.ts): CJK text in PDFs. A folder.
+  ['./node_modules/pdfjs-dist/cmaps', 'pdf-cmaps'],
 ];
 
 function copyRuntimeAssets() {
   mkdirSync(path.join(root, 'dist'), { recursive: true });
   for (const [source, destination] of runtimeAssets) {
     const from = source.startsWith('.') ? path.join(root, source) : require.resolve(source);
-    cpSync(from, path.join(root, 'dist', destination));
+    cpSync(from, path.join(root, 'dist', destination), { recursive: true });
   }
 }
 

@@ -33,6 +33,14 @@ const EMBEDDED = {
   '@echogarden/speex-resampler-wasm': [
     { name: 'Compiled in: SpeexDSP (Xiph.Org)', licence: 'BSD-3-Clause (see the package’s COPYING above)' },
   ],
+  // Data files of the package copied into dist/ (esbuild.mjs), under their own licence file in the package.
+  'pdfjs-dist': [
+    {
+      name: 'Also shipped: Adobe’s CMap resources (dist/pdf-cmaps, from the package’s cmaps/)',
+      licence: 'BSD-3-Clause',
+      file: 'cmaps/LICENSE',
+    },
+  ],
   'codec-parser': [
     { name: 'Also applies: the GNU GPL 3.0, which the LGPL-3.0 above supplements', licence: 'GPL-3.0', text: 'GPL-3' },
   ],
@@ -210,6 +218,8 @@ export function render(packages) {
         '',
       );
       if (embedded.text) embeddedTexts.add(embedded.text);
+      if (embedded.file)
+        lines.push(fence(readFileSync(path.join(root, 'node_modules', p.name, embedded.file), 'utf8')), '');
     }
   }
   lines.push('## Built in this repository', '');

@@ -52,6 +52,14 @@ describe('Packaging', () => {
     ]) {
       assert.ok(entries.includes(needed), `${needed} is missing from the .vsix`);
     }
+    // pdf.js's character maps (CJK PDFs), every one the build copied.
+    const cMaps = readdirSync(path.join(work, 'dist', 'pdf-cmaps'));
+    assert.ok(cMaps.length > 100, `${cMaps.length} character maps built`);
+    for (const name of cMaps)
+      assert.ok(
+        entries.includes(`extension/dist/pdf-cmaps/${name}`),
+        `dist/pdf-cmaps/${name} is missing from the .vsix`,
+      );
     const bundles = readdirSync(path.join(work, 'dist')).filter((name) => name.endsWith('.js') && name !== 'cli.js');
     assert.ok(bundles.length >= 5, `only ${bundles.join(', ')} built`);
     for (const bundle of bundles)

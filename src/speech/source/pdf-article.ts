@@ -1,5 +1,5 @@
 // A PDF's text as an Article, read with Mozilla's pdf.js (pdfjs-dist, its legacy build for Node; no canvas: text
-// only). pdf.js gives positioned runs of text; this module puts them in reading order as a listener needs them:
+// only; Adobe's character maps for CJK fonts). pdf.js gives positioned runs of text; this module puts them in reading order as a listener needs them:
 //
 //   runs ─▶ fragments (runs on one baseline, split at wide gaps such as a column gutter) ─▶ bands and columns (a
 //   gutter that no fragment crosses splits a stretch of the page into columns, read left then right) ─▶ lines ─▶
@@ -10,6 +10,8 @@
 //
 // Used by the engine's parse worker (a PDF by URL, with the worker's time and memory limits), the command line and
 // the extension (a local file: the service takes only a URL or text, so the text is extracted where the file is).
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { type Article, type Block, cleanText } from './article';
 
 /** A PDF the listener cannot be given text from: the message says why, for the user. */
@@ -101,15 +103,30 @@ class MatrixStandIn {
 const SCAN_ADVICE =
   'Run text recognition (OCR) on it first, for example with ocrmypdf, or copy its text from a PDF viewer and convert that instead.';
 
-/** Reads the text of a PDF; throws PdfProblem for a PDF without text, with a password or that does not parse. */
 /**
- * What one PDF may hold before it is refused, wherever it is read: the parse worker has its own time and memory
- * limits, but the extension and the command line read a local PDF in their own process, so the reader bounds itself.
+ * What one PDF may hold before it is refused, wherever it is read (besides the parse worker's time and memory limits):
  * 2,000 pages and 2 million characters are about twenty times what one job takes (100,000 characters; longer text is
  * converted in parts).
  */
 export const PDF_LIMITS = { maxPages: 2_000, maxCharacters: 2_000_000 };
 
+/**
+ * Adobe's character maps (pdfjs-dist/cmaps, BSD-3-Clause), which pdf.js needs to turn the text of fonts with a
+ * predefined CJK encoding (UniGB-UCS2-H, UniJIS-UTF16-H, …) into characters: without them a Chinese, Japanese or
+ * Korean PDF reads as its Latin words only. Bundles find them copied beside themselves (esbuild.mjs: dist/pdf-cmaps);
+ * from sources (tests), in node_modules.
+ */
+function cMapDirectory(): string | undefined {
+  const beside = path.join(__dirname, 'pdf-cmaps');
+  if (existsSync(beside)) return `${beside}${path.sep}`;
+  try {
+    return `${path.join(path.dirname(require.resolve('pdfjs-dist/package.json')), 'cmaps')}${path.sep}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Reads the text of a PDF; throws PdfProblem for a PDF without text, with a password or that does not parse. */
 export async function extractPdfArticle(
   bytes: Uint8Array,
   label = 'The PDF',
@@ -117,6 +134,7 @@ export async function extractPdfArticle(
 ): Promise<PdfReading> {
   const pdfjs = loadPdfJs();
   pdfjs.GlobalWorkerOptions.workerSrc = 'about:blank';
+  const cMaps = cMapDirectory();
   let doc;
   try {
     doc = await pdfjs.getDocument({
@@ -127,6 +145,7 @@ export async function extractPdfArticle(
       disableFontFace: true,
       useSystemFonts: false,
       stopAtErrors: false,
+      ...(cMaps ? { cMapUrl: cMaps, cMapPacked: true } : {}),
     }).promise;
   } catch (error) {
     const name = (error as Error).name;
@@ -147,14 +166,18 @@ export async function extractPdfArticle(
       const content = await page.getTextContent();
       const runs: Run[] = [];
       for (const item of content.items) {
-        if (!('str' in item) || item.str.trim() === '') continue;
+        if (!('str' in item)) continue;
+        // A glyph the font maps to no character (math symbols of a TeX font) comes out as a control character or
+        // U+FFFD: nothing a listener could be read.
+        const text = item.str.replace(UNMAPPED, '');
+        if (text.trim() === '') continue;
         const [a = 0, b = 0, c = 0, d = 0, e = 0, f = 0] = item.transform as number[];
         // Rotated text (a margin stamp, an axis label) is not part of the reading.
         if (Math.abs(b) > 0.01 * Math.abs(a) + 0.01 || Math.abs(c) > 0.01 * Math.abs(d) + 0.01) continue;
         const size = Math.hypot(c, d) || item.height;
         if (size <= 0) continue;
-        runs.push({ text: item.str, x: e - x0, y: f - y0, width: item.width, size });
-        collected += item.str.length;
+        runs.push({ text, x: e - x0, y: f - y0, width: item.width, size });
+        collected += text.length;
       }
       if (collected > limits.maxCharacters)
         throw new PdfProblem(
@@ -503,6 +526,13 @@ function documentWords(paragraphs: Line[][]): Set<string> {
   return words;
 }
 
+// eslint-disable-next-line no-control-regex -- control characters are exactly what this matches
+const UNMAPPED = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\ufffd]/g;
+
+/** Characters of scripts written without spaces between words (Han, Hiragana, Katakana) and their punctuation. */
+const WIDE_SCRIPT_END = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\u3000-\u303f\uff00-\uffef]$/u;
+const WIDE_SCRIPT_START = /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\u3000-\u303f\uff00-\uffef]/u;
+
 /**
  * Lines of one paragraph as text: a word hyphenated at a line end ("impor-" + "tant") is joined; a hyphen that is
  * part of the word ("well-" + "known") stays when the document sets the word with its hyphen elsewhere and never
@@ -526,7 +556,8 @@ function joinLines(texts: string[], words: Set<string>): string {
       out = keepHyphen ? `${out.slice(0, -1)}-${text}` : `${out.slice(0, -1)}${text}`;
       continue;
     }
-    out += ` ${text}`;
+    // Chinese and Japanese set no space between words: a line end between two of their characters is no word break.
+    out += WIDE_SCRIPT_END.test(out) && WIDE_SCRIPT_START.test(text) ? text : ` ${text}`;
   }
   return cleanText(out);
 }

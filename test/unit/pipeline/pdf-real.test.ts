@@ -8,6 +8,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { articleText } from '../../../src/speech/source/article';
 import { ParseRunner } from '../../../src/speech/parse/parse-runner';
+import { articleFacts } from '../../../src/speech/text/article-facts';
 
 const FIXTURES = path.join(__dirname, '..', '..', 'fixtures', 'pdf');
 const normal = (text: string) => text.normalize('NFKC').replace(/\s+/g, ' ').trim();
@@ -83,6 +84,31 @@ describe('real PDFs', () => {
     // The running head of every page but the first: read once, as the title block.
     assert.equal(text.split('ETHEREUM: A SECURE DECENTRALISED GENERALISED TRANSACTION LEDGER').length - 1, 1);
     assert.doesNotMatch(text, /SHANGHAI VERSION [0-9a-f]{7} – \d{4}-\d\d-\d\d.*SHANGHAI VERSION/s);
+    // Its TeX math fonts map some glyphs to no character: pdf.js gives control characters, which are not read.
+    assert.doesNotMatch(text, /[\u0000-\u0008\u000b-\u001f\ufffd]/);
+  });
+
+  // A CJK PDF: its fonts use Adobe's predefined encodings, which pdf.js decodes only with the character maps
+  // (shipped in dist/pdf-cmaps); without them it read as its Latin words (24,700 characters of text, now 6,000).
+  it('a Chinese two-column paper (the Yellow Paper in Chinese): its Chinese text, in order, lines joined without spaces, told as Chinese', async () => {
+    const bytes = new Uint8Array(readFileSync(path.join(FIXTURES, 'ethereum-yellow-paper-chinese.pdf')));
+    const { article } = await parser.readPdf(bytes, 'The PDF', signal);
+    const text = articleText(article);
+    let at = 0;
+    for (const sentence of [
+      '以太坊：一种安全去中心化的通用交易账本',
+      // Across a line end in the PDF ("全球信息共享" | "的成本越来越低"): no space put between them.
+      '全球信息共享的成本越来越低。',
+      '1.1. 驱动因素. 这个项目有很多目标',
+      '元素类型定义如下',
+    ]) {
+      const found = text.indexOf(sentence, at);
+      assert.ok(found >= 0, `"${sentence}" missing or out of order`);
+      at = found + sentence.length;
+    }
+    assert.ok(text.length > 20_000, `${text.length} characters`);
+    assert.doesNotMatch(text, /[\u0000-\u0008\u000b-\u001f\ufffd]/);
+    assert.equal(articleFacts(article).language.language?.name, 'Chinese');
   });
 
   it('a slide deck (53 slides): every slide title a chapter in order, no slide number or footer', async () => {
