@@ -7,7 +7,7 @@
 //
 // Always, without the development set: the Readability floor over the repository's page fixtures (pages where the
 // engine keeps under half of Readability's words), and PDF rows (the test layouts of test/support/pdf-layouts.ts and
-// the real PDF of test/fixtures/pdf: sentences read in order, furniture leaked, time per PDF).
+// the real PDFs of test/fixtures/pdf: sentences read in order, furniture leaked, time per PDF).
 //
 // Pages with an expected text are scored by word 4-gram shingles (mean precision and recall over pages, F1 of the
 // two means, as scrapinghub/article-extraction-benchmark does); pages with snippets by the share of must-contain
@@ -33,6 +33,8 @@ import { type Bench, type Row, atLeast, below, percentile } from './lib/report';
 
 const TARGET_F1 = 0.96;
 const TARGET_MS = 100;
+/** Readability's reading of a page counts as prose (an article to compare with) from this many words. */
+const PROSE_WORDS = 150;
 
 interface Extracted {
   /** Undefined when the extractor found no article. */
@@ -91,6 +93,8 @@ interface PageResult {
   leaked?: number;
   excludeTotal?: number;
   rejected: boolean;
+  /** Words of the text read (0 when rejected). */
+  words: number;
   ms: number;
   cpuMs: number;
 }
@@ -102,6 +106,7 @@ function score(name: string, html: string, page: DevPage, out: Extracted): PageR
     bytes: Buffer.byteLength(html),
     article: page.article !== false,
     rejected: out.text === undefined,
+    words: wordCount(text),
     ms: out.ms,
     cpuMs: out.cpuMs,
   };
@@ -223,6 +228,13 @@ export interface ExtractionReport {
   engineLosses: string[];
   /** Pages the engine rejects that Readability reads (article pages only). */
   engineOnlyRejected: string[];
+  /**
+   * Issue 27's floor, on every page whether or not it has an expected text: pages where the engine keeps under half of
+   * the words plain Readability reads, when Readability's reading is prose (at least PROSE_WORDS words).
+   */
+  underHalfOfReadability: string[];
+  /** Pages where Readability's reading is prose: the floor's denominator. */
+  readabilityProse: number;
   window: SizeWindow;
 }
 
@@ -272,11 +284,15 @@ export function compareExtractors(
     .filter((r, i) => r.article && r.overlap && r.overlap.recall < 0.5 && theirs[i]!.overlap!.recall > 0.9)
     .map((r) => r.name);
   const engineOnlyRejected = ours.filter((r, i) => r.article && r.rejected && !theirs[i]!.rejected).map((r) => r.name);
+  const prose = ours.map((r, i) => [r, theirs[i]!] as const).filter(([, t]) => t.words >= PROSE_WORDS);
+  const underHalfOfReadability = prose.filter(([o, t]) => o.words < t.words / 2).map(([o]) => o.name);
   return {
     engine: summarize(ours, window),
     readability: summarize(theirs, window),
     engineLosses,
     engineOnlyRejected,
+    underHalfOfReadability,
+    readabilityProse: prose.length,
     window,
   };
 }
@@ -312,9 +328,11 @@ export function sideBySide(report: ExtractionReport): string {
 }
 
 const FIXTURE_PAGES = path.join(__dirname, '..', 'test', 'fixtures', 'pages');
-const FIXTURE_PDF = path.join(__dirname, '..', 'test', 'fixtures', 'pdf', 'pdfjs-wikipedia.pdf');
+const FIXTURE_PDFS = path.join(__dirname, '..', 'test', 'fixtures', 'pdf');
 
-const wordCount = (text: string) => text.split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w)).length;
+function wordCount(text: string): number {
+  return text.split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w)).length;
+}
 
 /**
  * The repository's article fixtures (those with an expected text) where the engine reads under half of the article
@@ -375,13 +393,21 @@ async function pdfRows(): Promise<Row[]> {
       note: `${ms(took)}; ${reading.runningLines} running lines dropped, ${reading.captions} captions, references ${reading.referencesSkipped ? 'skipped' : 'none'}${leaked.length ? `; leaked: ${leaked.join(', ')}` : ''}`,
     });
   }
-  const real = await measure(readFileSync(FIXTURE_PDF));
-  rows.push({
-    bench: 'PDF: words read',
-    case: 'Wikipedia "PDF.js" printed to PDF, 1 page (test/fixtures/pdf)',
-    result: `${wordCount(real.text)} words, ${real.reading.article.blocks.filter((b) => b.kind === 'heading').length} chapters`,
-    note: ms(real.ms),
-  });
+  // The real PDFs of test/fixtures/pdf (their tests check the reading order page by page: pdf-real.test.ts).
+  const real: [string, string][] = [
+    ['Wikipedia "PDF.js" printed to PDF, 1 page', 'pdfjs-wikipedia.pdf'],
+    ['Ethereum Yellow Paper, two columns, 42 pages', 'ethereum-yellow-paper.pdf'],
+    ['EuroPython talk slides, 53 slides', 'five-types-of-database-slides.pdf'],
+  ];
+  for (const [name, file] of real) {
+    const read = await measure(readFileSync(path.join(FIXTURE_PDFS, file)));
+    rows.push({
+      bench: 'PDF: words read',
+      case: `${name} (test/fixtures/pdf)`,
+      result: `${wordCount(read.text)} words, ${read.reading.article.blocks.filter((b) => b.kind === 'heading').length} chapters`,
+      note: `${ms(read.ms)}; ${read.reading.runningLines} running lines dropped, ${read.reading.captions} captions, references ${read.reading.referencesSkipped ? 'skipped' : 'none'}`,
+    });
+  }
   return rows;
 }
 
@@ -414,6 +440,9 @@ export const extraction: Bench = {
     );
     console.log(
       `Article pages the engine rejects and Readability reads: ${report.engineOnlyRejected.join(', ') || 'none'}`,
+    );
+    console.log(
+      `Pages where the engine keeps under half of Readability's words (of ${report.readabilityProse} where Readability reads ${PROSE_WORDS}+): ${report.underHalfOfReadability.join(', ') || 'none'}`,
     );
     const { engine: e, readability: r } = report;
     const kb = `${report.window.minKb}-${report.window.maxKb} KB`;
@@ -456,6 +485,14 @@ export const extraction: Bench = {
         target: '0',
         verdict: report.engineLosses.length === 0 ? 'meets' : 'misses',
         note: report.engineLosses.slice(0, 5).join(' '),
+      },
+      {
+        bench: "engine keeps < half of Readability's words",
+        case: `${report.readabilityProse} pages where Readability reads ${PROSE_WORDS}+ words`,
+        result: `${report.underHalfOfReadability.length}`,
+        target: '0',
+        verdict: report.underHalfOfReadability.length === 0 ? 'meets' : 'misses',
+        note: report.underHalfOfReadability.slice(0, 5).join(' '),
       },
       {
         bench: 'article pages rejected',

@@ -171,7 +171,18 @@ function codeLanguage(pre: DomElement): string | undefined {
 }
 
 /** Inline content of a block element gathered into one paragraph; block children become their own blocks. */
-function collectBlocks(node: DomNode, blocks: Block[]): void {
+/**
+ * A photo credit in a caption ("Foto: sidm / DW", "Photo: Getty Images", "© Reuters"): read neither in a gallery's
+ * captions nor anywhere else a caption is read.
+ */
+const CREDIT = /^(?:©|\(c\)\s|(?:fotos?|photos?|bild(?:er)?|images?|credits?|quelle|source|crédit)\s*(?::|©|\/))/iu;
+
+/**
+ * The blocks of a reading. `figures`: read what figures hold too (captions, an embedded post), without photo credits;
+ * the engine's own reading leaves figures out (a caption under a photo is not the article), but for a gallery whose
+ * captions are the article, the Readability floor reads them (see extractHtmlArticle).
+ */
+function collectBlocks(node: DomNode, blocks: Block[], figures = false): void {
   let inline = '';
   let links = 0;
   let linkedChars = 0;
@@ -181,7 +192,9 @@ function collectBlocks(node: DomNode, blocks: Block[]): void {
     inline = '';
     links = 0;
     linkedChars = 0;
-    if (text && /[\p{L}\p{N}]/u.test(text) && !isBoilerplate(text) && !row) blocks.push({ kind: 'paragraph', text });
+    if (!text || !/[\p{L}\p{N}]/u.test(text) || isBoilerplate(text) || row) return;
+    if (figures && CREDIT.test(text)) return;
+    blocks.push({ kind: 'paragraph', text });
   };
   for (const child of Array.from(node.childNodes)) {
     if (child.nodeType === TEXT) {
@@ -199,6 +212,7 @@ function collectBlocks(node: DomNode, blocks: Block[]): void {
       flush();
       const text = textOf(child);
       if (!text || !/[\p{L}\p{N}]/u.test(text) || isBoilerplate(text)) continue;
+      if (figures && CREDIT.test(text)) continue;
       const stats = text.length <= 200 ? linkStats(child) : { links: 0, chars: 0 };
       if (!isLinkRow(text, stats.links, stats.chars)) blocks.push({ kind: 'paragraph', text });
     } else if (tag === 'ul' || tag === 'ol') {
@@ -219,6 +233,9 @@ function collectBlocks(node: DomNode, blocks: Block[]): void {
     } else if (tag === 'table') {
       flush();
       blocks.push(tableBlock(child));
+    } else if (figures && (tag === 'figure' || tag === 'figcaption')) {
+      flush();
+      collectBlocks(child, blocks, true);
     } else if (
       tag === 'figure' ||
       tag === 'img' ||
@@ -232,7 +249,7 @@ function collectBlocks(node: DomNode, blocks: Block[]): void {
       inline += ' ';
     } else if (['div', 'section', 'article', 'main', 'header', 'details', 'dl', 'center'].includes(tag)) {
       flush();
-      collectBlocks(child, blocks);
+      collectBlocks(child, blocks, figures);
     } else {
       if (tag === 'a') {
         links++;
@@ -570,6 +587,23 @@ function rootedPage(html: string): string {
     : `<!DOCTYPE html><html><head></head><body>${bare}</body></html>`;
 }
 
+/**
+ * The blocks without paragraphs whose text comes three times or more: a gallery's slide title or "Read more" under
+ * each picture is chrome, not the article.
+ */
+function withoutRepeats(blocks: Block[]): Block[] {
+  const seen = new Map<string, number>();
+  for (const block of blocks) if (block.kind === 'paragraph') seen.set(block.text, (seen.get(block.text) ?? 0) + 1);
+  return blocks.filter((block) => block.kind !== 'paragraph' || (seen.get(block.text) ?? 0) < 3);
+}
+
+/** The blocks of a reading with what its figures say (collectBlocks with `figures`), repeated lines left out. */
+function figuredBlocks(content: DomElement): Block[] {
+  const blocks: Block[] = [];
+  collectBlocks(content, blocks, true);
+  return withoutRepeats(blocks);
+}
+
 /** What Readability found, and its blocks before any cleaning (page notices already out). */
 interface Reading {
   content: DomElement;
@@ -583,8 +617,8 @@ interface Reading {
 function readingOf(document: DomDocument, notices: Set<string>): Reading | undefined {
   const found = readArticle(document);
   if (!found) return undefined;
-  const plain: Block[] = [];
-  collectBlocks(found.content, plain);
+  // Readability's reading as it reads it, figures included (a gallery's captions are its text), for the floor.
+  const plain = figuredBlocks(found.content);
   const plainLinks = linkDensity(found.content);
   removeNotices(found.content, notices);
   const blocks: Block[] = [];
@@ -630,6 +664,12 @@ function containerReading(html: string, notices: Set<string>): Reading | undefin
   }
   return undefined;
 }
+
+/**
+ * An article's figures are read when the reading with them has at least this many times the prose words of the
+ * reading without them (a gallery whose captions are the text); a caption under a photo of an ordinary article is not.
+ */
+const FIGURES_SHARE = 1.5;
 
 /** A reading that is no article: no sentence, or a cookie notice, an address block, a footer or a dialog. */
 function misread(reading: Reading | undefined): boolean {
@@ -721,11 +761,18 @@ function cleanedArticle(
   let blocks: Block[] = [];
   for (;;) {
     const untouched = reading.blocks;
+    // Taken before the cleaning, which drops captions by their class names ("caption", "credit").
+    const figuredBefore = figuredBlocks(reading.content);
     cleanInside(reading.content, furniture.named);
     blocks = [];
     collectBlocks(reading.content, blocks);
     // The cleaning is for precision; when it costs much of the text, the untouched reading is the better one.
     if (proseWordsOf(blocks) < proseWordsOf(untouched) * 0.6) blocks = untouched;
+    // A gallery, or a how-to told in photos: when what the figures say (their captions, an embedded post) is a good
+    // part of the article, it is read too, photo credits and repeated slide titles left out.
+    const enough = proseWordsOf(blocks) * FIGURES_SHARE;
+    const figured = [figuredBlocks(reading.content), figuredBefore].find((read) => proseWordsOf(read) >= enough);
+    if (figured) blocks = figured;
     // A page Readability itself doubts, whose "article" is mostly links or holds no sentence of prose, is a link
     // list, a home page or an app shell: better told apart from an article that is merely short. Readability's own
     // verdict needs the untouched page: asked (on a fresh parse) only of pages that look doubtful.
