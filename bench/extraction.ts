@@ -396,7 +396,9 @@ async function pdfRows(): Promise<Row[]> {
   // The real PDFs of test/fixtures/pdf (their tests check the reading order page by page: pdf-real.test.ts).
   const real: [string, string][] = [
     ['Wikipedia "PDF.js" printed to PDF, 1 page', 'pdfjs-wikipedia.pdf'],
+    ['Melodie paper, one column with footnotes, 4 pages', 'melodie-paper.pdf'],
     ['Ethereum Yellow Paper, two columns, 42 pages', 'ethereum-yellow-paper.pdf'],
+    ['Ethereum Yellow Paper in Chinese, two columns', 'ethereum-yellow-paper-chinese.pdf'],
     ['EuroPython talk slides, 53 slides', 'five-types-of-database-slides.pdf'],
   ];
   for (const [name, file] of real) {
@@ -404,7 +406,7 @@ async function pdfRows(): Promise<Row[]> {
     rows.push({
       bench: 'PDF: words read',
       case: `${name} (test/fixtures/pdf)`,
-      result: `${wordCount(read.text)} words, ${read.reading.article.blocks.filter((b) => b.kind === 'heading').length} chapters`,
+      result: `${wordCount(read.text)} words (${read.text.length} characters), ${read.reading.article.blocks.filter((b) => b.kind === 'heading').length} chapters`,
       note: `${ms(read.ms)}; ${read.reading.runningLines} running lines dropped, ${read.reading.captions} captions, references ${read.reading.referencesSkipped ? 'skipped' : 'none'}`,
     });
   }

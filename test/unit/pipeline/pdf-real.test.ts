@@ -11,6 +11,8 @@ import { ParseRunner } from '../../../src/speech/parse/parse-runner';
 import { articleFacts } from '../../../src/speech/text/article-facts';
 
 const FIXTURES = path.join(__dirname, '..', '..', 'fixtures', 'pdf');
+// eslint-disable-next-line no-control-regex -- control characters are exactly what this matches
+const UNMAPPED = /[\u0000-\u0008\u000b-\u001f\ufffd]/;
 const normal = (text: string) => text.normalize('NFKC').replace(/\s+/g, ' ').trim();
 
 interface PageLine {
@@ -85,7 +87,7 @@ describe('real PDFs', () => {
     assert.equal(text.split('ETHEREUM: A SECURE DECENTRALISED GENERALISED TRANSACTION LEDGER').length - 1, 1);
     assert.doesNotMatch(text, /SHANGHAI VERSION [0-9a-f]{7} – \d{4}-\d\d-\d\d.*SHANGHAI VERSION/s);
     // Its TeX math fonts map some glyphs to no character: pdf.js gives control characters, which are not read.
-    assert.doesNotMatch(text, /[\u0000-\u0008\u000b-\u001f\ufffd]/);
+    assert.doesNotMatch(text, UNMAPPED);
   });
 
   // A CJK PDF: its fonts use Adobe's predefined encodings, which pdf.js decodes only with the character maps
@@ -107,7 +109,7 @@ describe('real PDFs', () => {
       at = found + sentence.length;
     }
     assert.ok(text.length > 20_000, `${text.length} characters`);
-    assert.doesNotMatch(text, /[\u0000-\u0008\u000b-\u001f\ufffd]/);
+    assert.doesNotMatch(text, UNMAPPED);
     assert.equal(articleFacts(article).language.language?.name, 'Chinese');
   });
 
@@ -127,6 +129,23 @@ describe('real PDFs', () => {
     assertPagesInOrder(text, await bodyLines(bytes, range(1, 53), 1));
     assert.doesNotMatch(text, /Mastodon: @much_of_a/);
     assert.doesNotMatch(text, /\b\d{1,2} \/ 53\b/);
+  });
+
+  it('a single-column paper with footnotes (4 pages): body lines of every page in order, footnotes left out, line-end hyphens joined', async () => {
+    const bytes = new Uint8Array(readFileSync(path.join(FIXTURES, 'melodie-paper.pdf')));
+    const { article } = await parser.readPdf(bytes, 'The PDF', signal);
+    const text = normal(articleText(article));
+    assert.equal(article.title, 'Melodie: Agent-based Modeling in Python');
+    const lines = await bodyLines(bytes, range(1, 4), 5);
+    assert.ok(lines.length >= 12, `${lines.length} lines sampled`);
+    assertPagesInOrder(text, lines);
+    const headings = article.blocks.filter((b) => b.kind === 'heading').map((b) => b.text);
+    for (const chapter of ['Introduction', 'Statement of need', 'Overview', 'Infrastructure'])
+      assert.ok(headings.includes(chapter), `chapter "${chapter}" in ${headings.join(' | ')}`);
+    // "flex-" at a line end, "ible" on the next: one word.
+    assert.match(text, /ABMs are also flexible to consider/);
+    // The footnotes at the foot of page 1 ("1 Link to ABM4ALL: https://…") are smaller than the body: not read.
+    assert.doesNotMatch(text, /Link to ABM4ALL/);
   });
 
   it('a single-column page (Wikipedia "PDF.js" printed): every body line in order', async () => {
