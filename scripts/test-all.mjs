@@ -11,6 +11,13 @@
 //   npm test -- --grep TEXT       only tests whose name contains TEXT (node and integration suites)
 //   npm test -- --file PATH       one test file of test/{unit,engine,fault,packaging,team,ui} (repeatable); no static
 //                                 checks unless --only checks; the build only when the bundles are older than sources
+//   npm test -- --sequential      the groups one after another (node, integration, ui) instead of side by side
+//
+// After the checks and the build, two lanes run side by side: the plain-Node files, two at a time, and the VS Code
+// lane, one at a time: the integration run, then the UI files (a VS Code test mostly waits on VS Code, the browser
+// and a job, so it costs the node files little). Each lane starts its longest files first, by the times of earlier
+// runs (node_modules/.cache/article-audio/file-times.json, written at the end of every run, over the committed
+// scripts/test-times.json; a file with no time yet goes first), so that no long file starts last and runs alone.
 //
 // No file or suite has a wall-clock budget: a slow machine makes tests slower, not failed (tests bound their own
 // waits). Only a file that hangs is ended: one still running after HUNG_FILE_S (far beyond any file's time on a
@@ -60,6 +67,30 @@ process.env.AA_TEST_RUN_ID = runId;
 const cache = path.join(root, 'node_modules', '.cache', 'article-audio');
 mkdirSync(cache, { recursive: true });
 const install = args.includes('--install') || process.env.CI === 'true';
+const sequential = args.includes('--sequential');
+/**
+ * Seconds each file took in earlier runs (relative path -> seconds), for longest-first order: this clone's last
+ * runs (the cache) over the times of a full run committed in scripts/test-times.json (a fresh clone has no cache).
+ */
+const timesFile = path.join(cache, 'file-times.json');
+function readTimes(file) {
+  try {
+    const times = JSON.parse(readFileSync(file, 'utf8'));
+    return times && typeof times === 'object' && !Array.isArray(times) ? times : {};
+  } catch {
+    return {};
+  }
+}
+const cachedTimes = readTimes(timesFile);
+const recordedTimes = { ...readTimes(path.join(root, 'scripts', 'test-times.json')), ...cachedTimes };
+/** Longest first by the recorded times; a file with none first of all (it may be long), then by name. */
+function longestFirst(files) {
+  const time = (file) => {
+    const seconds = recordedTimes[path.relative(root, file)];
+    return typeof seconds === 'number' ? seconds : Number.POSITIVE_INFINITY;
+  };
+  return [...files].sort((a, b) => time(b) - time(a) || a.localeCompare(b));
+}
 // Child processes (the team tests' Postgres) read the same permission.
 if (install) process.env.ARTICLE_AUDIO_TEST_INSTALL = '1';
 
@@ -262,7 +293,7 @@ async function runFiles(suite, files, concurrency) {
   const tapDir = path.join(out, 'tap', suite.replace(/[^a-z]+/gi, '-'));
   rmSync(tapDir, { recursive: true, force: true });
   mkdirSync(tapDir, { recursive: true });
-  const queue = [...files];
+  const queue = longestFirst(files);
   async function worker() {
     for (let file = queue.shift(); file !== undefined && !interrupted; file = queue.shift()) {
       const rel = path.relative(root, file);
@@ -330,18 +361,26 @@ async function nodeSuites() {
   await timed('node: unit, engine, fault, packaging, team', () => runFiles('node', files, 2));
 }
 
-/** Makes sure the VS Code and browser suites can run; records the suite as failed, with what to do, when not. */
-async function testEnvironmentReady(suite) {
-  const { ensureTestEnvironment } = await import('./test-env.mjs');
-  try {
-    ensureTestEnvironment({ install });
-    return true;
-  } catch (error) {
-    const note = error instanceof Error ? error.message : String(error);
-    console.log(`✖ ${note}`);
-    summary.push({ suite, passed: 0, failed: 1, seconds: 0, note });
-    return false;
+/** What is missing for the VS Code and browser suites (undefined: nothing), asked once. */
+let testEnvironmentProblem;
+/**
+ * Makes sure the VS Code and browser suites can run (downloads, apt-get: synchronous, so asked before the lanes
+ * start, not while node files write to their pipes); `prepareOnly` only asks.
+ */
+async function testEnvironmentReady(suite, prepareOnly = false) {
+  if (testEnvironmentProblem === undefined) {
+    const { ensureTestEnvironment } = await import('./test-env.mjs');
+    try {
+      ensureTestEnvironment({ install });
+      testEnvironmentProblem = '';
+    } catch (error) {
+      testEnvironmentProblem = error instanceof Error ? error.message : String(error);
+    }
   }
+  if (testEnvironmentProblem === '' || prepareOnly) return testEnvironmentProblem === '';
+  console.log(`✖ ${testEnvironmentProblem}`);
+  summary.push({ suite, passed: 0, failed: 1, seconds: 0, note: testEnvironmentProblem });
+  return false;
 }
 
 async function integration() {
@@ -381,7 +420,7 @@ async function ui() {
   const files = onlyFiles.length > 0 ? onlyFiles.filter(isUiFile) : testFiles(path.join(root, 'test', 'ui'));
   heading(`UI tests in a real browser (Playwright + Chromium): ${files.length} files`);
   if (!(await testEnvironmentReady('ui: browser'))) return;
-  // One at a time: each file runs its own VS Code and browser.
+  // One at a time: each file runs its own VS Code, browser and engine.
   await timed('ui: browser', () => runFiles('ui', files, 1));
 }
 
@@ -471,9 +510,20 @@ console.log(`run ${runId} (processes it starts carry AA_TEST_RUN_ID=${runId})`);
 if (wants('checks')) await checks();
 const built = await build();
 if (built) {
-  if (wants('node')) await nodeSuites();
-  if (wants('integration')) await integration();
-  if (wants('ui')) await ui();
+  const nodeLane = async () => {
+    if (wants('node')) await nodeSuites();
+  };
+  const vscodeLane = async () => {
+    if (wants('integration') && !interrupted) await integration();
+    if (wants('ui') && !interrupted) await ui();
+  };
+  if (wants('integration') || wants('ui')) await testEnvironmentReady('VS Code and browser', true);
+  if (sequential) {
+    await nodeLane();
+    await vscodeLane();
+  } else {
+    await Promise.all([nodeLane(), vscodeLane()]);
+  }
 }
 
 await leftoverCheck();
@@ -488,6 +538,12 @@ for (const s of summary) {
     `${s.failed > 0 ? '✖' : '✔'} ${s.suite.padEnd(48)} ${String(s.passed).padStart(4)} passed ${String(s.failed).padStart(3)} failed ${String(s.skipped ?? 0).padStart(3)} skipped ${String(s.seconds).padStart(7)} s${s.note ? `  (${s.note})` : ''}`,
   );
 }
+if (
+  !sequential &&
+  summary.some((s) => s.suite.startsWith('node')) &&
+  summary.some((s) => /^(ui|integration)/.test(s.suite))
+)
+  console.log('(the node files and the VS Code lane, integration then ui, ran side by side: their times overlap)');
 console.log(
   `total time ${Math.round((Date.now() - started) / 1000)} s (load average at the end ${os
     .loadavg()
@@ -500,6 +556,11 @@ if (fileTimes.length > 1) {
     console.log(`  ${String(seconds).padStart(7)} s  ${file}`);
 }
 writeFileSync(path.join(out, 'file-times.json'), JSON.stringify(fileTimes, null, 1));
+// For the next run's order: this run's times over the earlier ones (files not run keep theirs).
+if (!interrupted && fileTimes.length > 0) {
+  for (const { file, seconds } of fileTimes) cachedTimes[file] = seconds;
+  writeFileSync(timesFile, JSON.stringify(cachedTimes, null, 1));
+}
 if (passed + failed === 0) console.log('No test ran: that is a failure.');
 if (unexpectedSkips.length > 0) {
   console.log(`Skipped for a reason that is not allowed (scripts/test-all.mjs, ALLOWED_SKIPS), which fails the run:`);
