@@ -1,5 +1,5 @@
 // Helpers for UI tests: real VS Code in headless Chromium, driven the way a person uses it (palette, clicks, keys).
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Frame, Locator, Page } from 'playwright-core';
@@ -17,6 +17,18 @@ export async function waitFor(
     if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 150));
   }
+}
+
+/** `waitFor` with another default limit, for a file whose waits are all for a job on a loaded machine. */
+export function waitForWithin(
+  defaultMs: number,
+): (what: string, check: () => boolean | Promise<boolean>, timeoutMs?: number) => Promise<void> {
+  return (what, check, timeoutMs = defaultMs) => waitFor(what, check, timeoutMs);
+}
+
+/** Evaluates `expression` in the player's page with `a` bound to its <audio> element (`audio(frame, 'a.paused')`). */
+export async function audio(frame: Frame, expression: string): Promise<unknown> {
+  return frame.evaluate(`(() => { const a = document.getElementById('audio'); return ${expression}; })()`);
 }
 
 export interface VSCodeSession {
@@ -43,7 +55,10 @@ export interface VSCodeSession {
 export interface LaunchOptions {
   settings?: Record<string, unknown>;
   colorScheme?: 'light' | 'dark';
+  /** A folder to open; without one, a new temp folder that close() removes. */
   workspace?: string;
+  /** Files (name -> text) written into the workspace before VS Code starts. */
+  files?: Record<string, string>;
   env?: Record<string, string>;
 }
 
@@ -54,14 +69,27 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
   // vscode-web.mjs is an ES module (the launcher runs it without a TypeScript loader); this file is CommonJS.
   const { startVSCodeWeb } = await import('./vscode-web.mjs');
   const workspace = options.workspace ?? mkdtempSync(path.join(os.tmpdir(), 'article-audio-ui-ws-'));
-  const vscode = await startVSCodeWeb({
-    extensionDevelopmentPath: repoRoot,
-    folder: workspace,
-    settings: options.settings,
-    colorScheme: options.colorScheme,
-    env: { ARTICLE_AUDIO_TEST: '1', ...options.env },
-    verbose: process.env.ARTICLE_AUDIO_TEST_VERBOSE === '1',
-  });
+  const removeWorkspace = () => {
+    if (!options.workspace) rmSync(workspace, { recursive: true, force: true });
+  };
+  for (const [name, text] of Object.entries(options.files ?? {})) {
+    mkdirSync(path.dirname(path.join(workspace, name)), { recursive: true });
+    writeFileSync(path.join(workspace, name), text);
+  }
+  let vscode: Awaited<ReturnType<typeof startVSCodeWeb>>;
+  try {
+    vscode = await startVSCodeWeb({
+      extensionDevelopmentPath: repoRoot,
+      folder: workspace,
+      settings: options.settings,
+      colorScheme: options.colorScheme,
+      env: { ARTICLE_AUDIO_TEST: '1', ...options.env },
+      verbose: process.env.ARTICLE_AUDIO_TEST_VERBOSE === '1',
+    });
+  } catch (error) {
+    removeWorkspace();
+    throw error;
+  }
   const { page } = vscode;
   try {
     await vscode.open();
@@ -69,6 +97,7 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
     await page.locator('.statusbar').waitFor({ timeout: 60_000 });
   } catch (error) {
     await vscode.close();
+    removeWorkspace();
     throw error;
   }
 
@@ -189,7 +218,7 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
     screenshot,
     async close() {
       await vscode.close();
-      if (!options.workspace) rmSync(workspace, { recursive: true, force: true });
+      removeWorkspace();
     },
   };
 }

@@ -4,8 +4,7 @@
 // with the extension host that started it); the new window starts it again on the same data dir, where the
 // unfinished job is waiting.
 import * as assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { launchVSCode, repoRoot, type VSCodeSession, waitFor } from '../support/vscode-ui';
@@ -14,22 +13,20 @@ const TITLE = 'A medium article about patient work';
 
 describe('Jobs view and status bar (UI)', () => {
   let vscode: VSCodeSession;
-  let workspace: string;
 
   before(async () => {
-    workspace = mkdtempSync(path.join(os.tmpdir(), 'article-audio-ui-jobs-'));
     // Twice the medium article with the slowest model: long enough (tens of seconds on 2 cores) to reload mid-job.
     const medium = readFileSync(path.join(repoRoot, 'test/fixtures/articles/medium.md'), 'utf8');
-    writeFileSync(path.join(workspace, 'patient-work.md'), `${medium}\n\n${medium.replace(/^# .*$/m, '## Once more')}`);
     vscode = await launchVSCode({
-      workspace,
+      files: {
+        'patient-work.md': `${medium}\n\n${medium.replace(/^# .*$/m, '## Once more')}`,
+      },
       settings: { 'articleAudio.model': 'article-audio-1-pro', 'articleAudio.openPlayerWhenDone': false },
     });
   });
 
   after(async () => {
     await vscode?.close();
-    if (workspace) rmSync(workspace, { recursive: true, force: true });
   });
 
   function statusItem() {

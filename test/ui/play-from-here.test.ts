@@ -3,12 +3,8 @@
 // document not converted yet, it converts from the cursor's sentence to the end and plays as soon as the first part
 // is in.
 import * as assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Frame } from 'playwright-core';
-import { launchVSCode, type VSCodeSession, waitFor as waitUntil } from '../support/vscode-ui';
+import { audio, launchVSCode, type VSCodeSession, waitForWithin } from '../support/vscode-ui';
 
 const SENTENCES = [
   'The harbour was quiet before dawn.',
@@ -23,31 +19,24 @@ const SENTENCES = [
 const HARBOUR = `# Morning Harbour\n\n${SENTENCES.slice(0, 4).join(' ')}\n\n${SENTENCES.slice(4).join(' ')}\n`;
 const GARDEN = `# The Garden\n\nThe garden woke slowly after the rain.\n\nThe roses leaned on the fence. Snails crossed the path with great patience.\n\nA blackbird watched them from the wall and sang.\n`;
 
-const waitFor = (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 60_000) =>
-  waitUntil(what, check, timeoutMs);
+const waitFor = waitForWithin(60_000);
 
 describe('Play from Here (UI)', () => {
   let vscode: VSCodeSession;
-  let workspace: string;
 
   before(async () => {
-    workspace = mkdtempSync(path.join(os.tmpdir(), 'article-audio-ui-from-here-'));
-    writeFileSync(path.join(workspace, 'harbour.md'), HARBOUR);
-    writeFileSync(path.join(workspace, 'garden.md'), GARDEN);
     vscode = await launchVSCode({
-      workspace,
+      files: {
+        'harbour.md': HARBOUR,
+        'garden.md': GARDEN,
+      },
       settings: { 'articleAudio.model': 'article-audio-1-mini', 'articleAudio.openPlayerWhenDone': false },
     });
   });
 
   after(async () => {
     await vscode?.close();
-    if (workspace) rmSync(workspace, { recursive: true, force: true });
   });
-
-  async function audio(frame: Frame, expression: string): Promise<unknown> {
-    return frame.evaluate(`(() => { const a = document.getElementById('audio'); return ${expression}; })()`);
-  }
 
   /** Puts the cursor at line:column (1-based) with Go to Line. */
   async function cursorAt(line: number, column: number): Promise<void> {

@@ -4,12 +4,9 @@
 // and the sleep timer, at the end of an article (the queue does not go on) and after a number of minutes (it fades
 // out and pauses, and carries on across a switch of job).
 import * as assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Frame } from 'playwright-core';
-import { launchVSCode, type VSCodeSession, waitFor as waitUntil } from '../support/vscode-ui';
+import { audio, launchVSCode, type VSCodeSession, waitForWithin } from '../support/vscode-ui';
 
 const TITLE = 'Article Audio Player';
 
@@ -34,12 +31,7 @@ const FIRST = '# First Story\n\nThe first story is short. It has two sentences o
 const SECOND = '# Second Story\n\nThe second story follows the first. It plays when the first one ends.\n';
 
 // This file's waits are for a job's audio on a loaded machine: 30 s unless a call says otherwise.
-const waitFor = (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000) =>
-  waitUntil(what, check, timeoutMs);
-
-async function audio(frame: Frame, expression: string): Promise<unknown> {
-  return frame.evaluate(`(() => { const a = document.getElementById('audio'); return ${expression}; })()`);
-}
+const waitFor = waitForWithin(30_000);
 
 async function title(frame: Frame): Promise<string> {
   return frame
@@ -50,23 +42,21 @@ async function title(frame: Frame): Promise<string> {
 
 describe('Player controls (UI)', () => {
   let vscode: VSCodeSession;
-  let workspace: string;
   let frame: Frame;
 
   before(async () => {
-    workspace = mkdtempSync(path.join(os.tmpdir(), 'article-audio-ui-controls-'));
-    writeFileSync(path.join(workspace, 'bees.md'), BEES);
-    writeFileSync(path.join(workspace, 'first.md'), FIRST);
-    writeFileSync(path.join(workspace, 'second.md'), SECOND);
     vscode = await launchVSCode({
-      workspace,
+      files: {
+        'bees.md': BEES,
+        'first.md': FIRST,
+        'second.md': SECOND,
+      },
       settings: { 'articleAudio.model': 'article-audio-1-mini', 'articleAudio.openPlayerWhenDone': false },
     });
   });
 
   after(async () => {
     await vscode?.close();
-    if (workspace) rmSync(workspace, { recursive: true, force: true });
   });
 
   /** Runs a palette command that asks for a job, and picks the row with this title (retrying while jobs finish). */

@@ -1,9 +1,6 @@
 // The player with a two-host show made from a selection: speakers are named in the transcript, and read-along in the
 // editor marks the article's own sentences (inside the selection) but nothing for the hosts' greeting or hand-overs.
 import * as assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { launchVSCode, type VSCodeSession } from '../support/vscode-ui';
 
@@ -24,13 +21,12 @@ Plant flowers that bloom from spring to autumn. Leave a corner of the garden wil
 
 describe('Player with a podcast made from a selection (UI)', () => {
   let vscode: VSCodeSession;
-  let workspace: string;
 
   before(async () => {
-    workspace = mkdtempSync(path.join(os.tmpdir(), 'article-audio-ui-podcast-'));
-    writeFileSync(path.join(workspace, 'notes.md'), ARTICLE);
     vscode = await launchVSCode({
-      workspace,
+      files: {
+        'notes.md': ARTICLE,
+      },
       colorScheme: 'dark',
       settings: {
         'articleAudio.model': 'article-podcast-1-pro',
@@ -42,7 +38,6 @@ describe('Player with a podcast made from a selection (UI)', () => {
 
   after(async () => {
     await vscode?.close();
-    if (workspace) rmSync(workspace, { recursive: true, force: true });
   });
 
   it("names the speakers and marks only the article's sentences, inside the selection, in the editor", async () => {

@@ -2,12 +2,11 @@
 // local engine, press play, watch the time and the highlighted sentence move (in the page and in the source editor),
 // change speed, jump by clicking a sentence, close and reopen, reload the window, and look at it in three themes.
 import * as assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Frame } from 'playwright-core';
-import { launchVSCode, type VSCodeSession, waitFor } from '../support/vscode-ui';
+import { audio, launchVSCode, type VSCodeSession, waitFor } from '../support/vscode-ui';
 
 const TITLE = 'Article Audio Player';
 
@@ -29,16 +28,8 @@ ask them how their bees are doing. Small choices, made by many gardeners, add up
 Bees also need water on hot days. A shallow dish with a few stones is enough.
 `;
 
-/** Reads a property of the page's <audio> element. */
-async function audio(
-  frame: Frame,
-  property: 'currentTime' | 'playbackRate' | 'paused' | 'duration' | 'muted' | 'volume',
-): Promise<number | boolean> {
-  return frame.evaluate(`document.getElementById('audio').${property}`);
-}
-
 async function currentTime(frame: Frame): Promise<number> {
-  return Number(await audio(frame, 'currentTime'));
+  return Number(await audio(frame, 'a.currentTime'));
 }
 
 async function currentCue(frame: Frame): Promise<number> {
@@ -57,13 +48,12 @@ function seconds(text: string): number {
 
 describe('Player (UI)', () => {
   let vscode: VSCodeSession;
-  let workspace: string;
 
   before(async () => {
-    workspace = mkdtempSync(path.join(os.tmpdir(), 'article-audio-ui-player-'));
-    writeFileSync(path.join(workspace, 'bees.md'), ARTICLE);
     vscode = await launchVSCode({
-      workspace,
+      files: {
+        'bees.md': ARTICLE,
+      },
       colorScheme: 'dark',
       settings: {
         'articleAudio.model': 'article-audio-1-mini',
@@ -75,7 +65,6 @@ describe('Player (UI)', () => {
 
   after(async () => {
     await vscode?.close();
-    if (workspace) rmSync(workspace, { recursive: true, force: true });
   });
 
   async function openArticle(): Promise<void> {
@@ -120,8 +109,8 @@ describe('Player (UI)', () => {
       groups.join('\n'),
     );
     assert.equal(groups.length, 4, groups.join('\n'));
-    await waitFor('the audio metadata', async () => Number(await audio(frame, 'duration')) > 5);
-    assert.equal(await audio(frame, 'paused'), true, 'nothing plays before the user presses play');
+    await waitFor('the audio metadata', async () => Number(await audio(frame, 'a.duration')) > 5);
+    assert.equal(await audio(frame, 'a.paused'), true, 'nothing plays before the user presses play');
     assert.equal(await frame.locator('#time-current').innerText(), '0:00');
 
     const editorMark = page.locator('.editor-instance .view-overlays [class*="TextEditorDecorationType"]');
@@ -144,7 +133,7 @@ describe('Player (UI)', () => {
 
     // The same sentence is marked in the source editor (a TextEditorDecorationType), on the line it is written on.
     await frame.locator('#play').click();
-    await waitFor('paused', async () => (await audio(frame, 'paused')) === true);
+    await waitFor('paused', async () => (await audio(frame, 'a.paused')) === true);
     const sentence = await frame.locator('.cue.current').innerText();
     await editorMark.first().waitFor({ timeout: 10_000 });
     const words = sentence.split(' ').slice(0, 3).join(' ');
@@ -164,32 +153,32 @@ describe('Player (UI)', () => {
 
   it('changes speed from the list and the keyboard, and remembers it', async () => {
     await frame.locator('#rate').selectOption('2');
-    await waitFor('playbackRate 2', async () => (await audio(frame, 'playbackRate')) === 2);
+    await waitFor('playbackRate 2', async () => (await audio(frame, 'a.playbackRate')) === 2);
     await frame
       .locator('#cues')
       .click({ position: { x: 1, y: 1 } })
       .catch(() => undefined);
     await frame.locator('body').press(']');
-    await waitFor('playbackRate 2.5', async () => (await audio(frame, 'playbackRate')) === 2.5);
+    await waitFor('playbackRate 2.5', async () => (await audio(frame, 'a.playbackRate')) === 2.5);
     await waitFor('the speed list to show 2.5', async () => (await frame.locator('#rate').inputValue()) === '2.5');
     await frame.locator('body').press('[');
     await frame.locator('body').press('[');
     await frame.locator('body').press('[');
-    await waitFor('playbackRate 1.5', async () => (await audio(frame, 'playbackRate')) === 1.5);
+    await waitFor('playbackRate 1.5', async () => (await audio(frame, 'a.playbackRate')) === 1.5);
   });
 
   it('mutes with M and sets the volume with its slider', async () => {
     await frame.locator('body').press('m');
-    await waitFor('muted', async () => (await audio(frame, 'muted')) === true);
+    await waitFor('muted', async () => (await audio(frame, 'a.muted')) === true);
     await waitFor(
       'the mute button to say so',
       async () => (await frame.locator('#mute').getAttribute('aria-pressed')) === 'true',
     );
     assert.equal(await frame.locator('#mute').getAttribute('aria-label'), 'Unmute');
     await frame.locator('#mute').click();
-    await waitFor('unmuted', async () => (await audio(frame, 'muted')) === false);
+    await waitFor('unmuted', async () => (await audio(frame, 'a.muted')) === false);
     await frame.locator('#volume').fill('0.5');
-    await waitFor('volume 0.5', async () => (await audio(frame, 'volume')) === 0.5);
+    await waitFor('volume 0.5', async () => (await audio(frame, 'a.volume')) === 0.5);
   });
 
   it('seeks by clicking a sentence and with the 15 s buttons', async () => {
@@ -228,7 +217,7 @@ describe('Player (UI)', () => {
   it('remembers the position when the player is closed and reopened', async () => {
     const { page } = vscode;
     await frame.locator('#play').click();
-    await waitFor('paused', async () => (await audio(frame, 'paused')) === true);
+    await waitFor('paused', async () => (await audio(frame, 'a.paused')) === true);
     const paused = await currentTime(frame);
     assert.ok(paused > 3, `paused part-way (${paused})`);
     const shown = await frame.locator('#time-current').innerText();
@@ -245,9 +234,9 @@ describe('Player (UI)', () => {
       `the time shown to be ${shown}`,
       async () => (await frame.locator('#time-current').innerText()) === shown,
     );
-    assert.equal(await audio(frame, 'paused'), true, 'reopening does not start playback');
-    assert.equal(await audio(frame, 'playbackRate'), 1.5, 'the speed is remembered too');
-    assert.equal(await audio(frame, 'volume'), 0.5, 'and the volume');
+    assert.equal(await audio(frame, 'a.paused'), true, 'reopening does not start playback');
+    assert.equal(await audio(frame, 'a.playbackRate'), 1.5, 'the speed is remembered too');
+    assert.equal(await audio(frame, 'a.volume'), 0.5, 'and the volume');
   });
 
   it('comes back after a window reload on the same job and position (serializer + globalState)', async () => {
@@ -273,11 +262,11 @@ describe('Player (UI)', () => {
       (await input.inputValue()).endsWith('Why Gardens Need Bees.mp3'),
     );
     assert.ok(
-      (await input.inputValue()).includes(path.basename(workspace)),
+      (await input.inputValue()).includes(path.basename(vscode.workspace)),
       `in the workspace folder: ${await input.inputValue()}`,
     );
     await input.press('Enter');
-    const saved = path.join(workspace, 'Why Gardens Need Bees.mp3');
+    const saved = path.join(vscode.workspace, 'Why Gardens Need Bees.mp3');
     await waitFor('the saved files', () => existsSync(saved) && existsSync(saved.replace(/\.mp3$/, '.vtt')));
     const mp3 = readFileSync(saved);
     assert.ok(
@@ -382,7 +371,7 @@ describe('Player (UI)', () => {
   it('is one panel that switches to the next finished job', async () => {
     const { page } = vscode;
     writeFileSync(
-      path.join(workspace, 'wasps.md'),
+      path.join(vscode.workspace, 'wasps.md'),
       ARTICLE.replace('# Why Gardens Need Bees', '# Wasps Are Gardeners Too'),
     );
     // A file made a moment ago may not be in Quick Open's file list yet; the Explorer shows it as soon as it exists.
@@ -415,16 +404,19 @@ describe('Player (UI)', () => {
       0,
       'the old job has no tab of its own',
     );
-    await waitFor('the new audio', async () => Number(await audio(frame, 'duration')) > 5);
+    await waitFor('the new audio', async () => Number(await audio(frame, 'a.duration')) > 5);
     assert.equal(await currentTime(frame), 0, 'a new job starts at the beginning');
-    assert.equal(await audio(frame, 'paused'), true);
+    assert.equal(await audio(frame, 'a.paused'), true);
   });
 
   it('does not cut off what is playing when another job finishes, but offers it', async () => {
     const { page } = vscode;
     await frame.locator('#play').click();
-    await waitFor('playing', async () => (await audio(frame, 'paused')) === false);
-    writeFileSync(path.join(workspace, 'hornets.md'), ARTICLE.replace('# Why Gardens Need Bees', '# Hornets at Dusk'));
+    await waitFor('playing', async () => (await audio(frame, 'a.paused')) === false);
+    writeFileSync(
+      path.join(vscode.workspace, 'hornets.md'),
+      ARTICLE.replace('# Why Gardens Need Bees', '# Hornets at Dusk'),
+    );
     // Focus is in the player page now, so open the file the way a person would: click it in the Explorer.
     await page
       .locator('.explorer-folders-view .monaco-list-row', { hasText: 'hornets.md' })
@@ -445,7 +437,7 @@ describe('Player (UI)', () => {
       'Wasps Are Gardeners Too',
       'still on the job being heard',
     );
-    assert.equal(await audio(frame, 'paused'), false, 'still playing');
+    assert.equal(await audio(frame, 'a.paused'), false, 'still playing');
     await toast.locator('.monaco-button', { hasText: 'Play Now' }).click();
     await waitFor(
       'the switch on request',

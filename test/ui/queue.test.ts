@@ -2,12 +2,10 @@
 // engine: queue a second article, see it under "Up next" in the player, play the first with Ctrl+Alt+Space from the
 // editor, and hear the player go on to the queued article by itself when the first ends.
 import * as assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Frame } from 'playwright-core';
-import { launchVSCode, type VSCodeSession, waitFor as waitUntil } from '../support/vscode-ui';
+import { audio, launchVSCode, type VSCodeSession, waitForWithin } from '../support/vscode-ui';
 
 const FIRST = '# First Story\n\nThe first story is short. It has two sentences only.\n';
 const SECOND = '# Second Story\n\nThe second story follows the first. It plays when the first one ends.\n';
@@ -16,29 +14,26 @@ const FOURTH = '# Fourth Story\n\nThe fourth story is converted while the third 
 const FIFTH = '# Fifth Story\n\nThe fifth story is converted while the third one is paused.\n';
 
 // This file's waits are for a job's audio on a loaded machine: 30 s unless a call says otherwise.
-const waitFor = (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000) =>
-  waitUntil(what, check, timeoutMs);
+const waitFor = waitForWithin(30_000);
 
 describe('Listening queue (UI)', () => {
   let vscode: VSCodeSession;
-  let workspace: string;
 
   before(async () => {
-    workspace = mkdtempSync(path.join(os.tmpdir(), 'article-audio-ui-queue-'));
-    writeFileSync(path.join(workspace, 'first.md'), FIRST);
-    writeFileSync(path.join(workspace, 'second.md'), SECOND);
-    writeFileSync(path.join(workspace, 'third.md'), THIRD);
-    writeFileSync(path.join(workspace, 'fourth.md'), FOURTH);
-    writeFileSync(path.join(workspace, 'fifth.md'), FIFTH);
     vscode = await launchVSCode({
-      workspace,
+      files: {
+        'first.md': FIRST,
+        'second.md': SECOND,
+        'third.md': THIRD,
+        'fourth.md': FOURTH,
+        'fifth.md': FIFTH,
+      },
       settings: { 'articleAudio.model': 'article-audio-1-mini', 'articleAudio.openPlayerWhenDone': false },
     });
   });
 
   after(async () => {
     await vscode?.close();
-    if (workspace) rmSync(workspace, { recursive: true, force: true });
   });
 
   /** Runs a palette command that asks for a job, and picks the row with this title (retrying while jobs finish). */
@@ -59,10 +54,6 @@ describe('Listening queue (UI)', () => {
       },
       180_000,
     );
-  }
-
-  async function audio(frame: Frame, expression: string): Promise<unknown> {
-    return frame.evaluate(`(() => { const a = document.getElementById('audio'); return ${expression}; })()`);
   }
 
   it('shows the queue in the player, plays from the editor key, and goes on to the queued article when the first ends', async () => {
@@ -117,9 +108,9 @@ describe('Listening queue (UI)', () => {
     const { page } = vscode;
     // From now on a finished job opens the player by itself (a workspace setting, written first: VS Code applies a
     // changed settings file a moment later, long before the fourth story is converted below).
-    mkdirSync(path.join(workspace, '.vscode'), { recursive: true });
+    mkdirSync(path.join(vscode.workspace, '.vscode'), { recursive: true });
     writeFileSync(
-      path.join(workspace, '.vscode', 'settings.json'),
+      path.join(vscode.workspace, '.vscode', 'settings.json'),
       JSON.stringify({ 'articleAudio.openPlayerWhenDone': true }),
     );
     await vscode.openFile('third.md', 'Third Story');

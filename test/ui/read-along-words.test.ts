@@ -3,9 +3,6 @@
 // highlighted sentence (which keeps aria-current), and the source editor marks the same word inside the sentence's
 // highlight (a second decoration: its underline is an inline decoration on the word's own text).
 import * as assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Frame } from 'playwright-core';
 import { launchVSCode, type VSCodeSession, waitFor } from '../support/vscode-ui';
@@ -34,13 +31,12 @@ const key = (text: string) => text.toLowerCase().replace(/[^\p{L}\p{N}]/gu, '');
 
 describe('Word-level read-along (UI)', () => {
   let vscode: VSCodeSession;
-  let workspace: string;
 
   before(async () => {
-    workspace = mkdtempSync(path.join(os.tmpdir(), 'article-audio-ui-words-'));
-    writeFileSync(path.join(workspace, 'words.md'), ARTICLE);
     vscode = await launchVSCode({
-      workspace,
+      files: {
+        'words.md': ARTICLE,
+      },
       colorScheme: 'dark',
       settings: {
         'articleAudio.model': 'article-audio-1-mini',
@@ -52,7 +48,6 @@ describe('Word-level read-along (UI)', () => {
 
   after(async () => {
     await vscode?.close();
-    if (workspace) rmSync(workspace, { recursive: true, force: true });
   });
 
   it('moves the highlighted word while playing, in the player and in the source editor', async () => {

@@ -2,8 +2,7 @@
 // the job will be cancelled, its button says so too, and after it the job is gone from the list and the status bar.
 // (That the engine really ends the job is checked in test/integration/suites/ux.test.ts, which can ask the engine.)
 import * as assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { launchVSCode, repoRoot, type VSCodeSession, waitFor } from '../support/vscode-ui';
@@ -12,21 +11,19 @@ const TITLE = 'A medium article about patient work';
 
 describe('Removing a running job (UI)', () => {
   let vscode: VSCodeSession;
-  let workspace: string;
 
   before(async () => {
-    workspace = mkdtempSync(path.join(os.tmpdir(), 'article-audio-ui-remove-'));
     const medium = readFileSync(path.join(repoRoot, 'test/fixtures/articles/medium.md'), 'utf8');
-    writeFileSync(path.join(workspace, 'patient-work.md'), `${medium}\n\n${medium.replace(/^# .*$/m, '## Once more')}`);
     vscode = await launchVSCode({
-      workspace,
+      files: {
+        'patient-work.md': `${medium}\n\n${medium.replace(/^# .*$/m, '## Once more')}`,
+      },
       settings: { 'articleAudio.model': 'article-audio-1-pro', 'articleAudio.openPlayerWhenDone': false },
     });
   });
 
   after(async () => {
     await vscode?.close();
-    if (workspace) rmSync(workspace, { recursive: true, force: true });
   });
 
   it('asks to cancel it, cancels it, and it leaves the list and the status bar', async () => {
