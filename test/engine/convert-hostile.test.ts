@@ -2,38 +2,17 @@
 // an endless audio body stops at its cap with a clear message and exit 4, leaving no file; an endless stream of log
 // lines with terminal escapes is printed bounded, one line each, without the escapes.
 import * as assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { MAX_LOG_LINES } from '../../src/api';
-import { repoRoot } from '../support/engine-process';
+import { runCli } from '../support/cli-run';
 import { jobBody, openSse, sendEnvelope, startFaultServer, type FaultServer } from '../support/fault-server';
 
 const FIXTURE = path.join(__dirname, 'fixtures', 'article.md');
 const KEY = 'sk-hostile-test-1f2e3d4c5b6a';
-
-function runCli(args: string[], timeoutMs = 60_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('ARTICLE_AUDIO_')));
-  const child = spawn(process.execPath, [path.join(repoRoot, 'dist', 'cli.js'), ...args], {
-    cwd: repoRoot,
-    env: { ...env, ARTICLE_AUDIO_API_KEY: KEY },
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  child.stdin.end('');
-  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-  return new Promise((resolve) =>
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    }),
-  );
-}
 
 function acceptsAndSucceeds(server: FaultServer, id: string, durationS: number): void {
   server.on('POST', '/v1/article-to-audio', (_req, res) => sendEnvelope(res, 202, { job_id: id }));
@@ -91,7 +70,10 @@ describe('article-audio convert against a hostile service', () => {
     const out = path.join(work, 'one');
     await import('node:fs/promises').then((fs) => fs.mkdir(out));
     const started = Date.now();
-    const run = await runCli(['convert', FIXTURE, '--base-url', server.url, '--out', path.join(out, 'a.mp3')]);
+    const run = await runCli(['convert', FIXTURE, '--base-url', server.url, '--out', path.join(out, 'a.mp3')], {
+      env: { ARTICLE_AUDIO_API_KEY: KEY },
+      killAfterMs: 60_000,
+    });
     assert.equal(run.code, 4, run.stderr);
     assert.match(
       run.stderr,
@@ -122,7 +104,10 @@ describe('article-audio convert against a hostile service', () => {
       res.writeHead(200, { 'content-type': 'text/vtt' });
       res.end('WEBVTT\n');
     });
-    const run = await runCli(['convert', FIXTURE, '--base-url', server.url, '--out', path.join(work, 'b.mp3')]);
+    const run = await runCli(['convert', FIXTURE, '--base-url', server.url, '--out', path.join(work, 'b.mp3')], {
+      env: { ARTICLE_AUDIO_API_KEY: KEY },
+      killAfterMs: 60_000,
+    });
     assert.equal(run.code, 0, run.stderr.slice(-2000));
     assert.ok(!run.stderr.includes('\u001b'), 'an escape sequence reached the terminal');
     const lines = run.stderr.split('\n');

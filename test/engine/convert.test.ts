@@ -1,47 +1,20 @@
 // Black-box: `article-audio convert` (node dist/cli.js convert) end to end, with its built-in engine and against a
 // running `serve`, and its exit codes and messages for each kind of failure.
 import * as assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { runCli } from '../support/cli-run';
 import { repoRoot, startEngineProcess } from '../support/engine-process';
 import { type ArticleServer, startArticleServer } from '../support/article-server';
 import { zipOf } from '../support/zip-file';
 import { slideDeck } from '../support/pdf-layouts';
 
 const FIXTURE = path.join(__dirname, 'fixtures', 'article.md');
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function runCli(
-  args: string[],
-  options: { env?: Record<string, string>; stdin?: string; cwd?: string } = {},
-): Promise<Run> {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('ARTICLE_AUDIO_')));
-  const child = spawn(process.execPath, [path.join(repoRoot, 'dist', 'cli.js'), ...args], {
-    cwd: options.cwd ?? repoRoot,
-    env: { ...env, ...options.env },
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  child.stdin.end(options.stdin ?? '');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-  return new Promise((resolve) =>
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    }),
-  );
-}
+/** A CLI run still going after this long hangs (it is killed, and its test fails). */
+const KILL_AFTER_MS = 90_000;
 
 function assertAudioAndTranscript(base: string): void {
   const mp3 = readFileSync(`${base}.mp3`);
@@ -69,14 +42,10 @@ describe('article-audio convert', () => {
   });
 
   it('converts a Markdown file with the built-in engine: exit 0, the MP3 and the transcript beside it', async () => {
-    const run = await runCli([
-      'convert',
-      FIXTURE,
-      '--model',
-      'article-audio-1-mini',
-      '--out',
-      path.join(work, 'river'),
-    ]);
+    const run = await runCli(
+      ['convert', FIXTURE, '--model', 'article-audio-1-mini', '--out', path.join(work, 'river')],
+      { killAfterMs: KILL_AFTER_MS },
+    );
     assert.equal(run.code, 0, run.stderr);
     assertAudioAndTranscript(path.join(work, 'river'));
     assert.match(run.stdout, /^Wrote .*river\.mp3 and .*river\.vtt \(\d+:\d\d of audio\)\.\n$/);
@@ -94,6 +63,7 @@ describe('article-audio convert', () => {
     const run = await runCli(['convert', '-', '--model', 'article-audio-1-mini'], {
       stdin: readFileSync(FIXTURE, 'utf8'),
       cwd: work,
+      killAfterMs: KILL_AFTER_MS,
     });
     assert.equal(run.code, 0, run.stderr);
     assertAudioAndTranscript(path.join(work, 'article'));
@@ -101,19 +71,17 @@ describe('article-audio convert', () => {
   });
 
   it('converts a web page and a saved HTML page', async () => {
-    const page = await runCli(['convert', pages.articleUrl, '--model', 'article-audio-1-mini', '--out', `${work}/`]);
+    const page = await runCli(['convert', pages.articleUrl, '--model', 'article-audio-1-mini', '--out', `${work}/`], {
+      killAfterMs: KILL_AFTER_MS,
+    });
     assert.equal(page.code, 0, page.stderr);
     assertAudioAndTranscript(path.join(work, 'article'));
     const htmlFile = path.join(work, 'saved.html');
     writeFileSync(htmlFile, readFileSync(path.join(__dirname, 'fixtures', 'article.html')));
-    const saved = await runCli([
-      'convert',
-      htmlFile,
-      '--model',
-      'article-audio-1-mini',
-      '--out',
-      path.join(work, 'saved.mp3'),
-    ]);
+    const saved = await runCli(
+      ['convert', htmlFile, '--model', 'article-audio-1-mini', '--out', path.join(work, 'saved.mp3')],
+      { killAfterMs: KILL_AFTER_MS },
+    );
     assert.equal(saved.code, 0, saved.stderr);
     assertAudioAndTranscript(path.join(work, 'saved'));
   });
@@ -122,7 +90,9 @@ describe('article-audio convert', () => {
     const deck = slideDeck();
     const file = path.join(work, 'quiet-machines.pdf');
     writeFileSync(file, deck.pdf);
-    const run = await runCli(['convert', file, '--model', 'article-audio-1-mini', '--out', `${work}/`]);
+    const run = await runCli(['convert', file, '--model', 'article-audio-1-mini', '--out', `${work}/`], {
+      killAfterMs: KILL_AFTER_MS,
+    });
     assert.equal(run.code, 0, run.stderr);
     assertAudioAndTranscript(path.join(work, 'quiet-machines'));
     // Without the word timestamps (`<00:00:01.234>`) between the words.
@@ -154,6 +124,7 @@ describe('article-audio convert', () => {
         ],
         {
           env: { ARTICLE_AUDIO_API_KEY: engine.tokens[0] as string },
+          killAfterMs: KILL_AFTER_MS,
         },
       );
       assert.equal(run.code, 0, run.stderr);
@@ -161,7 +132,7 @@ describe('article-audio convert', () => {
 
       const refused = await runCli(
         ['convert', FIXTURE, '--base-url', engine.url, '--out', path.join(work, 'refused.mp3')],
-        { env: { ARTICLE_AUDIO_API_KEY: 'not-the-key' } },
+        { env: { ARTICLE_AUDIO_API_KEY: 'not-the-key' }, killAfterMs: KILL_AFTER_MS },
       );
       assert.equal(refused.code, 3, refused.stderr);
       assert.match(refused.stderr, /ARTICLE_AUDIO_API_KEY/);
@@ -202,21 +173,17 @@ describe('article-audio convert', () => {
       [['convert', zip], /notes\.zip looks like a ZIP archive/],
     ];
     for (const [args, message, env] of cases) {
-      const run = await runCli(args, { env });
+      const run = await runCli(args, { env, killAfterMs: KILL_AFTER_MS });
       assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`);
       assert.match(run.stderr, message, args.join(' '));
     }
   });
 
   it('exits 5 with the job error code when the job fails, and 4 when the service cannot be reached', async () => {
-    const failed = await runCli([
-      'convert',
-      pages.missingUrl,
-      '--model',
-      'article-audio-1-mini',
-      '--out',
-      path.join(work, 'failed.mp3'),
-    ]);
+    const failed = await runCli(
+      ['convert', pages.missingUrl, '--model', 'article-audio-1-mini', '--out', path.join(work, 'failed.mp3')],
+      { killAfterMs: KILL_AFTER_MS },
+    );
     assert.equal(failed.code, 5, failed.stderr);
     assert.match(failed.stderr, /the job failed \(fetch_failed\)/);
     const reason = /the job failed \(fetch_failed\): (.{20})/.exec(failed.stderr)?.[1] ?? 'no reason';
@@ -231,7 +198,7 @@ describe('article-audio convert', () => {
     });
     const unreachable = await runCli(
       ['convert', FIXTURE, '--base-url', `http://127.0.0.1:${closedPort}`, '--out', path.join(work, 'x.mp3')],
-      { env: { ARTICLE_AUDIO_API_KEY: 'k' } },
+      { env: { ARTICLE_AUDIO_API_KEY: 'k' }, killAfterMs: KILL_AFTER_MS },
     );
     assert.equal(unreachable.code, 4, unreachable.stderr);
     assert.match(unreachable.stderr, /127\.0\.0\.1/);
@@ -239,7 +206,7 @@ describe('article-audio convert', () => {
 
   it('prints help for every command', async () => {
     for (const args of [['--help'], ['help', 'convert'], ['convert', '--help'], ['serve', '--help']]) {
-      const run = await runCli(args);
+      const run = await runCli(args, { killAfterMs: KILL_AFTER_MS });
       assert.equal(run.code, 0, args.join(' '));
       assert.match(run.stdout, /^Usage: article-audio/);
     }

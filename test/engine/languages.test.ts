@@ -3,41 +3,17 @@
 // of code) still convert; with a provider voice (test/support/speech-provider.ts) the German article converts and
 // its transcript and ID3 tag carry the language.
 import * as assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import NodeID3 from 'node-id3';
-import { repoRoot } from '../support/engine-process';
-import { markerEnv, ownProcess } from '../support/own-processes.mjs';
+import { runCli } from '../support/cli-run';
 import { type SpeechProvider, startSpeechProvider } from '../support/speech-provider';
 
 const FIXTURES = path.join(__dirname, 'fixtures', 'languages');
 const KEY = 'sk-language-test-key-1234';
 const MODEL = 'article-audio-1-pro';
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function runCli(args: string[], env: Record<string, string>, cwd: string): Promise<Run> {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('ARTICLE_AUDIO_')));
-  const child = ownProcess(
-    spawn(process.execPath, [path.join(repoRoot, 'dist', 'cli.js'), ...args], {
-      cwd,
-      env: { ...clean, ...markerEnv(), ...env },
-    }),
-  );
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  child.stdin.end('');
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
 
 describe('articles in other languages', () => {
   let work: string;
@@ -53,7 +29,7 @@ describe('articles in other languages', () => {
   ] as const) {
     it(`refuses ${name} with the built-in voices: unsupported_language, naming it`, { timeout: 120_000 }, async () => {
       const out = path.join(work, `${file}.mp3`);
-      const run = await runCli(['convert', path.join(FIXTURES, file), '--out', out], {}, work);
+      const run = await runCli(['convert', path.join(FIXTURES, file), '--out', out], { cwd: work });
       assert.notEqual(run.code, 0, run.stderr);
       assert.match(
         run.stderr,
@@ -68,7 +44,7 @@ describe('articles in other languages', () => {
   for (const file of ['en-quote.md', 'en-code.md']) {
     it(`converts English (${file}) with the built-in voices`, { timeout: 180_000 }, async () => {
       const out = path.join(work, `${file}.mp3`);
-      const run = await runCli(['convert', path.join(FIXTURES, file), '--out', out], {}, work);
+      const run = await runCli(['convert', path.join(FIXTURES, file), '--out', out], { cwd: work });
       assert.equal(run.code, 0, run.stderr);
       assert.match(run.stderr, /The article is in English \(en;/);
       const vtt = readFileSync(out.replace(/\.mp3$/, '.vtt'), 'utf8');
@@ -101,11 +77,10 @@ describe('articles in other languages', () => {
         }),
       );
       const out = path.join(work, 'de-provider.mp3');
-      const run = await runCli(
-        ['convert', path.join(FIXTURES, 'de.md'), '--voices', voices, '--out', out],
-        { VOICE_API_KEY: KEY },
-        work,
-      );
+      const run = await runCli(['convert', path.join(FIXTURES, 'de.md'), '--voices', voices, '--out', out], {
+        env: { VOICE_API_KEY: KEY },
+        cwd: work,
+      });
       assert.equal(run.code, 0, run.stderr);
       assert.match(run.stderr, /The article is in German \(de;/);
       assert.ok(

@@ -3,43 +3,19 @@
 // line asked for once, the key in no output, log or file the run wrote; a provider that stays down fails the job
 // `voice_unavailable` with what to do; a voices file whose key variable is unset is refused before anything runs.
 import * as assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import NodeID3 from 'node-id3';
-import { repoRoot } from '../support/engine-process';
+import { runCli } from '../support/cli-run';
 import { checkMp3 } from '../support/mp3-check';
-import { markerEnv, ownProcess } from '../support/own-processes.mjs';
 import { type ElevenLabsProvider, startElevenLabs } from '../support/elevenlabs-provider';
 import { SECONDS_PER_CHARACTER, type SpeechProvider, startSpeechProvider } from '../support/speech-provider';
 
 const FIXTURE = path.join(__dirname, 'fixtures', 'article.md');
 const KEY = 'sk-provider-key-7f3a9c1e5b2d';
 const MODEL = 'article-audio-1-pro';
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function runCli(args: string[], env: Record<string, string>, cwd: string): Promise<Run> {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('ARTICLE_AUDIO_')));
-  const child = ownProcess(
-    spawn(process.execPath, [path.join(repoRoot, 'dist', 'cli.js'), ...args], {
-      cwd,
-      env: { ...clean, ...markerEnv(), ...env },
-    }),
-  );
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  child.stdin.end('');
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
 
 function cueDurations(vtt: string): { text: string; seconds: number }[] {
   const time = (t: string) => t.split(':').reduce((s, part) => s * 60 + Number(part), 0);
@@ -95,11 +71,10 @@ describe('convert --voices with an OpenAI-compatible provider', () => {
     { timeout: 120_000 },
     async () => {
       const out = path.join(work, 'out.mp3');
-      const run = await runCli(
-        ['convert', FIXTURE, '--voices', voicesFile(), '--out', out],
-        { VOICE_API_KEY: KEY },
-        work,
-      );
+      const run = await runCli(['convert', FIXTURE, '--voices', voicesFile(), '--out', out], {
+        env: { VOICE_API_KEY: KEY },
+        cwd: work,
+      });
       assert.equal(run.code, 0, run.stderr);
       assert.deepEqual(provider.refused, []);
       assert.match(run.stderr, /Reading with the voice af_heart \(kokoro at 127\.0\.0\.1:\d+/);
@@ -145,8 +120,7 @@ describe('convert --voices with an OpenAI-compatible provider', () => {
     provider.fault = () => ({ kind: 'status', status: 503, body: `upstream down; got Bearer ${KEY}` });
     const run = await runCli(
       ['convert', FIXTURE, '--voices', voicesFile({ retry_s: 1 }), '--out', path.join(work, 'out.mp3')],
-      { VOICE_API_KEY: KEY },
-      work,
+      { env: { VOICE_API_KEY: KEY }, cwd: work },
     );
     assert.equal(run.code, 5, run.stderr);
     assert.match(
@@ -165,11 +139,10 @@ describe('convert --voices with an OpenAI-compatible provider', () => {
     { timeout: 60_000 },
     async () => {
       const file = voicesFile({ max_characters: 200 });
-      const run = await runCli(
-        ['convert', FIXTURE, '--voices', file, '--out', path.join(work, 'out.mp3')],
-        { VOICE_API_KEY: KEY },
-        work,
-      );
+      const run = await runCli(['convert', FIXTURE, '--voices', file, '--out', path.join(work, 'out.mp3')], {
+        env: { VOICE_API_KEY: KEY },
+        cwd: work,
+      });
       assert.equal(run.code, 5, run.stderr);
       assert.match(
         run.stderr,
@@ -181,8 +154,7 @@ describe('convert --voices with an OpenAI-compatible provider', () => {
       // Within the cap, it reads as before.
       const within = await runCli(
         ['convert', FIXTURE, '--voices', voicesFile({ max_characters: 100_000 }), '--out', path.join(work, 'ok.mp3')],
-        { VOICE_API_KEY: KEY },
-        work,
+        { env: { VOICE_API_KEY: KEY }, cwd: work },
       );
       assert.equal(within.code, 0, within.stderr);
       assert.ok(provider.requests.length > 0);
@@ -196,11 +168,10 @@ describe('convert --voices with an OpenAI-compatible provider', () => {
     async () => {
       provider.fault = (_request, n) =>
         n < 2 ? { kind: 'status', status: 429, retryAfterS: 0.3, body: 'slow down' } : undefined;
-      const run = await runCli(
-        ['convert', FIXTURE, '--voices', voicesFile(), '--out', path.join(work, 'out.mp3')],
-        { VOICE_API_KEY: KEY },
-        work,
-      );
+      const run = await runCli(['convert', FIXTURE, '--voices', voicesFile(), '--out', path.join(work, 'out.mp3')], {
+        env: { VOICE_API_KEY: KEY },
+        cwd: work,
+      });
       assert.equal(run.code, 0, run.stderr);
       assert.match(
         run.stderr,
@@ -215,7 +186,9 @@ describe('convert --voices with an OpenAI-compatible provider', () => {
     { timeout: 60_000 },
     async () => {
       const file = voicesFile();
-      const run = await runCli(['convert', FIXTURE, '--voices', file, '--out', path.join(work, 'out.mp3')], {}, work);
+      const run = await runCli(['convert', FIXTURE, '--voices', file, '--out', path.join(work, 'out.mp3')], {
+        cwd: work,
+      });
       assert.equal(run.code, 2, run.stderr);
       assert.ok(run.stderr.includes(file), run.stderr);
       assert.match(run.stderr, /article-audio-1-pro\.key_env: the environment variable VOICE_API_KEY is not set/);
@@ -249,7 +222,10 @@ describe('convert --voices with ElevenLabs', () => {
         }),
       );
       const out = path.join(work, 'out.mp3');
-      const run = await runCli(['convert', FIXTURE, '--voices', file, '--out', out], { XI_API_KEY: KEY }, work);
+      const run = await runCli(['convert', FIXTURE, '--voices', file, '--out', out], {
+        env: { XI_API_KEY: KEY },
+        cwd: work,
+      });
       assert.equal(run.code, 0, run.stderr);
       assert.deepEqual(eleven.refused, []);
       const vtt = readFileSync(path.join(work, 'out.vtt'), 'utf8');
@@ -273,8 +249,7 @@ describe('convert --voices with ElevenLabs', () => {
           '--out',
           path.join(work, 'show.mp3'),
         ],
-        { XI_API_KEY: KEY },
-        work,
+        { env: { XI_API_KEY: KEY }, cwd: work },
       );
       assert.equal(podcast.code, 0, podcast.stderr);
       assert.deepEqual(

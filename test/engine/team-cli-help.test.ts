@@ -2,38 +2,11 @@
 // connection flags refuse bad values with a usage error naming the flag before any connection is tried (the
 // address used here has no server behind it). No Postgres needed; npm run build first.
 import * as assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { repoRoot } from '../support/engine-process';
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function runCli(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('ARTICLE_AUDIO_')));
-  const child = spawn(process.execPath, [path.join(repoRoot, 'dist', 'cli.js'), ...args], {
-    cwd: repoRoot,
-    env: { ...clean, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-  return new Promise((resolve) =>
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    }),
-  );
-}
+import { runCli } from '../support/cli-run';
 
 /** The --flags a help text lists as options (at the start of an option line). */
 function listedFlags(help: string): Set<string> {
@@ -41,7 +14,7 @@ function listedFlags(help: string): Set<string> {
 }
 
 async function helpOf(args: string[], env: Record<string, string> = {}): Promise<Set<string>> {
-  const run = await runCli(args, env);
+  const run = await runCli(args, { env: env, killAfterMs: 90_000 });
   assert.equal(run.code, 0, `${args.join(' ')}: exit ${run.code}\n${run.stderr}`);
   assert.equal(run.stderr, '', `${args.join(' ')} writes nothing to stderr`);
   return listedFlags(run.stdout);
@@ -127,7 +100,7 @@ describe('team CLI: help per role', () => {
         [command, 'add', 'x', '--help'],
       ]) {
         if (args[1] === 'add' && command !== 'token') continue;
-        const run = await runCli(args);
+        const run = await runCli(args, { killAfterMs: 90_000 });
         assert.equal(run.code, 0, `${args.join(' ')}: exit ${run.code}\n${run.stderr}`);
         assert.match(run.stdout, new RegExp(`^Usage: article-audio ${command} `), `${args.join(' ')} prints help`);
         const listed = listedFlags(run.stdout);
@@ -169,7 +142,7 @@ describe('team CLI: Postgres connection flags refuse bad values at start', () =>
           role === 'token'
             ? ['token', 'list', '--database', database]
             : [role, '--database', database, '--storage', storage];
-        const run = await runCli([...base, ...c.args], c.env ?? {});
+        const run = await runCli([...base, ...c.args], { env: c.env ?? {}, killAfterMs: 90_000 });
         assert.equal(run.code, 2, `${role} ${c.args.join(' ')}: exit ${run.code}\n${run.stderr}`);
         assert.match(run.stderr, c.says, `${role} ${c.args.join(' ')}`);
         assert.match(run.stderr, /Run `article-audio --help` for usage/);
@@ -178,15 +151,10 @@ describe('team CLI: Postgres connection flags refuse bad values at start', () =>
   }
 
   it('TLS both in the address and in flags is refused (node-postgres would let the address win)', async () => {
-    const run = await runCli([
-      'serve',
-      '--database',
-      `${database}?sslmode=verify-full`,
-      '--storage',
-      storage,
-      '--db-ssl-mode',
-      'require',
-    ]);
+    const run = await runCli(
+      ['serve', '--database', `${database}?sslmode=verify-full`, '--storage', storage, '--db-ssl-mode', 'require'],
+      { killAfterMs: 90_000 },
+    );
     assert.equal(run.code, 2, run.stderr);
     assert.match(run.stderr, /TLS is set twice: the --database address has sslmode/);
   });
