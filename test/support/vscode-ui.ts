@@ -37,6 +37,11 @@ export interface VSCodeSession {
   /** Opens the command palette and runs the command with this title (as shown in the palette). */
   runCommand(title: string): Promise<void>;
   /**
+   * Runs a palette command that asks for a job and picks the row with this title, trying again (the picker closed)
+   * until the job is offered; a failure says what the picker listed, with a screenshot.
+   */
+  runOnJob(command: string, job: string, timeoutMs?: number): Promise<void>;
+  /**
    * Opens a workspace file with Quick Open (Ctrl+P), as a person does, and waits until an editor shows `text` from it.
    * Tries again while the file search has not listed the file yet or the editor did not come up.
    */
@@ -208,10 +213,36 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
     return file;
   }
 
+  async function runOnJob(command: string, job: string, timeoutMs = 240_000): Promise<void> {
+    const rows = page.locator('.quick-input-list .monaco-list-row');
+    let seen: string[] = [];
+    try {
+      await waitFor(
+        `"${job}" offered by ${command}`,
+        async () => {
+          await runCommand(command);
+          const row = rows.filter({ hasText: job }).first();
+          const found = await row.waitFor({ timeout: 5_000 }).then(ok, fail);
+          if (found) await row.click();
+          else {
+            seen = await rows.allInnerTexts().catch(() => []);
+            await page.keyboard.press('Escape');
+          }
+          return found;
+        },
+        timeoutMs,
+      );
+    } catch (error) {
+      const shot = await screenshot('no-job-offered').catch(() => '');
+      throw new Error(`${(error as Error).message}; the picker listed: ${seen.join(' | ')}; screenshot ${shot}`);
+    }
+  }
+
   return {
     page,
     workspace,
     runCommand,
+    runOnJob,
     openFile,
     paletteRows,
     webviewFrame,

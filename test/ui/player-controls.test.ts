@@ -59,38 +59,8 @@ describe('Player controls (UI)', () => {
     await vscode?.close();
   });
 
-  /** Runs a palette command that asks for a job, and picks the row with this title (retrying while jobs finish). */
-  async function runOnJob(command: string, job: string): Promise<void> {
-    const { page } = vscode;
-    const rows = page.locator('.quick-input-list .monaco-list-row');
-    let seen: string[] = [];
-    try {
-      await waitFor(
-        `"${job}" offered by ${command}`,
-        async () => {
-          await vscode.runCommand(command);
-          const row = rows.filter({ hasText: job }).first();
-          const found = await row.waitFor({ timeout: 5_000 }).then(
-            () => true,
-            () => false,
-          );
-          if (found) await row.click();
-          else {
-            seen = await rows.allInnerTexts().catch(() => []);
-            await page.keyboard.press('Escape');
-          }
-          return found;
-        },
-        240_000,
-      );
-    } catch (error) {
-      const shot = await vscode.screenshot('player-controls-no-job').catch(() => '');
-      throw new Error(`${(error as Error).message}; the picker listed: ${seen.join(' | ')}; screenshot ${shot}`);
-    }
-  }
-
   async function openJob(job: string): Promise<void> {
-    await runOnJob('Article Audio: Open Player', job);
+    await vscode.runOnJob('Article Audio: Open Player', job);
     frame = await vscode.webviewFrame(TITLE, 30_000);
     await frame.locator('#player').waitFor({ state: 'visible', timeout: 20_000 });
     await waitFor(`the player on "${job}"`, async () => (await title(frame)) === job);
@@ -115,7 +85,7 @@ describe('Player controls (UI)', () => {
         await vscode.openFile(file, file === 'bees.md' ? 'Why Gardens Need Bees' : 'Story');
         await vscode.runCommand('Article Audio: Convert Current Document to Audio');
       }
-      await runOnJob('Article Audio: Add to Queue', 'Second Story');
+      await vscode.runOnJob('Article Audio: Add to Queue', 'Second Story');
       // The player alone in the window, no side bar, and the window narrowed until the panel is 300 px wide.
       await vscode.runCommand('View: Close All Editor Groups');
       await openJob('Why Gardens Need Bees');
@@ -260,7 +230,7 @@ describe('Player controls (UI)', () => {
   });
 
   it('stops at the end of the article with the sleep timer, and the queue does not go on', async () => {
-    await runOnJob('Article Audio: Add to Queue', 'First Story');
+    await vscode.runOnJob('Article Audio: Add to Queue', 'First Story');
     await waitFor(
       'First Story up next',
       async () => (await frame.locator('#up-next .up-next-title', { hasText: 'First Story' }).count()) === 1,
