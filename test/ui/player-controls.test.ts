@@ -4,29 +4,15 @@
 // and the sleep timer, at the end of an article (the queue does not go on) and after a number of minutes (it fades
 // out and pauses, and carries on across a switch of job).
 import * as assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Frame } from 'playwright-core';
-import { audio, launchVSCode, type VSCodeSession, waitForWithin } from '../support/vscode-ui';
+import { audio, launchVSCode, repoRoot, type VSCodeSession, waitForWithin } from '../support/vscode-ui';
 
 const TITLE = 'Article Audio Player';
 
-const BEES = `# Why Gardens Need Bees
-
-Bees carry pollen from flower to flower. Without them, many fruits would never form. In 1990, farmers noticed fewer
-hives each spring. Orchards that once hummed all April stood quiet.
-
-## The quiet decline
-
-Researchers counted colonies across three regions. The numbers fell by a third in ten years. Pesticides, mites and
-lost meadows all played a part. Nobody could point to a single cause.
-
-## What you can do
-
-Plant flowers that bloom from spring to autumn. Leave a corner of the garden wild. Buy honey from local keepers, and
-ask them how their bees are doing. Small choices, made by many gardeners, add up.
-
-Bees also need water on hot days. A shallow dish with a few stones is enough.
-`;
+const BEES = readFileSync(path.join(repoRoot, 'test/fixtures/articles/bees.md'), 'utf8');
 const FIRST = '# First Story\n\nThe first story is short. It has two sentences only.\n';
 const SECOND = '# Second Story\n\nThe second story follows the first. It plays when the first one ends.\n';
 
