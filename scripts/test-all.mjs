@@ -15,9 +15,10 @@
 //
 // After the checks and the build, two lanes run side by side: the plain-Node files, two at a time, and the VS Code
 // lane, one at a time: the integration run, then the UI files (a VS Code test mostly waits on VS Code, the browser
-// and a job, so it costs the node files little). Each lane starts its longest files first, by the times of earlier
-// runs (node_modules/.cache/article-audio/file-times.json, written at the end of every run, over the committed
-// scripts/test-times.json; a file with no time yet goes first), so that no long file starts last and runs alone.
+// and a job, so it costs the node files little); when the VS Code lane is done, its slot takes node files too. Each
+// lane starts its longest files first, by the times of earlier runs (node_modules/.cache/article-audio/file-times.json,
+// written at the end of every run, over the committed scripts/test-times.json; a file with no time yet goes first),
+// so that no long file starts last and runs alone.
 //
 // No file or suite has a wall-clock budget: a slow machine makes tests slower, not failed (tests bound their own
 // waits). Only a file that hangs is ended: one still running after HUNG_FILE_S (far beyond any file's time on a
@@ -288,6 +289,9 @@ const HUNG_FILE_S = Number(process.env.ARTICLE_AUDIO_TEST_HUNG_FILE_S ?? 1500);
  * Runs each file as its own `node --test` process (its own process group, so an interrupted run ends it and all it
  * started), `concurrency` at a time, and prints each file's report when it ends. No time limit: tests set their own.
  */
+/** Lets one more worker take files from a running group's queue (the VS Code lane, once it is done: see below). */
+const joinGroup = new Map();
+
 async function runFiles(suite, files, concurrency) {
   const totals = { passed: 0, failed: 0, skipped: 0 };
   const tapDir = path.join(out, 'tap', suite.replace(/[^a-z]+/gi, '-'));
@@ -348,7 +352,19 @@ async function runFiles(suite, files, concurrency) {
       process.stdout.write(output);
     }
   }
-  await Promise.all(Array.from({ length: Math.min(concurrency, files.length) }, worker));
+  const workers = new Set(Array.from({ length: Math.min(concurrency, files.length) }, worker));
+  joinGroup.set(suite, () => {
+    if (queue.length === 0) return;
+    console.log(`\n(the VS Code lane is done: its slot takes ${suite} files too, ${queue.length} left)`);
+    workers.add(worker());
+  });
+  // A worker that joins while these run is waited for too (its file counts in this group).
+  while (workers.size > 0) {
+    const now = [...workers];
+    await Promise.all(now);
+    for (const w of now) workers.delete(w);
+  }
+  joinGroup.delete(suite);
   return totals;
 }
 
@@ -516,6 +532,8 @@ if (built) {
   const vscodeLane = async () => {
     if (wants('integration') && !interrupted) await integration();
     if (wants('ui') && !interrupted) await ui();
+    // Done before the node files: its slot takes node files from their queue (three at a time from here on).
+    joinGroup.get('node')?.();
   };
   if (wants('integration') || wants('ui')) await testEnvironmentReady('VS Code and browser', true);
   if (sequential) {
