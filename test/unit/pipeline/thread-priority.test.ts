@@ -18,6 +18,17 @@ function niceOf(tid: number): number {
   return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
 }
 
+/** A thread's nice value, or 'ended' when the thread is gone (its /proc entry with it). */
+function niceOrEnded(tid: number): number | 'ended' {
+  try {
+    return niceOf(tid);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ESRCH')
+      return 'ended';
+    throw error;
+  }
+}
+
 const niceByThread = () =>
   new Map(readdirSync(`/proc/${process.pid}/task`).map((tid) => [Number(tid), niceOf(Number(tid))] as const));
 
@@ -83,7 +94,9 @@ describe(
       // The first part is out.
       release();
       audio.lowerPriority();
-      assert.equal(niceOf(first[0]!.tid!), lowered, 'the first-part worker is lowered');
+      // The pool ends that worker now (below): on a busy machine its thread can be gone before it is read here.
+      const firstNow = niceOrEnded(first[0]!.tid!);
+      assert.ok(firstNow === lowered || firstNow === 'ended', `the first-part worker is lowered (nice ${firstNow})`);
       assert.equal(niceOf(audioTid), lowered, 'the audio worker is lowered');
       const after = await pool.threads();
       assert.equal(after.length, 2, 'one worker is ended, so that the pool keeps its size');
