@@ -36,6 +36,30 @@ describe('Listening queue (UI)', () => {
     await vscode?.close();
   });
 
+  /**
+   * Runs a palette command that asks for a job, and picks the row with this title (retrying while jobs finish). Not
+   * the session's runOnJob: with it (5 s for the row instead of 3 s) the second case failed twice in a row, the
+   * status bar never naming the third story as playing; not understood yet.
+   */
+  async function runOnJob(command: string, title: string): Promise<void> {
+    const { page } = vscode;
+    await waitFor(
+      `"${title}" offered by ${command}`,
+      async () => {
+        await vscode.runCommand(command);
+        const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+        const found = await row.waitFor({ timeout: 3_000 }).then(
+          () => true,
+          () => false,
+        );
+        if (found) await row.click();
+        else await page.keyboard.press('Escape');
+        return found;
+      },
+      180_000,
+    );
+  }
+
   it('shows the queue in the player, plays from the editor key, and goes on to the queued article when the first ends', async () => {
     const { page } = vscode;
     await vscode.openFile('first.md', 'First Story');
@@ -43,8 +67,8 @@ describe('Listening queue (UI)', () => {
     await vscode.openFile('second.md', 'Second Story');
     await vscode.runCommand('Article Audio: Convert Current Document to Audio');
 
-    await vscode.runOnJob('Article Audio: Add to Queue', 'Second Story');
-    await vscode.runOnJob('Article Audio: Open Player', 'First Story');
+    await runOnJob('Article Audio: Add to Queue', 'Second Story');
+    await runOnJob('Article Audio: Open Player', 'First Story');
     const frame = await vscode.webviewFrame('Article Audio Player', 30_000);
     await frame.locator('#player').waitFor({ state: 'visible', timeout: 20_000 });
     assert.equal(await frame.locator('#job-title').innerText(), 'First Story');
@@ -95,7 +119,7 @@ describe('Listening queue (UI)', () => {
     );
     await vscode.openFile('third.md', 'Third Story');
     await vscode.runCommand('Article Audio: Convert Current Document to Audio');
-    await vscode.runOnJob('Article Audio: Open Player', 'Third Story');
+    await runOnJob('Article Audio: Open Player', 'Third Story');
     const frame = await vscode.webviewFrame('Article Audio Player', 30_000);
     await waitFor(
       'the player on the third story',
