@@ -1,4 +1,4 @@
-// A job's first record, the same for the embedded and the team service.
+// A job's records as both services write them: the first one (accepted, queued) and a finished one.
 import { newJobId } from './job-id';
 import type { StoredJob } from './job-store';
 import type { ArticleSubmission } from './submission';
@@ -25,4 +25,14 @@ export function newJobRecord(
     outputs: null,
     result: null,
   };
+}
+
+/** The record of a job that has just finished (succeeded or failed): `changes` over `record`, ended at `now`. */
+export function finishedRecord(
+  record: StoredJob,
+  changes: Partial<StoredJob> & { status: 'succeeded' | 'failed' },
+  now = new Date(),
+): StoredJob {
+  const at = now.toISOString();
+  return { ...record, ...changes, updatedAt: at, finishedAt: at };
 }

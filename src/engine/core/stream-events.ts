@@ -2,6 +2,7 @@
 // service's base URL and made absolute when sent, because the engine's address changes between starts (the
 // extension picks a free port each time) while a job's history is kept.
 import type { PipelineLogLevel } from '../../speech/types';
+import { formatSeconds } from './job-errors';
 import type { NewEvent } from './live-job';
 import type { JobFailure, JobState, StoredJob, StoredOutput } from './job-store';
 import type { ArticleSubmission } from './submission';
@@ -112,6 +113,15 @@ export function closingEvents(job: StoredJob, message: string): NewEvent[] {
     ];
   }
   return [statusEvent('failed', job.progress, null, job.error), logEvent('error', message), endEvent('failed')];
+}
+
+/** The closing events of a job that has just finished, with the line that says how: done (how long), or failed (why). */
+export function finishedEvents(job: StoredJob): NewEvent[] {
+  const message =
+    job.status === 'succeeded'
+      ? `Done: ${formatSeconds(job.result?.durationS ?? 0)} of audio.`
+      : `Failed (${job.error?.code ?? 'unknown'}): ${job.error?.message ?? ''}`;
+  return closingEvents(job, message);
 }
 
 /** Turns the relative output addresses inside a stored payload into absolute ones. */

@@ -1,9 +1,11 @@
 // The jobs one embedded engine holds (its LiveJobs, the idempotency index) and the state changes every unit makes on
 // them: save a record, requeue, finish with the closing events. Intake, the worker loop and recovery (the other
 // files here) all change jobs through it, so a state change is written the same way whoever makes it.
-import { describe, formatSeconds } from '../core/job-errors';
+import { describe } from '../core/job-errors';
+import { finishedRecord } from '../core/job-record';
 import { LiveJob } from '../core/live-job';
-import { logEvent, closingEvents, statusEvent } from '../core/stream-events';
+import { requeueEvents } from '../core/recovery';
+import { finishedEvents } from '../core/stream-events';
 import { type JobFailure, type JobStore, type StoredEvent, type StoredJob, isTerminal } from '../core/job-store';
 import type { Logger } from '../core/logger';
 
@@ -52,20 +54,18 @@ export class JobTable {
 
   /** Moves the job to its terminal state: on disk first, then the closing events, flushed to the disk itself. */
   async finish(job: LiveJob, changes: Partial<StoredJob> & { status: 'succeeded' | 'failed' }): Promise<void> {
-    await this.save(job, { progress: job.progress, ...changes, finishedAt: new Date().toISOString() });
+    const next = finishedRecord(job.record, { progress: job.progress, ...changes });
+    await this.options.store.save(next);
+    job.record = next;
     job.progress = job.record.progress;
-    const message =
-      job.record.status === 'succeeded'
-        ? `Done: ${formatSeconds(job.record.result?.durationS ?? 0)} of audio.`
-        : `Failed (${job.record.error?.code ?? 'unknown'}): ${job.record.error?.message ?? ''}`;
-    await job.emit(closingEvents(job.record, message), true);
+    await job.emit(finishedEvents(job.record), true);
     job.releaseHistory();
     job.record = withoutText(job.record);
   }
 
   async requeue(job: LiveJob, message: string, changes: Partial<StoredJob> = {}): Promise<void> {
     await this.save(job, { ...changes, status: 'queued', progress: job.progress });
-    await job.emit([logEvent('warn', message), statusEvent('queued', job.progress, null)], true);
+    await job.emit(requeueEvents(message, job.progress), true);
   }
 
   async save(job: LiveJob, changes: Partial<StoredJob>): Promise<void> {

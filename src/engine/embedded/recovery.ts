@@ -1,14 +1,16 @@
 // Recovery of the embedded engine, once at start: every job the JobStore holds is taken back. Finished ones are
 // served (or removed once expired; closing events a crash cut off are written); a job that was `processing` when
-// the engine died is put back in the queue (or fails `interrupted` after too many crashes); the waiting ones are
-// handed to the WorkQueue in the order they were accepted. Team mode has no such step: a worker's claim takes over
-// a job whose lease expired (team/worker.ts).
+// the engine died lost its run, and core/recovery.ts (afterLostRun, shared with team workers) decides whether it is
+// put back in the queue or fails `interrupted` after too many lost runs; the waiting ones are handed to the
+// WorkQueue in the order they were accepted. Team mode finds its lost runs at claim time instead: a worker's claim
+// takes over a job whose lease expired (team/worker.ts PgWorkQueue.claim), with the same decision.
 import { describe } from '../core/job-errors';
 import type { JobQueue } from '../core/job-queue';
 import type { LiveJob } from '../core/live-job';
 import { closingEvents } from '../core/stream-events';
 import { type JobStore, type LoadedJob, type StoredEvent, isTerminal } from '../core/job-store';
 import type { Logger } from '../core/logger';
+import { afterLostRun } from '../core/recovery';
 import { type JobTable, withoutText } from './job-table';
 
 export interface RecoveryOptions {
@@ -62,23 +64,9 @@ export class Recovery {
     job.progress = Math.max(record.progress, lastProgress(history));
     this.table.register(job);
     if (record.status === 'processing') {
-      const crashes = record.crashes + 1;
-      if (crashes > this.options.maxCrashes) {
-        await this.table.finish(job, {
-          status: 'failed',
-          crashes,
-          error: {
-            code: 'interrupted',
-            message: `The engine stopped unexpectedly ${crashes} times while running this job, so it was not tried again.`,
-          },
-        });
-      } else {
-        await this.table.requeue(
-          job,
-          'The engine stopped unexpectedly while this job was running; it will run again from the start.',
-          { crashes },
-        );
-      }
+      const outcome = afterLostRun(record, this.options.maxCrashes, 'engine');
+      if (outcome.retry) await this.table.requeue(job, outcome.message, { crashes: outcome.crashes });
+      else await this.table.finish(job, { status: 'failed', crashes: outcome.crashes, error: outcome.error });
     }
     return job;
   }

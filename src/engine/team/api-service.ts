@@ -1,19 +1,12 @@
 // The job service of a team API node: no pipeline here. Submissions become rows in Postgres (workers claim them),
 // reads come from Postgres, streams follow the event bus, output files come from the shared output storage. Any
 // number of API nodes serve the same jobs; a client can reconnect to any of them with Last-Event-ID.
-import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Pool, PoolClient } from 'pg';
-import {
-  IdempotencyConflictError,
-  QueueFullError,
-  StoppingError,
-  TokenLimitError,
-  tooManyJobs,
-} from '../core/job-errors';
+import { QueueFullError, StoppingError, TokenLimitError } from '../core/job-errors';
+import { type IntakeBackend, checkOpenJobs, submitJob } from '../core/intake';
 import { type Logger } from '../core/logger';
 import type { QueueGauges } from '../core/metrics';
-import { newJobRecord } from '../core/job-record';
 import {
   type EventListener,
   type Following,
@@ -25,8 +18,9 @@ import {
   readinessOf,
 } from '../core/service-api';
 import { type ByteRange, type StoredEvent, type StoredJob, type StoredOutput, isTerminal } from '../core/job-store';
-import { acceptedEvents, closingEvents } from '../core/stream-events';
-import { type ArticleSubmission, submissionDigest } from '../core/submission';
+import { finishedEvents } from '../core/stream-events';
+import { finishedRecord } from '../core/job-record';
+import type { ArticleSubmission } from '../core/submission';
 import { transaction } from './db';
 import { type JobRow, appendEvents, jobFields, jsonb, lockJob, readEvents, recordOf, saveJob } from './jobs';
 import type { TeamOutputStorage } from './output-storage';
@@ -125,51 +119,69 @@ export class PgApiService implements JobServiceApi {
     context: SubmitContext = {},
   ): Promise<{ job: JobHandle; replayed: boolean }> {
     if (this.stopping) return Promise.reject(new StoppingError());
-    return this.track(this.create(owner, submission, idempotencyKey, context));
+    return this.track(
+      submitJob(this.intake, this.options.idempotencyWindowMs, owner, submission, idempotencyKey, context),
+    );
   }
 
-  private async create(
-    owner: string,
-    request: ArticleSubmission,
-    idempotencyKey: string | undefined,
+  /** Intake's storage in Postgres (core/intake.ts makes the decisions). */
+  private readonly intake: IntakeBackend<JobHandle> = {
+    stopping: () => this.stopping,
+    byKey: async (owner, key) => {
+      const found = await this.options.pool.query<JobRow>('SELECT * FROM aa_jobs WHERE owner = $1 AND idem_key = $2', [
+        owner,
+        key,
+      ]);
+      const row = found.rows[0];
+      return row ? handleOf(row) : undefined;
+    },
+    freeKey: async (_owner, _key, job) => {
+      await this.options.pool.query('UPDATE aa_jobs SET idem_key = NULL WHERE id = $1', [job.id]);
+    },
+    admit: (record, events, context) => this.admit(record, events, context),
+  };
+
+  /**
+   * Stores a new job's row and first events and wakes the workers, after the queue-depth check and (in the same
+   * transaction, under the owner's lock) the token limits. Undefined when another node stored the same key first.
+   */
+  private async admit(
+    record: StoredJob,
+    events: StoredEvent[],
     context: SubmitContext,
-  ): Promise<{ job: JobHandle; replayed: boolean }> {
+  ): Promise<JobHandle | undefined> {
     const { pool } = this.options;
-    const digest = submissionDigest(request);
-    const key = idempotencyKey === undefined ? undefined : createHash('sha256').update(idempotencyKey).digest('hex');
-    if (key !== undefined) {
-      const earlier = await this.earlier(owner, key, digest);
-      if (earlier) return { job: earlier, replayed: true };
-    }
     const waiting = await pool.query<{ n: string }>("SELECT count(*) AS n FROM aa_jobs WHERE status = 'queued'");
     if (Number(waiting.rows[0]?.n ?? 0) >= this.current['queue-depth']) throw new QueueFullError(5);
-    const record = newJobRecord(owner, request, key !== undefined ? { key, request: digest } : undefined);
-    const tokenName = this.options.tokenName?.(owner) ?? null;
+    const tokenName = this.options.tokenName?.(record.owner) ?? null;
     const requestId = context.requestId ?? null;
     const created = await transaction(pool, async (client) => {
-      await this.checkTokenLimits(client, owner);
+      await this.checkTokenLimits(client, record.owner);
       const inserted = await client.query(
         `INSERT INTO aa_jobs (id, owner, record, status, progress, idem_key, created_at, request_id, token_name)
          VALUES ($1, $2, $3, 'queued', 0, $4, $5, $6, $7)
          ON CONFLICT (owner, idem_key) WHERE idem_key IS NOT NULL DO NOTHING RETURNING id`,
-        [record.id, owner, jsonb(record), key ?? null, record.createdAt, requestId, tokenName],
+        [
+          record.id,
+          record.owner,
+          jsonb(record),
+          record.idempotency?.key ?? null,
+          record.createdAt,
+          requestId,
+          tokenName,
+        ],
       );
       if (inserted.rowCount === 0) return false;
-      await appendEvents(client, { id: record.id, last_event_id: 0 }, acceptedEvents(request));
+      await appendEvents(client, { id: record.id, last_event_id: 0 }, events);
       await client.query('SELECT pg_notify($1, $2)', [QUEUE_CHANNEL, record.id]);
       return true;
     });
-    if (!created && key !== undefined) {
-      // Another node stored the same key a moment ago.
-      const earlier = await this.earlier(owner, key, digest);
-      if (earlier) return { job: earlier, replayed: true };
-      throw new Error('The idempotency key is taken by a job that could not be read.');
-    }
+    if (!created) return undefined;
     this.options.log('info', 'Job submitted (queued).', {
       ...jobFields({ id: record.id, request_id: requestId, token_name: tokenName }),
       state: 'queued',
     });
-    return { job: { id: record.id, record, progress: 0 }, replayed: false };
+    return { id: record.id, record, progress: 0 };
   }
 
   /**
@@ -192,7 +204,7 @@ export class PgApiService implements JobServiceApi {
     const row = counted.rows[0];
     const open = Number(row?.open ?? 0);
     const recent = Number(row?.recent ?? 0);
-    if (tokenMaxJobs > 0 && open >= tokenMaxJobs) throw tooManyJobs(open, tokenMaxJobs, OPEN_JOBS_RETRY_S);
+    checkOpenJobs(open, tokenMaxJobs, OPEN_JOBS_RETRY_S);
     if (tokenSubmitRate > 0 && recent >= tokenSubmitRate) {
       const retryAfterS = Math.min(60, Math.max(1, Math.ceil(row?.frees_in_s ?? 60)));
       throw new TokenLimitError(
@@ -201,22 +213,6 @@ export class PgApiService implements JobServiceApi {
         retryAfterS,
       );
     }
-  }
-
-  /** The job an idempotency key refers to, if within the window; a key from an older job is freed for reuse. */
-  private async earlier(owner: string, key: string, digest: string): Promise<JobHandle | undefined> {
-    const found = await this.options.pool.query<JobRow>('SELECT * FROM aa_jobs WHERE owner = $1 AND idem_key = $2', [
-      owner,
-      key,
-    ]);
-    const row = found.rows[0];
-    if (!row) return undefined;
-    if (Date.now() - Date.parse(row.record.createdAt) >= this.options.idempotencyWindowMs) {
-      await this.options.pool.query('UPDATE aa_jobs SET idem_key = NULL WHERE id = $1', [row.id]);
-      return undefined;
-    }
-    if (row.record.idempotency?.request !== digest) throw new IdempotencyConflictError();
-    return handleOf(row);
   }
 
   async find(owner: string, id: string): Promise<JobHandle | undefined> {
@@ -233,17 +229,13 @@ export class PgApiService implements JobServiceApi {
         const row = await lockJob(client, job.id);
         if (!row) return job;
         if (isTerminal(row.status)) return handleOf(row);
-        const now = new Date().toISOString();
-        const record: StoredJob = {
-          ...recordOf(row),
+        const record = finishedRecord(recordOf(row), {
           status: 'failed',
           error: { code: 'cancelled', message: 'The job was cancelled.' },
-          updatedAt: now,
-          finishedAt: now,
-        };
+        });
         // Clearing the lease fences the worker running it: its next heartbeat fails and it stops.
         await saveJob(client, record, { token: null });
-        await appendEvents(client, row, closingEvents(record, 'Failed (cancelled): The job was cancelled.'));
+        await appendEvents(client, row, finishedEvents(record));
         this.options.log('info', 'Job cancelled.', {
           ...jobFields(row),
           state: 'cancelled',

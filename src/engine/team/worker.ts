@@ -23,7 +23,9 @@ import type { EngineMetrics } from '../core/metrics';
 import { JobRunner, type RunLedger } from '../core/runner';
 import { jobResultOf } from '../core/submission';
 import type { Claim, OutputStorage, StoredJob, StoredOutput, WorkQueue } from '../core/job-store';
-import { closingEvents, logEvent, partResultEvent, statusEvent } from '../core/stream-events';
+import { finishedRecord } from '../core/job-record';
+import { afterLostRun, requeueEvents } from '../core/recovery';
+import { finishedEvents, logEvent, partResultEvent, statusEvent } from '../core/stream-events';
 import { type DbConnection, newClient, transaction } from './db';
 import { type JobRow, appendEvents, jobFields, lockJob, recordOf, saveJob } from './jobs';
 import { QUEUE_CHANNEL } from './schema';
@@ -102,26 +104,17 @@ export class PgWorkQueue implements WorkQueue {
         let record = recordOf(row);
         const events: NewEvent[] = [];
         if (row.status === 'processing') {
-          const crashes = record.crashes + 1;
-          if (crashes > this.maxCrashes) {
-            record = {
-              ...record,
-              status: 'failed',
-              crashes,
-              updatedAt: now,
-              finishedAt: now,
-              error: {
-                code: 'interrupted',
-                message: `The worker running this job stopped unexpectedly ${crashes} times, so it was not tried again.`,
-              },
-            };
-            await saveJob(client, record, { token: null });
-            await appendEvents(
-              client,
-              row,
-              closingEvents(record, `Failed (interrupted): ${record.error?.message ?? ''}`),
+          // Its worker stopped renewing the lease: the run was lost.
+          const outcome = afterLostRun(record, this.maxCrashes, 'worker');
+          if (!outcome.retry) {
+            record = finishedRecord(
+              record,
+              { status: 'failed', crashes: outcome.crashes, error: outcome.error },
+              new Date(now),
             );
-            this.log('info', `Job ${row.id} failed: its workers stopped ${crashes} times.`, {
+            await saveJob(client, record, { token: null });
+            await appendEvents(client, row, finishedEvents(record));
+            this.log('info', `Job ${row.id} failed: its workers stopped ${outcome.crashes} times.`, {
               ...jobFields(row),
               state: 'failed',
               code: 'interrupted',
@@ -129,13 +122,8 @@ export class PgWorkQueue implements WorkQueue {
             });
             return 'again' as const;
           }
-          record = { ...record, crashes };
-          events.push(
-            logEvent(
-              'warn',
-              'The worker running this job stopped unexpectedly; another worker runs it again from the start.',
-            ),
-          );
+          record = { ...record, crashes: outcome.crashes };
+          events.push(logEvent('warn', outcome.message));
           this.log('warn', `Job ${row.id}: taking it over from worker ${row.worker ?? '?'}, whose lease expired.`, {
             ...jobFields(row),
             worker: workerId,
@@ -192,7 +180,7 @@ export class PgWorkQueue implements WorkQueue {
         updatedAt: new Date().toISOString(),
       };
       await saveJob(client, record, { token: null });
-      await appendEvents(client, row, [logEvent('warn', reason), statusEvent('queued', record.progress, null)]);
+      await appendEvents(client, row, requeueEvents(reason, record.progress));
       await client.query('SELECT pg_notify($1, $2)', [QUEUE_CHANNEL, row.id]);
       return true as const;
     });
@@ -414,10 +402,9 @@ export class Worker {
       },
       fail: async (error) => {
         const held = await fenced(async (client, row) => {
-          const now = new Date().toISOString();
-          const record: StoredJob = { ...recordOf(row), status: 'failed', error, updatedAt: now, finishedAt: now };
+          const record = finishedRecord(recordOf(row), { status: 'failed', error });
           await saveJob(client, record, { token: null });
-          await appendEvents(client, row, closingEvents(record, `Failed (${error.code}): ${error.message}`));
+          await appendEvents(client, row, finishedEvents(record));
         });
         if (held)
           options.log('info', `Job failed (${error.code}): ${error.message}`, {
@@ -512,17 +499,13 @@ export class Worker {
     const named = await fenced(async (client, row) => {
       const now = new Date();
       const before = recordOf(row);
-      const record: StoredJob = {
-        ...before,
-        status: 'succeeded',
-        progress: 1,
-        outputs,
-        result: jobResultOf(before, output, now.getTime()),
-        updatedAt: now.toISOString(),
-        finishedAt: now.toISOString(),
-      };
+      const record = finishedRecord(
+        before,
+        { status: 'succeeded', progress: 1, outputs, result: jobResultOf(before, output, now.getTime()) },
+        now,
+      );
       await saveJob(client, record, { token: null });
-      await appendEvents(client, row, closingEvents(record, `Done: ${formatSeconds(output.durationS)} of audio.`));
+      await appendEvents(client, row, finishedEvents(record));
     });
     // Another run owns the job now: these files belong to nothing.
     if (!named) await this.options.storage.remove(claim.jobId, key).catch(() => undefined);
