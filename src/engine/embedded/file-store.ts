@@ -40,6 +40,8 @@ import type {
 const RECORD = 'job.json';
 const EVENTS = 'events.ndjson';
 const RUN = 'run';
+/** A run's own folder (`run-<random>`), or the one folder all runs shared before (`run`). */
+const RUN_DIR = /^run(-[0-9a-f]{12})?$/;
 const OUTPUTS = 'outputs';
 /** Output file names a pipeline may use: plain names, nothing that could climb out of the job's folder. */
 export const OUTPUT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
@@ -307,10 +309,18 @@ export class FileJobStore implements JobStore, OutputStorage {
 
   async prepareRun(jobId: string): Promise<string> {
     this.assertOwner();
-    const dir = path.join(this.jobDir(jobId), RUN);
-    await rm(dir, { recursive: true, force: true });
+    const jobDir = this.jobDir(jobId);
+    // Folders of earlier runs go, as far as they can: one may still be written by the run that made it (an engine
+    // frozen while another took the data dir over, continued before it noticed), so their removal may fail, and
+    // this run never shares a folder with another (a shared one lost its files, or failed ENOTEMPTY, under the
+    // other run's writes). What is left goes at the next run, or with the job.
+    const earlier = (await readdir(jobDir).catch(() => [] as string[])).filter((name) => RUN_DIR.test(name));
+    await Promise.all(
+      earlier.map((name) => rm(path.join(jobDir, name), { recursive: true, force: true }).catch(() => undefined)),
+    );
     // Parts an earlier run announced stay: clients may be playing them, and the new run makes the same ones again.
     // Files no record names are never served, and go with the job when it expires.
+    const dir = path.join(jobDir, `${RUN}-${randomBytes(6).toString('hex')}`);
     await mkdir(dir, { mode: PRIVATE_DIR });
     return dir;
   }
