@@ -12,8 +12,12 @@ import { ownProcess } from './own-processes.mjs';
 export const repoRoot = path.resolve(path.dirname(__filename), '..', '..');
 
 export interface EngineProcessOptions {
-  /** `serve`: node dist/cli.js serve (default). `engine`: node dist/engine.js, as the extension starts it. */
-  entry?: 'serve' | 'engine';
+  /**
+   * `serve`: node dist/cli.js serve (default). `engine`: node dist/engine.js, as the extension starts it.
+   * `test-pipeline`: the embedded engine with the test pipeline (test/team/test-engine.ts: no speech; AA_TEST_STEPS,
+   * AA_TEST_STEP_MS and AA_TEST_PARTS in `env` shape its jobs), for fault tests that need many quick jobs.
+   */
+  entry?: 'serve' | 'engine' | 'test-pipeline';
   /** API tokens (ARTICLE_AUDIO_TOKENS). Default: two random ones. */
   tokens?: string[];
   /** Default: a new temp dir, removed by dispose(). */
@@ -73,7 +77,10 @@ export async function startEngineProcess(options: EngineProcessOptions = {}): Pr
     return startTeamEngineProcess(options, startEngineProcess);
   }
   const entry = options.entry ?? 'serve';
-  const script = path.join(repoRoot, 'dist', entry === 'serve' ? 'cli.js' : 'engine.js');
+  const script =
+    entry === 'test-pipeline'
+      ? path.join(repoRoot, 'test', 'team', 'test-engine.ts')
+      : path.join(repoRoot, 'dist', entry === 'serve' ? 'cli.js' : 'engine.js');
   if (!existsSync(script)) throw new Error(`${script} is missing: run \`npm run build\` first.`);
   const ownDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'aa-engine-'));
@@ -102,6 +109,7 @@ export async function startEngineProcess(options: EngineProcessOptions = {}): Pr
   async function launch(): Promise<void> {
     const args = [
       ...(options.nodeArgs ?? []),
+      ...(entry === 'test-pipeline' ? ['--import', 'tsx'] : []),
       script,
       ...(entry === 'serve' ? ['serve'] : []),
       '--port',
@@ -129,7 +137,7 @@ export async function startEngineProcess(options: EngineProcessOptions = {}): Pr
       child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
         stdout += chunk;
         const found =
-          entry === 'serve' ? /listening on (http:\/\/\S+)/.exec(stdout)?.[1] : listeningUrlFromJson(stdout);
+          entry === 'engine' ? listeningUrlFromJson(stdout) : /listening on (http:\/\/\S+)/.exec(stdout)?.[1];
         if (found) resolve(found);
       });
       void exited.then((exit) =>

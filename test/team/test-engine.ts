@@ -1,5 +1,7 @@
 // The embedded engine with the test pipeline as a process of its own (the team benchmark's baseline, so both modes
-// are measured across process boundaries): `node --import tsx test/team/test-engine.ts --port 0 --data-dir DIR …`.
+// are measured across process boundaries, and the embedded section of test/team/dependency-faults.test.ts):
+// `node --import tsx test/team/test-engine.ts --port 0 --data-dir DIR …`. AA_TEST_STEPS, AA_TEST_STEP_MS and
+// AA_TEST_PARTS shape its jobs as they do a test worker's (test-worker.ts).
 import { startEngine } from '../../src/engine/index';
 import { readEngineSettings } from '../../src/engine/settings';
 import { createTestPipeline } from '../support/test-pipeline';
@@ -11,6 +13,7 @@ startEngine({
     steps: Number(process.env.AA_TEST_STEPS ?? 4),
     stepMs: Number(process.env.AA_TEST_STEP_MS ?? 20),
     audioSeconds: 1,
+    parts: Number(process.env.AA_TEST_PARTS ?? 0),
     hold: (input) => (input.text?.includes('HOLD') ? new Promise<void>(() => undefined) : undefined),
   }),
 }).then(
