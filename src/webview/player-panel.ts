@@ -1,32 +1,24 @@
 // The audio player: one webview panel that plays a finished job's cached MP3 with its transcript, switches between
-// jobs, remembers where each was left, and is restored by a serializer after a reload. The page itself is
+// jobs, remembers where each was left, goes on with the listening queue, and is restored by a serializer after a
+// reload. This file is the panel's lifecycle and what plays; what the page is given for a job is player-load.ts,
+// feeding it a converting job's parts is player-live.ts, the page's inbox page-port.ts. The page itself is
 // media/player/main.ts; messages are typed and checked on both sides (./protocol).
 import { randomBytes } from 'node:crypto';
-import { access, readFile } from 'node:fs/promises';
-import path from 'node:path';
 import * as vscode from 'vscode';
 import { Commands, ContextKeys, Views } from '../command-ids';
-import type { CachedPart, JobRecord, PlayableJobs } from '../jobs/types';
+import type { PlayableJobs } from '../jobs/types';
 import { modelLabel, startedAt } from '../views/labels';
 import { plainLabel } from '../views/safe-text';
 import { ListeningMemory } from './listening-memory';
+import { PagePort } from './page-port';
+import { LiveFeed, type Playing } from './player-live';
 import { renderPlayerHtml } from './player-html';
-import {
-  type HostMessage,
-  type LiveEnd,
-  type LivePart,
-  type LoadMessage,
-  type PageAction,
-  type PageMessage,
-  type PlayerJobInfo,
-  type UnavailableMessage,
-  isPageMessage,
-  isPlayerPageState,
-} from './protocol';
+import { type PageContext, cuesOf, exists, filesKey, loadMessage, sourceLabel } from './player-load';
+import { type PageAction, type PageMessage, isPageMessage, isPlayerPageState } from './protocol';
 import { cueAtOffset } from './play-from';
 import { ReadAlong } from './read-along';
 import { matchCues } from './text-match';
-import { formatTime, laterCue, parseChapters, parseWebVtt, type ChapterMark, type TranscriptCue } from './transcript';
+import { formatTime } from './transcript';
 
 export interface PlayerController extends vscode.Disposable {
   /** Opens (or reveals and switches) the one player panel on this job; with no id, asks with a quick pick among jobs.playable(). */
@@ -92,51 +84,6 @@ export function registerPlayer(
 /** While playing, the position is written to globalState at most this often (and always on pause, switch and close). */
 const SAVE_EVERY_MS = 5_000;
 
-/** Holds messages for the page until it says it is ready (a page posted to before its script runs loses them). */
-class PagePort {
-  private ready = false;
-  private queue: HostMessage[] = [];
-
-  constructor(private readonly webview: vscode.Webview) {}
-
-  post(message: HostMessage): void {
-    // A load shows a job, so it replaces whatever still waits; parts and the queue belong to the load before them.
-    if (!this.ready && (message.type === 'load' || message.type === 'unavailable')) this.queue = [];
-    if (this.ready) void this.webview.postMessage(message);
-    else this.queue.push(message);
-  }
-
-  /** Returns whether the page had already been ready (then it was reloaded and needs its job again). */
-  markReady(): boolean {
-    const wasReady = this.ready;
-    this.ready = true;
-    for (const message of this.queue.splice(0)) void this.webview.postMessage(message);
-    return wasReady;
-  }
-}
-
-interface Playing {
-  job: JobRecord;
-  /** What the page was given, to notice when the job's files change. */
-  filesKey: string;
-  durationS?: number;
-  time: number;
-  lastSaved: number;
-  /** Whether the page last reported the audio as playing. */
-  sounding: boolean;
-  /**
-   * While the page plays the job from its parts: how many of them it was told of (it plays them until it is next
-   * opened, or until the finished file is here when the parts are not the whole audio).
-   */
-  liveParts?: number;
-  /** How the job the page plays from its parts ended, once the page was told. */
-  liveEnd?: LiveEnd['state'];
-  /** The queue already went on from this job (an `ended` report can come twice). */
-  advanced?: boolean;
-  /** The page last reported the audio as played to its end. */
-  ended?: boolean;
-}
-
 class Player implements PlayerController {
   private readonly memory: ListeningMemory;
   private readonly readAlong = new ReadAlong();
@@ -145,7 +92,8 @@ class Player implements PlayerController {
   private panelDisposables: vscode.Disposable[] = [];
   private port: PagePort | undefined;
   private playing: Playing | undefined;
-  private partSending: Promise<void> = Promise.resolve();
+  /** Feeds the page the parts of a job it plays while it converts (player-live.ts). */
+  private readonly live: LiveFeed;
   /** Counts calls of show(), so that a slow one does not overwrite a later one. */
   private showCount = 0;
   /** An article ended while the next queued job was still converting: it plays as soon as it is ready. */
@@ -169,6 +117,17 @@ class Player implements PlayerController {
     private readonly queue: PlayerQueue,
   ) {
     this.memory = new ListeningMemory(context.globalState);
+    this.live = new LiveFeed({
+      jobs,
+      log,
+      readAlong: this.readAlong,
+      playing: () => this.playing,
+      port: () => this.port,
+      pageContext: () => this.pageContext(),
+      show: (jobId) => this.show(jobId),
+      showUnavailable: (job, reason, actions) => this.showUnavailable(job, reason, actions),
+      stopPlaying: () => (this.playing = undefined),
+    });
     this.audioRoot = vscode.Uri.joinPath(context.globalStorageUri, 'audio');
     this.mediaRoot = vscode.Uri.joinPath(context.extensionUri, 'media');
     this.disposables.push(
@@ -238,7 +197,7 @@ class Player implements PlayerController {
     const jobs = this.jobs.playable().filter((job) => job.source.documentUri === uri);
     const text = document.getText();
     for (const job of jobs) {
-      const cues = await this.cuesOf(job);
+      const cues = await cuesOf(job, this.log);
       if (cues.length === 0) continue;
       const range = job.source.range;
       const start = range ? document.offsetAt(new vscode.Position(range.startLine, range.startCharacter)) : 0;
@@ -263,18 +222,6 @@ class Player implements PlayerController {
   playWhenReady(jobId: string): void {
     this.wanted.add(jobId);
     void this.onJobsChanged();
-  }
-
-  /** A job's sentences: its transcript, or while it runs, those of the parts so far. */
-  private async cuesOf(job: JobRecord): Promise<TranscriptCue[]> {
-    try {
-      if (job.files?.transcript) return parseWebVtt(await readFile(job.files.transcript, 'utf8'));
-      if (!job.files && job.parts)
-        return (await Promise.all(job.parts.map((part) => livePart(part)))).flatMap((p) => p.cues);
-    } catch (error) {
-      this.log.warn(`player: ${job.id}: cannot read its transcript: ${(error as Error).message}`);
-    }
-    return [];
   }
 
   /** Puts a job that would have replaced the article shown into the listening queue, and says so once. */
@@ -369,7 +316,7 @@ class Player implements PlayerController {
       ]);
       return;
     }
-    const loadedMessage = await this.loadMessage(job);
+    const loadedMessage = await loadMessage(job, this.pageContext());
     const message =
       at !== undefined && loadedMessage.type === 'load' ? { ...loadedMessage, position: at } : loadedMessage;
     // The panel may have been closed, or switched to another job, while the files were read.
@@ -405,180 +352,15 @@ class Player implements PlayerController {
     );
   }
 
+  /** What the load messages need of the panel (player-load.ts). */
+  private pageContext(): PageContext {
+    return { webview: this.panel?.webview, memory: this.memory, log: this.log };
+  }
+
   private showUnavailable(job: { id: string; title: string }, reason: string, actions: PageAction[]): void {
     if (!this.panel || !this.port) return;
     this.panel.title = job.title;
     this.port.post({ type: 'unavailable', job, reason, actions });
-  }
-
-  private async loadMessage(job: JobRecord): Promise<LoadMessage | UnavailableMessage> {
-    if (!job.files && job.parts && job.parts.length > 0) return this.liveLoadMessage(job, job.parts);
-    const files = job.files;
-    if (!files || !(await exists(files.audio))) {
-      const reason = files
-        ? `The audio of this job is no longer on disk (its cache folder ${path.dirname(files.audio)} was removed).`
-        : 'This job has no audio yet.';
-      if (files) this.log.warn(`player: ${job.id}: ${files.audio} is missing`);
-      return {
-        type: 'unavailable',
-        job: { id: job.id, title: job.title },
-        reason,
-        actions: ['retryJob', 'removeJob', 'pickJob'],
-      };
-    }
-    let cues: TranscriptCue[] = [];
-    let transcriptNote: string | undefined;
-    if (files.transcript) {
-      try {
-        cues = parseWebVtt(await readFile(files.transcript, 'utf8'));
-        if (cues.length === 0) transcriptNote = 'The transcript of this job is empty.';
-      } catch (error) {
-        transcriptNote = 'The transcript file of this job is missing, so there is no read-along.';
-        this.log.warn(`player: ${job.id}: cannot read the transcript: ${(error as Error).message}`);
-      }
-    } else {
-      transcriptNote = 'The service sent no transcript for this job, so there is no read-along.';
-    }
-    let chapters: ChapterMark[] = [];
-    let durationS = job.durationS;
-    if (files.chapters) {
-      try {
-        const parsed = parseChapters(await readFile(files.chapters, 'utf8'));
-        chapters = parsed.chapters;
-        durationS ??= parsed.durationS;
-      } catch (error) {
-        this.log.warn(`player: ${job.id}: cannot read the chapters: ${(error as Error).message}`);
-      }
-    }
-    const webview = this.panel?.webview;
-    const preferences = this.memory.preferences();
-    const message: LoadMessage = {
-      type: 'load',
-      job: jobInfo(job),
-      audioUrl: webview
-        ? webview.asWebviewUri(vscode.Uri.file(files.audio)).toString()
-        : vscode.Uri.file(files.audio).toString(),
-      cues,
-      chapters,
-      ...(durationS !== undefined ? { durationS } : {}),
-      position: this.memory.position(job.id),
-      ...preferences,
-      ...(transcriptNote ? { transcriptNote } : {}),
-    };
-    return message;
-  }
-
-  /** A running job: its parts so far, played one after another while the rest is converted. */
-  private async liveLoadMessage(job: JobRecord, parts: CachedPart[]): Promise<LoadMessage | UnavailableMessage> {
-    let live: LivePart[];
-    try {
-      live = await Promise.all(parts.map((part) => livePart(part)));
-    } catch (error) {
-      this.log.warn(`player: ${job.id}: cannot read its parts: ${(error as Error).message}`);
-      return {
-        type: 'unavailable',
-        job: { id: job.id, title: job.title },
-        reason: 'The parts of this job that were downloaded so far are no longer on disk.',
-        actions: ['pickJob', 'showJobs'],
-      };
-    }
-    const ended = job.status === 'failed' ? endedEarly(job, parts) : undefined;
-    return {
-      type: 'load',
-      job: jobInfo(job),
-      audioUrl: '',
-      live: { parts: live, ...(ended ? { ended } : {}) },
-      cues: live.flatMap((part) => part.cues),
-      chapters: [],
-      // Where the listener was, as for a finished job (the page keeps it within what has arrived).
-      position: this.memory.position(job.id),
-      ...this.memory.preferences(),
-      transcriptNote: 'Still converting: the transcript grows as the audio arrives.',
-    };
-  }
-
-  /** The bytes of a part the page's window needs (it holds none it has appended). */
-  private async sendPartAudio(jobId: string, index: number): Promise<void> {
-    const playing = this.playing;
-    if (!playing || playing.job.id !== jobId || playing.liveParts === undefined || !this.port) return;
-    const part = (this.jobs.get(jobId)?.parts ?? playing.job.parts ?? []).find((p) => p.index === index);
-    let message: HostMessage;
-    try {
-      if (!part) throw new Error('the job has no such part');
-      message = { type: 'partAudio', jobId, index, bytes: new Uint8Array(await readFile(part.audio)) };
-    } catch (error) {
-      this.log.warn(`player: ${jobId}: cannot read part ${index}: ${(error as Error).message}`);
-      message = { type: 'partAudio', jobId, index, error: `part ${index} of the audio is no longer on disk` };
-    }
-    if (this.playing === playing) this.port?.post(message);
-  }
-
-  /**
-   * The job the page plays from its parts ended. Finished with every part here: the page plays on from them and
-   * takes the finished transcript and chapters (no reload, so no gap); the finished file is what the next open
-   * loads. Finished with parts left out: the finished file replaces the parts at the same position. Cancelled or
-   * failed: what was converted plays on, and the page says what happened and offers Convert Again.
-   */
-  private async endLive(playing: Playing, job: JobRecord): Promise<void> {
-    if (!this.port) return;
-    const parts = job.parts ?? [];
-    if (job.status === 'succeeded' && job.files) {
-      const last = parts[parts.length - 1];
-      const whole = last !== undefined && last.final && last.index === parts.length - 1;
-      if (!whole) {
-        await this.show(job.id);
-        return;
-      }
-      const finished = await this.loadMessage(job);
-      if (this.playing !== playing || !this.port) return;
-      if (finished.type === 'unavailable') {
-        this.port.post(finished);
-        return;
-      }
-      playing.filesKey = filesKey(job);
-      playing.liveEnd = 'finished';
-      if (finished.durationS !== undefined) playing.durationS = finished.durationS;
-      this.jobs.setPlayingWhileConverting(job.id, false);
-      this.readAlong.follow(job, finished.cues);
-      this.port.post({
-        type: 'liveEnd',
-        jobId: job.id,
-        state: 'finished',
-        note: '',
-        actions: [],
-        cues: finished.cues,
-        chapters: finished.chapters,
-        ...(finished.durationS !== undefined ? { durationS: finished.durationS } : {}),
-      });
-      this.log.info(`player: ${job.id} finished while playing from its parts; the parts play on`);
-      return;
-    }
-    if (job.status !== 'failed') return;
-    this.jobs.setPlayingWhileConverting(job.id, false);
-    if (parts.length === 0) {
-      this.playing = undefined;
-      this.showUnavailable({ id: job.id, title: job.title }, endedEarly(job, parts).note, ['retryJob', 'pickJob']);
-      return;
-    }
-    const ended = endedEarly(job, parts);
-    playing.liveEnd = ended.state;
-    this.port.post({ type: 'liveEnd', jobId: job.id, ...ended });
-    this.log.info(`player: ${job.id} ${ended.state} while playing from its parts; what was converted plays on`);
-  }
-
-  /** Sends the parts the page does not have yet. */
-  private async sendNewParts(playing: Playing, job: JobRecord): Promise<void> {
-    const parts = this.jobs.get(job.id)?.parts ?? job.parts ?? [];
-    while (
-      playing.liveParts !== undefined &&
-      playing.liveParts < parts.length &&
-      this.playing === playing &&
-      this.port
-    ) {
-      const part = parts[playing.liveParts]!;
-      playing.liveParts++;
-      this.port.post({ type: 'part', jobId: job.id, part: await livePart(part) });
-    }
   }
 
   private async onPageMessage(message: unknown): Promise<void> {
@@ -630,7 +412,7 @@ class Player implements PlayerController {
         this.memory.savePreferences(message);
         return;
       case 'needPart':
-        await this.sendPartAudio(message.jobId, message.index);
+        await this.live.sendPartAudio(message.jobId, message.index);
         return;
       case 'action':
         await this.runAction(message.action, message.jobId);
@@ -778,16 +560,7 @@ class Player implements PlayerController {
     if (playing.liveParts !== undefined && playing.liveEnd === undefined) {
       playing.job = job;
       this.announceSounding();
-      // One sender at a time, so parts reach the page in order however many changes come in; the end of the job
-      // goes the same way, after its last parts.
-      const ended = (job.status === 'succeeded' && job.files !== undefined) || job.status === 'failed';
-      this.partSending = this.partSending
-        .then(() => this.sendNewParts(playing, job))
-        .then(() =>
-          ended && this.playing === playing && playing.liveEnd === undefined ? this.endLive(playing, job) : undefined,
-        )
-        .catch((error: unknown) => this.log.warn(`player: ${job.id}: ${(error as Error).message}`));
-      await this.partSending;
+      await this.live.update(playing, job);
       if (this.panel && this.panel.title !== job.title) this.panel.title = job.title;
       return;
     }
@@ -830,73 +603,4 @@ class Player implements PlayerController {
     );
     return picked?.id;
   }
-}
-
-/** What the page shows of a job in its header. */
-function jobInfo(job: JobRecord): PlayerJobInfo {
-  return {
-    id: job.id,
-    title: job.title,
-    model: job.modelId,
-    sourceLabel: sourceLabel(job),
-    hasSourceDocument: job.source.documentUri !== undefined,
-  };
-}
-
-/** What the page learns of a part: its times and sentences (its bytes only when the page asks, sendPartAudio). */
-async function livePart(part: CachedPart): Promise<LivePart> {
-  let cues: TranscriptCue[] = [];
-  if (part.transcript) {
-    try {
-      cues = parseWebVtt(await readFile(part.transcript, 'utf8')).map((cue) => laterCue(cue, part.startS));
-    } catch {
-      // A part without its transcript still plays; the finished job brings the whole transcript.
-    }
-  }
-  return { index: part.index, startS: part.startS, durationS: part.durationS, final: part.final, cues };
-}
-
-/** What the page says of a job that was cancelled or failed while it played its parts. */
-function endedEarly(job: JobRecord, parts: readonly CachedPart[]): LiveEnd {
-  const last = parts[parts.length - 1];
-  const converted = last ? formatTime(last.startS + last.durationS) : '0:00';
-  const cancelled = job.error?.code === 'cancelled';
-  const what = cancelled ? 'Conversion cancelled' : 'Conversion failed';
-  return {
-    state: cancelled ? 'cancelled' : 'failed',
-    note:
-      parts.length > 0
-        ? `${what}: the ${converted} converted before plays; convert again for the rest.`
-        : `${what} before any audio was converted.`,
-    actions: ['retryJob'],
-  };
-}
-
-async function exists(file: string): Promise<boolean> {
-  try {
-    await access(file);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function filesKey(job: JobRecord): string {
-  const files = job.files;
-  return files ? [files.audio, files.transcript, files.chapters].join('\n') : '';
-}
-
-function sourceLabel(job: JobRecord): string | undefined {
-  if (job.source.url) {
-    try {
-      return new URL(job.source.url).hostname;
-    } catch {
-      return job.source.url;
-    }
-  }
-  if (job.source.documentUri) {
-    const name = path.posix.basename(vscode.Uri.parse(job.source.documentUri).path);
-    return job.source.kind === 'selection' ? `selection in ${name}` : name;
-  }
-  return undefined;
 }
