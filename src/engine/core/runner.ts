@@ -64,6 +64,12 @@ export interface JobRunnerOptions {
   retry?: RetryPolicy;
   /** Where runs, failures and retries are counted (core/metrics.ts). */
   metrics?: EngineMetrics;
+  /**
+   * Runs of one job that may be lost (--max-crashes) before it fails: a run that gives its job back because a
+   * dependency stayed down counts as lost, so a job whose database or storage never comes back ends, `unavailable`,
+   * instead of being given back for ever. Without it, such a job is always given back.
+   */
+  maxCrashes?: number;
 }
 
 export class JobRunner {
@@ -175,17 +181,29 @@ export class JobRunner {
       log('warn', `Job ${id}: this run lost its job; its result is dropped.`);
       return { outcome: 'lost' };
     }
-    const dependencyDown = (error: DependencyDown) =>
-      retried('giving the job back', () =>
+    const dependencyDown = async (error: DependencyDown): Promise<{ outcome: RunOutcome; code?: string }> => {
+      const lostRuns = ledger.record.crashes + 1;
+      const { maxCrashes } = this.options;
+      if (maxCrashes !== undefined && lostRuns > maxCrashes) {
+        log('error', `Job ${id}: ${error.message}; ${lostRuns} runs lost, so it fails.`);
+        return this.failed(
+          ledger,
+          {
+            code: 'unavailable',
+            message: `The service could not reach its storage or database for a minute (${error.message}), and ${lostRuns} runs of this job were lost, so it was not tried again. Convert it again later; if this keeps happening, the service's administrator should check its database and storage.`,
+          },
+          retried,
+        );
+      }
+      log('error', `Job ${id}: ${error.message}; giving it back to the queue.`);
+      await retried('giving the job back', () =>
         ledger.release(
           `The service could not reach its storage or database for a minute (${error.message}); the job runs again from the start.`,
         ),
       );
-    if (run.down) {
-      log('error', `Job ${id}: ${run.down.message}; giving it back to the queue.`);
-      await dependencyDown(run.down);
       return { outcome: 'requeued' };
-    }
+    };
+    if (run.down) return dependencyDown(run.down);
     if (run.broken !== undefined) {
       log('error', `Job ${id}: ${describe(run.broken)}`);
       return this.failed(ledger, internalFailure(run.broken), retried);
@@ -197,11 +215,7 @@ export class JobRunner {
         if (output.files.length === 0) throw new Error('The pipeline finished without output files.');
         named = await retried('storing the outputs', () => ledger.succeed(output, workDir));
       } catch (error) {
-        if (error instanceof DependencyDown) {
-          log('error', `Job ${id}: ${error.message}; giving it back to the queue.`);
-          await dependencyDown(error);
-          return { outcome: 'requeued' };
-        }
+        if (error instanceof DependencyDown) return dependencyDown(error);
         log('error', `Job ${id}: ${describe(error)}`);
         return this.failed(ledger, internalFailure(error), retried);
       }

@@ -26,6 +26,8 @@ export interface WorkerLoopOptions {
   stopTimeoutMs: number;
   log: Logger;
   metrics?: EngineMetrics;
+  /** Lost runs before a job fails (--max-crashes): a run given back because its storage stayed down counts. */
+  maxCrashes?: number;
 }
 
 interface ActiveRun {
