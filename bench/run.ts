@@ -3,7 +3,7 @@
 //
 //   npm run bench                              everything (several minutes), writes BENCHMARKS.md
 //   npm run bench -- --quick                   short and medium articles only, fewer samples
-//   npm run bench -- speed memory              only these benchmarks (speed, memory, service, extension, client, hostile, provider, team)
+//   npm run bench -- speed memory              only these benchmarks (speed, memory, service, extension, client, hostile, provider, team, capacity)
 //   npm run bench -- speed --models mini,pro --articles short,medium
 //   npm run bench -- --write                   write BENCHMARKS.md after a partial run too
 //   npm run bench -- extraction --pages DIR    article extraction on a development set (bench/devset.ts builds it);
@@ -11,6 +11,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { capacity } from './capacity';
 import { client } from './client';
 import { engineMemory } from './engine-memory';
 import { engineSpeed } from './engine-speed';
@@ -40,6 +41,7 @@ const BENCHES: Bench[] = [
   listening,
   provider,
   team,
+  capacity,
 ];
 
 function listOption(args: string[], name: string): string[] | undefined {

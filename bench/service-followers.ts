@@ -14,6 +14,8 @@ export interface FollowRequest {
   path: string;
   token: string;
   count: number;
+  /** Streams of several jobs: stream i follows paths[i % paths.length] (default: every stream follows `path`). */
+  paths?: string[];
 }
 
 export interface FollowedEvent {
@@ -40,13 +42,13 @@ interface Stream {
   error?: string;
 }
 
-function open(request: FollowRequest): Stream {
+function open(request: FollowRequest, path: string): Stream {
   const packets: Buffer[] = [];
   const times: number[] = [];
   let error: string | undefined;
   const socket = net.connect({ host: request.host, port: request.port, noDelay: true });
   socket.write(
-    `GET ${request.path} HTTP/1.1\r\nHost: ${request.host}:${request.port}\r\nAuthorization: Bearer ${request.token}\r\n` +
+    `GET ${path} HTTP/1.1\r\nHost: ${request.host}:${request.port}\r\nAuthorization: Bearer ${request.token}\r\n` +
       'Accept: text/event-stream\r\nConnection: close\r\n\r\n',
   );
   let headed!: () => void;
@@ -111,7 +113,9 @@ process.once('message', (message: FollowRequest) => {
     const streams: Stream[] = [];
     // Opened in batches, as clients arriving one after another would.
     for (let i = 0; i < message.count; i += 25) {
-      const batch = Array.from({ length: Math.min(25, message.count - i) }, () => open(message));
+      const batch = Array.from({ length: Math.min(25, message.count - i) }, (_, j) =>
+        open(message, message.paths?.[(i + j) % message.paths.length] ?? message.path),
+      );
       await Promise.all(batch.map((s) => s.headed));
       streams.push(...batch);
     }

@@ -37,6 +37,11 @@ export interface ClusterOptions {
   tokens?: string[];
   /** Use the real speech pipeline (dist/cli.js worker) instead of the test pipeline. */
   realWorker?: boolean;
+  /**
+   * A JavaScript file run with plain `node` as the worker instead of test-worker.ts through tsx (the capacity
+   * benchmark bundles test-worker.ts once, so that 64 workers start without compiling TypeScript 64 times).
+   */
+  workerScript?: string;
 }
 
 export interface Cluster {
@@ -85,7 +90,9 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     const flags = [...teamArgs, ...(options.workerArgs ?? []), ...extraArgs];
     const args = options.realWorker
       ? [path.join(repoRoot, 'dist', 'cli.js'), 'worker', ...flags]
-      : ['--import', 'tsx', path.join(repoRoot, 'test', 'team', 'test-worker.ts'), ...flags];
+      : options.workerScript
+        ? [options.workerScript, ...flags]
+        : ['--import', 'tsx', path.join(repoRoot, 'test', 'team', 'test-worker.ts'), ...flags];
     const child = spawn(process.execPath, args, {
       cwd: repoRoot,
       env: { ...process.env, ...env, ...options.workerEnv },

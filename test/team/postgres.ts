@@ -142,7 +142,9 @@ function makeCertificates(
   return { cert: file('server.crt'), key: file('server.key'), ca: file('ca.pem') };
 }
 
-export async function startPostgres(options: { crashSafe?: boolean; tls?: boolean } = {}): Promise<TestPostgres> {
+export async function startPostgres(
+  options: { crashSafe?: boolean; tls?: boolean; maxConnections?: number } = {},
+): Promise<TestPostgres> {
   const bin = await postgresBin();
   const user = serverUser();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'aa-pg-'));
@@ -177,7 +179,7 @@ export async function startPostgres(options: { crashSafe?: boolean; tls?: boolea
         '-c',
         'full_page_writes=off',
         '-c',
-        'max_connections=300',
+        `max_connections=${options.maxConnections ?? 300}`,
         ...(tls ? ['-c', 'ssl=on', '-c', `ssl_cert_file=${tls.cert}`, '-c', `ssl_key_file=${tls.key}`] : []),
       ],
       { ...as, stdio: ['ignore', 'ignore', 'pipe'], cwd: dir },
