@@ -18,6 +18,7 @@ import { repoRoot } from '../test/support/engine-process';
 import { articleText, serviceCalls } from '../test/support/http-calls';
 import { type Cluster, startCluster } from '../test/team/cluster';
 import { startPostgres } from '../test/team/postgres';
+import { articleText as fixture } from './lib/articles';
 import { type Bench, type Row, percentile } from './lib/report';
 import type { FollowRequest, FollowResult } from './service-followers';
 
@@ -233,7 +234,7 @@ async function measure(
   let sampling = true;
   const sampler = (async () => {
     while (sampling) {
-      const seen = await countConnections(db);
+      const seen = await countConnections(db).catch(() => connections);
       if (seen.total > connections.total) connections = seen;
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
@@ -242,7 +243,7 @@ async function measure(
   // Submissions under load, one at a time, to the first API node.
   const submitLatencies: number[] = [];
   const sideIds: string[] = [];
-  const side = (async () => {
+  const side: Promise<void> = (async () => {
     for (let i = 0; i < options.sideJobs; i++) {
       const started = performance.now();
       const answer = await (apis[0] as (typeof apis)[number]).submit({ model_id: mini, text: articleText(55) });
@@ -252,8 +253,16 @@ async function measure(
     }
   })();
 
-  const results = await followers.results;
-  await side;
+  // Both awaited together: a failed submission must not be left unhandled while the followers are waited on.
+  const [results] = await Promise.all([followers.results, side]).catch(async (error: unknown) => {
+    for (const child of followers.children) child.kill('SIGKILL');
+    sampling = false;
+    await sampler;
+    const tails = cluster.apis.map((a, i) => `API node ${i + 1}: ${a.stderr.slice(-1500)}`).join('\n');
+    throw new Error(
+      `${error instanceof Error ? `${error.message} (${String(error.cause)})` : String(error)}\n${tails}`,
+    );
+  });
   const all = [...ids, ...sideIds];
   await until(
     'every job to finish',
@@ -327,13 +336,64 @@ async function measure(
   };
 }
 
+/**
+ * What one real job leaves in the event table: a medium article (15k characters) through the real speech pipeline
+ * (`dist/cli.js worker`), one model at a time on a cluster of its own; rows by kind and their average size
+ * (pg_column_size). A longer run (a loaded machine) writes more progress rows.
+ */
+async function realJobEvents(serverUrl: string, model: string): Promise<Row> {
+  const cluster = await startCluster({ serverUrl, realWorker: true, workerArgs: ['--concurrency', '1'] });
+  try {
+    const api = await cluster.startApi();
+    await cluster.startWorker();
+    const calls = serviceCalls(api.url, cluster.tokens[0] as string);
+    const started = performance.now();
+    const answer = await calls.submit({ model_id: model, text: fixture('medium') });
+    if (answer.status !== 202) throw new Error(`submission answered ${answer.status}: ${answer.text}`);
+    const id = answer.jobId;
+    await until(
+      `the ${model} job to finish`,
+      async () =>
+        (await cluster.query<{ s: string }>('SELECT status AS s FROM aa_jobs WHERE id = $1', [id]))[0]?.s !==
+          'queued' &&
+        (await cluster.query('SELECT 1 FROM aa_jobs WHERE id = $1 AND finished_at IS NOT NULL', [id])).length === 1,
+      600_000,
+    );
+    const seconds = (performance.now() - started) / 1000;
+    const kinds = await cluster.query<{ event: string; n: string }>(
+      'SELECT event, count(*) AS n FROM aa_events WHERE job_id = $1 GROUP BY event ORDER BY count(*) DESC',
+      [id],
+    );
+    const size = (
+      await cluster.query<{ row: string; job: string; status: string }>(
+        `SELECT (SELECT avg(pg_column_size(e.*)) FROM aa_events e WHERE job_id = $1) AS row,
+                (SELECT pg_column_size(j.*) FROM aa_jobs j WHERE id = $1) AS job,
+                (SELECT status FROM aa_jobs WHERE id = $1) AS status`,
+        [id],
+      )
+    )[0];
+    const total = kinds.reduce((sum, k) => sum + Number(k.n), 0);
+    return {
+      bench: 'capacity (one Postgres)',
+      case: `event rows of one real job: ${model.replace(/^article-audio-1-/, '')}, medium (15k chars)`,
+      result: `${total} rows`,
+      note:
+        `${kinds.map((k) => `${k.n} ${k.event}`).join(', ')}; an aa_events row ${Math.round(Number(size?.row))} bytes on average ` +
+        `(pg_column_size, before the tuple header and the primary key's index entry); the job row ${size?.job ?? '?'} bytes; ${size?.status ?? '?'} in ${seconds.toFixed(1)} s ` +
+        `(load ${(os.loadavg()[0] ?? 0).toFixed(1)})`,
+    };
+  } finally {
+    await cluster.dispose();
+  }
+}
+
 export const capacity: Bench = {
   name: 'capacity',
   title: 'Capacity: many worker processes on one Postgres (test pipeline, 2 x 10 ms a job)',
   async run(options) {
     const counts = options.quick ? [1, 4] : [1, 4, 16, 64];
     const jobs = options.quick ? 80 : 400;
-    const followers = options.quick ? 200 : 1000;
+    const followers = Number(process.env.AA_BENCH_FOLLOWERS ?? (options.quick ? 200 : 1000));
     const sideJobs = options.quick ? 30 : 100;
     const rows: Row[] = [];
     const bench = 'capacity (one Postgres)';
@@ -345,7 +405,16 @@ export const capacity: Bench = {
     try {
       cluster = await startCluster({
         serverUrl: postgres.url,
-        apiArgs: ['--queue-depth', '100000', '--token-max-jobs', '0', '--token-submit-rate', '0'],
+        apiArgs: [
+          '--queue-depth',
+          '100000',
+          '--token-max-jobs',
+          '0',
+          '--token-submit-rate',
+          '0',
+          '--max-connections',
+          '1024',
+        ],
         workerArgs: ['--concurrency', String(SLOTS), '--lease-s', '10'],
         workerEnv: { AA_TEST_STEPS: String(STEPS), AA_TEST_STEP_MS: String(STEP_MS) },
         workerScript,
@@ -416,6 +485,12 @@ export const capacity: Bench = {
         }
       } finally {
         await client.end().catch(() => undefined);
+      }
+      await cluster.dispose();
+      cluster = undefined;
+      for (const model of options.quick ? [mini] : [mini, 'article-audio-1-pro']) {
+        options.progress(`capacity: one real ${model} job, for its event rows`);
+        rows.push(await realJobEvents(postgres.url, model));
       }
     } finally {
       await cluster?.dispose();
