@@ -1,7 +1,8 @@
 // `article-audio serve`: the engine in the foreground, for a team, a script or a remote box.
 import { runEngineProcess } from '../engine/engine-process';
-import { SHARED_SERVICE_DEFAULTS, settingsHelp } from '../engine/settings';
-import { teamSettingsHelp } from '../engine/team/settings-help';
+import { ENGINE_SETTINGS, SHARED_SERVICE_DEFAULTS, UsageError, settingsHelp } from '../engine/settings';
+import { TEAM_SETTINGS, teamSettingsHelp } from '../engine/team/settings-help';
+import { WORKER_ENGINE_FLAGS } from './worker';
 
 /** The engine flags a team API node reads (the others are the local engine's or a worker's). */
 export const API_NODE_ENGINE_FLAGS: readonly string[] = [
@@ -62,8 +63,30 @@ export function isTeamMode(args: readonly string[], env: NodeJS.ProcessEnv): boo
   return args.some((a) => a === '--database' || a.startsWith('--database=')) || Boolean(env.ARTICLE_AUDIO_DATABASE_URL);
 }
 
+/**
+ * A team API node refuses a flag of the local engine (--data-dir, --lock-wait-s…) or of a worker (--concurrency,
+ * --lease-s…): it would read none of them, and an admin who gives one expects it to do something. Only flags on the
+ * command line: an environment shared by every role may hold a worker's variables.
+ */
+export function refuseForeignApiFlags(args: readonly string[]): void {
+  for (const arg of args) {
+    const flag = /^--([a-z0-9-]+)(?:=|$)/.exec(arg)?.[1];
+    if (flag === undefined || API_NODE_ENGINE_FLAGS.includes(flag)) continue;
+    const team = TEAM_SETTINGS.find((s) => s.flag === flag);
+    if (team?.roles.includes('api')) continue;
+    const forWorker = WORKER_ENGINE_FLAGS.includes(flag) || team !== undefined;
+    if (!forWorker && !ENGINE_SETTINGS.some((s) => s.flag === flag)) continue;
+    throw new UsageError(
+      forWorker
+        ? `--${flag} is a worker's flag (article-audio worker) and means nothing to a team API node (serve --database): give it to the workers. \`article-audio serve --database URL --help\` lists an API node's flags.`
+        : `--${flag} is a flag of the local engine and means nothing in team mode (serve --database): jobs and events live in Postgres, files in --storage. Leave it out; \`article-audio serve --database URL --help\` lists an API node's flags.`,
+    );
+  }
+}
+
 export async function serve(args: readonly string[]): Promise<void> {
   if (isTeamMode(args, process.env)) {
+    refuseForeignApiFlags(args);
     // Loaded only here: the Postgres driver and the AWS SDK are not part of the local engine.
     const team = await import('../engine/team/main');
     await team.serveTeam(args, process.env);

@@ -150,6 +150,42 @@ describe('team CLI: Postgres connection flags refuse bad values at start', () =>
     });
   }
 
+  it("serve in team mode refuses a local engine's or a worker's flag, naming it, before connecting", async () => {
+    const local = ['--data-dir', path.join(dir, 'data'), '--lock-wait-s', '5'];
+    for (const [args, env, says] of [
+      [
+        ['--data-dir', path.join(dir, 'data')],
+        {},
+        /--data-dir is a flag of the local engine and means nothing in team mode/,
+      ],
+      [['--lock-wait-s=5'], {}, /--lock-wait-s is a flag of the local engine and means nothing in team mode/],
+      [local, {}, /--data-dir is a flag of the local engine/],
+      [
+        ['--concurrency', '4'],
+        {},
+        /--concurrency is a worker's flag \(article-audio worker\) and means nothing to a team API node/,
+      ],
+      [['--lease-s', '10'], {}, /--lease-s is a worker's flag/],
+      [['--allow-private-network'], {}, /--allow-private-network is a worker's flag/],
+    ] as const) {
+      const base = ['serve', '--database', database, '--storage', storage];
+      const run = await runCli([...base, ...args], env);
+      assert.equal(run.code, 2, `serve ${args.join(' ')}: exit ${run.code}\n${run.stderr}`);
+      assert.match(run.stderr, says, `serve ${args.join(' ')}`);
+      assert.match(run.stderr, /serve --database URL --help/);
+      assert.doesNotMatch(run.stderr, /ECONNREFUSED|connect/i, 'refused before any connection is tried');
+    }
+    // The same with the database address from the environment.
+    const viaEnv = await runCli(['serve', '--storage', storage, '--concurrency', '2'], {
+      ARTICLE_AUDIO_DATABASE_URL: database,
+    });
+    assert.equal(viaEnv.code, 2, viaEnv.stderr);
+    assert.match(viaEnv.stderr, /--concurrency is a worker's flag/);
+    // The local engine itself still takes them.
+    const help = await runCli(['serve', '--data-dir', path.join(dir, 'data'), '--help']);
+    assert.equal(help.code, 0, help.stderr);
+  });
+
   it('TLS both in the address and in flags is refused (node-postgres would let the address win)', async () => {
     const run = await runCli(
       ['serve', '--database', `${database}?sslmode=verify-full`, '--storage', storage, '--db-ssl-mode', 'require'],
