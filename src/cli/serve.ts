@@ -63,6 +63,15 @@ export function isTeamMode(args: readonly string[], env: NodeJS.ProcessEnv): boo
   return args.some((a) => a === '--database' || a.startsWith('--database=')) || Boolean(env.ARTICLE_AUDIO_DATABASE_URL);
 }
 
+/** Whose a flag is when a team API node does not read it: the local engine's or a worker's; undefined: the node's own. */
+export function foreignApiFlag(flag: string): 'local' | 'worker' | undefined {
+  if (API_NODE_ENGINE_FLAGS.includes(flag)) return undefined;
+  const team = TEAM_SETTINGS.find((s) => s.flag === flag);
+  if (team) return team.roles.includes('api') ? undefined : 'worker';
+  if (WORKER_ENGINE_FLAGS.includes(flag)) return 'worker';
+  return ENGINE_SETTINGS.some((s) => s.flag === flag) ? 'local' : undefined;
+}
+
 /**
  * A team API node refuses a flag of the local engine (--data-dir, --lock-wait-s…) or of a worker (--concurrency,
  * --lease-s…): it would read none of them, and an admin who gives one expects it to do something. Only flags on the
@@ -71,17 +80,30 @@ export function isTeamMode(args: readonly string[], env: NodeJS.ProcessEnv): boo
 export function refuseForeignApiFlags(args: readonly string[]): void {
   for (const arg of args) {
     const flag = /^--([a-z0-9-]+)(?:=|$)/.exec(arg)?.[1];
-    if (flag === undefined || API_NODE_ENGINE_FLAGS.includes(flag)) continue;
-    const team = TEAM_SETTINGS.find((s) => s.flag === flag);
-    if (team?.roles.includes('api')) continue;
-    const forWorker = WORKER_ENGINE_FLAGS.includes(flag) || team !== undefined;
-    if (!forWorker && !ENGINE_SETTINGS.some((s) => s.flag === flag)) continue;
+    const whose = flag === undefined ? undefined : foreignApiFlag(flag);
+    if (whose === undefined) continue;
     throw new UsageError(
-      forWorker
+      whose === 'worker'
         ? `--${flag} is a worker's flag (article-audio worker) and means nothing to a team API node (serve --database): give it to the workers. \`article-audio serve --database URL --help\` lists an API node's flags.`
         : `--${flag} is a flag of the local engine and means nothing in team mode (serve --database): jobs and events live in Postgres, files in --storage. Leave it out; \`article-audio serve --database URL --help\` lists an API node's flags.`,
     );
   }
+}
+
+/** `args` without the flags (and their values) a team API node refuses, for a caller with one list for all roles. */
+export function apiNodeArgs(args: readonly string[]): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    const match = /^--([a-z0-9-]+)(=)?/.exec(arg);
+    if (!match?.[1] || foreignApiFlag(match[1]) === undefined) {
+      kept.push(arg);
+      continue;
+    }
+    const kind = ENGINE_SETTINGS.find((s) => s.flag === match[1])?.kind;
+    if (!match[2] && kind !== 'flag' && kind !== 'switch') i++;
+  }
+  return kept;
 }
 
 export async function serve(args: readonly string[]): Promise<void> {

@@ -8,12 +8,15 @@ export const SETTINGS_HELP = `Usage: article-audio settings [list] --database po
 Settings every API node of a team service must agree on are stored once, in the database (table aa_settings). The
 first API node of a database stores its own values (given or default); a node started later with a different value
 logs a warning and uses the stored one, so one node can never delete what the others keep. API nodes re-read them
-at every retention sweep (within a minute), so a change needs no restart.
+at every retention sweep (within a minute), so a change needs no restart. The lease is the workers': the first
+worker stores its --lease-s (default 30), every worker reads the stored one at start and heartbeats every third of
+it (at most 5 s); a change takes effect as workers restart.
 
   retention-s        seconds a finished job, its events and files are kept (default 86400)
   queue-depth        jobs waiting over the whole service before submissions get 429 (default 100)
   token-max-jobs     unfinished jobs one token may have at once; 0: no limit (default 20)
   token-submit-rate  submissions one token may make a minute; 0: no limit (default 60)
+  lease-s            seconds a worker's claim holds without a heartbeat (default 30)
 
   list            (default) each setting, its value, who set it and when
   set NAME VALUE  change one for the whole fleet

@@ -114,8 +114,8 @@ export async function startEngineProcess(options: EngineProcessOptions = {}): Pr
       ...(entry === 'serve' ? ['serve'] : []),
       '--port',
       String(port),
-      '--data-dir',
-      dataDir,
+      // A team API node (--database) has no data dir, and refuses the flag.
+      ...(options.args?.includes('--database') ? [] : ['--data-dir', dataDir]),
       ...(options.args ?? []),
     ];
     stdout = '';

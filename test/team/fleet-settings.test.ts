@@ -76,4 +76,67 @@ describe('team fleet-wide settings', () => {
     );
     assert.throws(() => settings('set', 'retention-s', 'soon'), /retention-s must be a number/);
   });
+
+  it("the lease is the fleet's: the first worker stores it, a worker given another warns and uses it, heartbeats follow", async () => {
+    const fleet = await startCluster({
+      serverUrl: postgres.url,
+      workerArgs: ['--concurrency', '1'],
+      workerEnv: { AA_TEST_STEPS: '2', AA_TEST_STEP_MS: '10' },
+    });
+    try {
+      const settings = (...args: string[]) =>
+        execFileSync(
+          process.execPath,
+          [path.join(repoRoot, 'dist', 'cli.js'), 'settings', ...args, '--database', fleet.databaseUrl],
+          { encoding: 'utf8' },
+        );
+      const api = await fleet.startApi();
+      assert.match(settings('list'), /^lease-s\t\(not stored yet: the first worker stores its own\)/m);
+      const first = await fleet.startWorker(['--lease-s', '4']);
+      const second = await fleet.startWorker(['--lease-s', '30']);
+      const third = await fleet.startWorker();
+      assert.match(settings('list'), /^lease-s\t4\tset by the first node/m);
+      const lines = (text: string) =>
+        text
+          .split('\n')
+          .filter((l) => l.startsWith('{'))
+          .map((l) => JSON.parse(l) as { level: string; msg: string; setting?: string });
+      const warning = lines(second.stderr).find((l) => l.setting === 'lease-s');
+      assert.ok(warning, second.stderr);
+      assert.equal(warning.level, 'warn');
+      assert.match(warning.msg, /--lease-s 30 differs from the fleet's stored lease-s 4 .*using the stored value/);
+      for (const worker of [first, third])
+        assert.ok(!worker.stderr.includes('differs from'), `no warning: ${worker.stderr}`);
+      for (const worker of [first, second, third])
+        assert.ok(
+          lines(worker.stderr).some((l) => /started: .*lease 4 s/.test(l.msg)),
+          `the worker runs with the stored lease: ${worker.stderr}`,
+        );
+      // Heartbeats follow from the lease: a third of it (workerHeartbeatMs).
+      const rows = await fleet.query<{ heartbeat_ms: number }>('SELECT heartbeat_ms FROM aa_workers');
+      assert.deepEqual(
+        rows.map((r) => r.heartbeat_ms),
+        [1333, 1333, 1333],
+      );
+      // Jobs still run.
+      const calls = serviceCalls(api.url, fleet.tokens[0] as string);
+      const id = (await calls.submit({ model_id: mini, text: articleText() })).jobId;
+      await waitForJob(calls, id, (j) => j.status === 'succeeded', 60_000);
+
+      // An admin changes it; a worker started afterwards takes the new value.
+      assert.match(settings('set', 'lease-s', '9'), /^lease-s = 9 \(workers use it from their next start/);
+      const later = await fleet.startWorker();
+      assert.ok(
+        lines(later.stderr).some((l) => /started: .*lease 9 s/.test(l.msg)),
+        later.stderr,
+      );
+      const laterRow = await fleet.query<{ heartbeat_ms: number }>(
+        'SELECT heartbeat_ms FROM aa_workers WHERE pid = $1',
+        [later.pid],
+      );
+      assert.equal(laterRow[0]?.heartbeat_ms, 3000);
+    } finally {
+      await fleet.dispose();
+    }
+  });
 });

@@ -2,6 +2,7 @@
 // the engine's black-box HTTP tests (test/engine/jobs.test.ts) run unchanged against a team service: an API node
 // (`dist/cli.js serve --database … --storage DIR`) and a real speech worker (`dist/cli.js worker`) over a real
 // Postgres, one database per fixture. The handle's kill9/restart/stop act on the API node.
+import { apiNodeArgs } from '../../src/cli/serve';
 import type { EngineProcess, EngineProcessOptions } from '../support/engine-process';
 import { startCluster } from './cluster';
 import { type TestPostgres, startPostgres } from './postgres';
@@ -47,7 +48,8 @@ export async function startTeamEngineProcess(
     ...(options.env ? { workerEnv: options.env } : {}),
   });
   const teamArgs = ['--database', cluster.databaseUrl, '--storage', cluster.storage];
-  const api = await embedded({ ...options, args: [...teamArgs, ...args] });
+  // An API node refuses the local engine's and the workers' flags (--lock-wait-s, --concurrency…): only its own.
+  const api = await embedded({ ...options, args: [...teamArgs, ...apiNodeArgs(args)] });
   await cluster.startWorker();
   const stopApi = api.stop.bind(api);
   const kill9Api = api.kill9.bind(api);

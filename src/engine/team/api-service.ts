@@ -24,7 +24,7 @@ import type { ArticleSubmission } from '../core/submission';
 import { transaction } from './db';
 import { type JobRow, appendEvents, jobFields, jsonb, lockJob, readEvents, recordOf, saveJob } from './jobs';
 import type { TeamOutputStorage } from './output-storage';
-import type { FleetValues } from './fleet-settings';
+import type { ApiFleetValues } from './fleet-settings';
 import type { PgEventBus } from './pg-events';
 import { QUEUE_CHANNEL } from './schema';
 
@@ -44,7 +44,7 @@ export interface ApiServiceOptions {
    * The fleet-wide settings stored in aa_settings (fleet-settings.ts), re-read at every retention sweep: retention,
    * queue depth and the token limits then follow what an admin set, on every node. Without it the values above hold.
    */
-  readFleetSettings?: () => Promise<FleetValues>;
+  readFleetSettings?: () => Promise<ApiFleetValues>;
   /** The name of an owner's token for the logs (a database token's name); never the token. */
   tokenName?: (owner: string) => string | undefined;
 }
@@ -62,7 +62,7 @@ export class PgApiService implements JobServiceApi {
   private sweeper: NodeJS.Timeout | undefined;
 
   /** Retention, queue depth and token limits in force: the options', then the fleet's as last read. */
-  private current: FleetValues;
+  private current: ApiFleetValues;
 
   constructor(private readonly options: ApiServiceOptions) {
     this.current = {
@@ -81,7 +81,7 @@ export class PgApiService implements JobServiceApi {
   private async refreshSettings(): Promise<void> {
     if (!this.options.readFleetSettings) return;
     const next = await this.options.readFleetSettings();
-    for (const name of Object.keys(next) as (keyof FleetValues)[]) {
+    for (const name of Object.keys(next) as (keyof ApiFleetValues)[]) {
       if (next[name] !== this.current[name])
         this.options.log('info', `Fleet setting ${name} is now ${next[name]} (was ${this.current[name]}).`, {
           setting: name,

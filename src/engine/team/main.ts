@@ -15,14 +15,7 @@ import { UsageError, readEngineSettings } from '../settings';
 import { splitTeamArgs, type TeamArgs } from './settings-help';
 import { PgApiService } from './api-service';
 import { type DbConnection, type Pool, openPool, redactUrl } from './db';
-import {
-  type FleetSettingName,
-  type FleetValues,
-  agreeOnSettings,
-  manageSettings,
-  readSettings,
-  storedValues,
-} from './fleet-settings';
+import { type ApiFleetValues, agreeOnSettings, manageSettings, readSettings, storedValues } from './fleet-settings';
 import { openOutputStorage } from './output-storage';
 import { PgEventBus } from './pg-events';
 import { migrate } from './schema';
@@ -169,7 +162,7 @@ export async function startApiNode(args: readonly string[], env: NodeJS.ProcessE
   const engine = settings.engine;
   // Retention, queue depth and token limits are the fleet's, stored once (fleet-settings.ts): the first node stores
   // its values; a node given others warns and uses the stored ones.
-  const given = (name: FleetSettingName, value: number | undefined): Partial<FleetValues> =>
+  const given = (name: keyof ApiFleetValues, value: number | undefined): Partial<ApiFleetValues> =>
     value !== undefined && flagGiven(team.rest, env, name) ? { [name]: value } : {};
   const fleet = await agreeOnSettings(
     pool,
@@ -289,6 +282,22 @@ export async function startWorker(
   const db = team.db as DbConnection;
   const pool = openPool(db, log, team.dbPoolSize ?? concurrency * 2 + 2);
   await migrateOrClose(pool, log);
+  // The lease is the fleet's (fleet-settings.ts): the first worker stores its own; the others use the stored one.
+  const node = `${os.hostname()}:${process.pid}`;
+  let leaseMs: number;
+  try {
+    const fleet = await agreeOnSettings(
+      pool,
+      flagGiven(args, env, 'lease-s') ? { 'lease-s': team.leaseMs / 1000 } : {},
+      { 'lease-s': team.leaseMs / 1000 },
+      node,
+      log,
+    );
+    leaseMs = Math.round(fleet['lease-s'] * 1000);
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw error;
+  }
   const storage = await openOutputStorage(storageSpec, team.s3Endpoint);
   const metrics = new EngineMetrics('worker');
   const worker = new Worker({
@@ -297,7 +306,7 @@ export async function startWorker(
     storage,
     pipeline: options.pipeline ?? createDefaultPipeline({ voices: settings.voices }),
     concurrency,
-    leaseMs: team.leaseMs,
+    leaseMs,
     maxCrashes: engine.maxCrashes ?? 3,
     progressIntervalMs: engine.progressIntervalMs ?? 250,
     // Off unless --allow-private-network: a team service must not fetch its own network for its clients (SSRF).

@@ -73,7 +73,7 @@ export const TEAM_SETTINGS: readonly TeamFlag[] = [
     flag: 'lease-s',
     env: 'ARTICLE_AUDIO_LEASE_S',
     value: 'S',
-    help: 'worker: how long a job stays claimed without a heartbeat before another worker takes it (default 30)',
+    help: 'worker: how long a job stays claimed without a heartbeat before another worker takes it (default 30); fleet-wide: the first worker stores it, the others use the stored value (`article-audio settings`)',
     roles: ['worker'],
   },
   {
