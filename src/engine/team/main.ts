@@ -9,7 +9,7 @@ import { createDefaultPipeline } from '../core/default-pipeline';
 import { type RunningEngine, serveHttp } from '../index';
 import { type Logger, type LogLevel, definedFields, textFields } from '../core/logger';
 import { EngineMetrics } from '../core/metrics';
-import { DEFAULT_FETCH_LIMITS } from '../core/options';
+import { DEFAULT_FETCH_LIMITS, defaultMaxConnections } from '../core/options';
 import type { ArticlePipeline } from '../../speech/types';
 import { UsageError, readEngineSettings } from '../settings';
 import { splitTeamArgs, type TeamArgs } from './settings-help';
@@ -207,7 +207,8 @@ export async function startApiNode(args: readonly string[], env: NodeJS.ProcessE
       maxBodyBytes: engine.maxBodyBytes ?? 1024 * 1024,
       metrics,
       publicUrl: engine.publicUrl?.replace(/\/+$/, ''),
-      ...(engine.maxConnections !== undefined ? { maxConnections: engine.maxConnections } : {}),
+      // As for `serve`: half the open-files limit, at most 1024 (serveHttp's own default, 256, held fewer streams).
+      maxConnections: engine.maxConnections ?? defaultMaxConnections(),
       ...(engine.idleSocketTimeoutMs !== undefined ? { idleSocketTimeoutMs: engine.idleSocketTimeoutMs } : {}),
       // The token limits are counted in Postgres by the service (over all nodes), not per node here; bytes per token
       // need the embedded store and are not applied. Free disk is kept on a storage folder (--min-free-disk-mb), as
