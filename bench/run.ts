@@ -158,6 +158,10 @@ ${table}
   process, on the same cores); \`GET /v1/jobs/{id}\` per second over 32 keep-alive connections.
 - **Extension**: \`npm run package\` in a copy of the repo; sizes of the minified bundles and the \`.vsix\`.
   Activation time needs a running VS Code and is not measured by this command.
+- **Capacity**: 2 API nodes and 1, 4, 16, 64 worker processes (concurrency 2, the test pipeline's 2 x 10 ms) on one
+  Postgres: a paused fleet gets 400 jobs and 1,000 SSE followers, then drains them; jobs/s, event rows written and
+  delivered, follower and submission p99, \`pg_stat_activity\` connections, CPU per job by role; and the event rows
+  of one real Mini and Pro job.
 - **Client**: \`JobServiceClient.followJob\` against the engine in-process with a test pipeline that holds each job
   for exactly its length; requests counted from the engine's request log; lateness = when the client saw the
   terminal status minus the job's \`finished_at\`.
