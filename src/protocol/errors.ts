@@ -5,6 +5,7 @@ export const API_ERROR_CODES = [
   'bad_request',
   'invalid_json',
   'unauthorized',
+  'forbidden',
   'not_found',
   'method_not_allowed',
   'payload_too_large',

@@ -1,6 +1,7 @@
 // Workers an admin can see: each worker has a row in aa_workers, written at start and every heartbeat and removed on
 // a clean stop; `article-audio workers` lists them with their state (a worker killed -9 shows as gone within two
-// heartbeats) and their jobs; a finished job keeps the id of the worker that ran it.
+// heartbeats) and their jobs; a finished job keeps the id of the worker that ran it. API nodes answer the same list
+// at GET /v1/admin/workers to admin tokens (`article-audio token add NAME --admin`) only.
 // All real processes: dist/cli.js (npm run build first), Postgres, API node and workers.
 import * as assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -8,8 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { type ServiceCalls, articleText, eventually, serviceCalls, waitForJob } from '../support/http-calls';
-import { repoRoot } from '../support/engine-process';
+import { type ServiceCalls, articleText, call, eventually, serviceCalls, waitForJob } from '../support/http-calls';
+import { type EngineProcess, repoRoot, startEngineProcess } from '../support/engine-process';
 import { type Cluster, type WorkerProcess, startCluster } from './cluster';
 import { type TestPostgres, startPostgres } from './postgres';
 
@@ -111,6 +112,66 @@ describe('team workers: article-audio workers, and the worker that ran a job', (
       [[killed.pid, 'gone']],
       'a clean stop removes its row; the killed one stays listed as gone',
     );
+  });
+
+  it('GET /v1/admin/workers answers the same list to an admin token, 403 to any other, 404 on the local engine', async () => {
+    const worker = await cluster.startWorker();
+    const api = cluster.apis[0] as EngineProcess;
+    const token = async (...args: string[]) =>
+      (
+        await promisify(execFile)(process.execPath, [cli, 'token', ...args, '--database', cluster.databaseUrl], {
+          cwd: repoRoot,
+          timeout: 30_000,
+        })
+      ).stdout.trim();
+    try {
+      const admin = await token('add', 'ops-admin', '--admin');
+      const user = await token('add', 'plain-user');
+      assert.match(await token('list'), /^ops-admin\t\S+\tadmin$/m);
+      assert.match(await token('list'), /^plain-user\t\S+$/m);
+      await assert.rejects(token('remove', 'plain-user', '--admin'), /--admin goes with add/);
+
+      const get = (bearer?: string) =>
+        call(`${api.url}/v1/admin/workers`, bearer ? { headers: { authorization: `Bearer ${bearer}` } } : {});
+      // API nodes re-read the tokens table every few seconds.
+      const answer = await eventually('the admin token to be known to the API node', async () => {
+        const a = await get(admin);
+        return a.status === 200 ? a : undefined;
+      });
+      const body = JSON.parse(answer.text) as { data: ListedWorker[]; errors: null };
+      const fromCli = await listed(cluster.databaseUrl);
+      const shape = (list: ListedWorker[]) =>
+        list.map((w) => [w.id, w.host, w.pid, w.state, w.concurrency, w.version, w.jobs]).sort();
+      assert.deepEqual(shape(body.data), shape(fromCli), 'the same workers as `article-audio workers --json`');
+      assert.ok(body.data.some((w) => w.pid === worker.pid && w.state === 'alive'));
+      assert.deepEqual(Object.keys(body.data[0] ?? {}).sort(), Object.keys(fromCli[0] ?? {}).sort(), 'the same fields');
+
+      for (const [who, bearer] of [
+        ['a database token without --admin', user],
+        ['a token from ARTICLE_AUDIO_TOKENS', cluster.tokens[0] as string],
+      ] as const) {
+        const refused = await get(bearer);
+        assert.equal(refused.status, 403, `${who}: ${refused.text}`);
+        assert.equal(refused.errors[0]?.code, 'forbidden');
+        assert.match(refused.errors[0]?.message ?? '', /admin token: article-audio token add NAME --admin/);
+        assert.doesNotMatch(refused.text, new RegExp(String(worker.pid)), 'nothing about the workers');
+      }
+      assert.equal((await get()).status, 401);
+      assert.equal((await get('not-a-token')).status, 401);
+
+      // The local engine has no workers: the route does not exist there.
+      const local = await startEngineProcess();
+      try {
+        const there = await call(`${local.url}/v1/admin/workers`, {
+          headers: { authorization: `Bearer ${local.tokens[0] as string}` },
+        });
+        assert.equal(there.status, 404, there.text);
+      } finally {
+        await local.dispose();
+      }
+    } finally {
+      await worker.stop();
+    }
   });
 
   it('keeps the id of the worker that ran a job in its row once it succeeded', async () => {

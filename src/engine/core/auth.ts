@@ -32,6 +32,11 @@ export class TokenRing {
     return match?.toString('hex');
   }
 
+  /** Whether the owner's token may use the admin endpoints (team tokens made with --admin; never a configured one). */
+  isAdmin(_owner: OwnerId): boolean {
+    return false;
+  }
+
   /**
    * Calls `listener` with the owner of every token removed from now on (team tokens kept in the database), so that
    * what was opened with it (event streams) can end. Returns the function that stops listening.

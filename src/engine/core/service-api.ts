@@ -107,6 +107,11 @@ export interface JobServiceApi {
    * data dir writable; team API node: Postgres answers and the output storage is reachable). Not ready while stopping.
    */
   readiness(): Promise<Readiness>;
+  /**
+   * Team API node only: the workers as `article-audio workers --json` lists them (GET /v1/admin/workers, for admin
+   * tokens). The embedded engine has no workers to list and leaves it out: that route is 404 there.
+   */
+  workers?(): Promise<readonly object[]>;
   /** The queue as /metrics shows it (embedded: the queue in memory; team API node: Postgres). */
   queueGauges(): Promise<QueueGauges>;
   stop(): Promise<void>;

@@ -34,6 +34,10 @@ export class ApiError extends Error {
     });
   }
 
+  static forbidden(message: string): ApiError {
+    return ApiError.of(403, 'forbidden', message);
+  }
+
   static methodNotAllowed(allowed: readonly string[]): ApiError {
     return ApiError.of(405, 'method_not_allowed', `Use ${allowed.join(' or ')} here.`, { Allow: allowed.join(', ') });
   }

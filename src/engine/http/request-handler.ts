@@ -117,6 +117,16 @@ export function createRequestHandler(
         );
         return;
       }
+      case 'admin-workers': {
+        // Team API nodes only; an admin token (article-audio token add NAME --admin), checked before any query.
+        if (!service.workers) throw ApiError.notFound();
+        if (!tokens.isAdmin(owner))
+          throw ApiError.forbidden(
+            'This needs an admin token: article-audio token add NAME --admin --database … makes one.',
+          );
+        sendJson(res, 200, { data: await service.workers(), errors: null });
+        return;
+      }
       case 'part': {
         // Parts are readable while the job runs and for its retention afterwards.
         const job = await owned(owner, target.id);

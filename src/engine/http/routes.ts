@@ -2,7 +2,7 @@
 // the methods each route takes.
 
 export type Route =
-  | { name: 'submit' | 'health' | 'ready' | 'metrics'; methods: readonly string[] }
+  | { name: 'submit' | 'health' | 'ready' | 'metrics' | 'admin-workers'; methods: readonly string[] }
   | { name: 'job' | 'stream' | 'cancel'; methods: readonly string[]; id: string }
   | { name: 'output'; methods: readonly string[]; id: string; file: string }
   | { name: 'part'; methods: readonly string[]; id: string; file: string };
@@ -15,6 +15,7 @@ export function route(target: string): Route | undefined {
   if (path === '/metrics') return { name: 'metrics', methods: ['GET'] };
   if (s[0] !== '' || s[1] !== 'v1') return undefined;
   if (s.length === 3 && s[2] === 'article-to-audio') return { name: 'submit', methods: ['POST'] };
+  if (s.length === 4 && s[2] === 'admin' && s[3] === 'workers') return { name: 'admin-workers', methods: ['GET'] };
   if (s[2] !== 'jobs' || s[3] === undefined) return undefined;
   const id = s[3];
   if (s.length === 4) return { name: 'job', methods: ['GET', 'HEAD'], id };

@@ -27,6 +27,7 @@ import type { TeamOutputStorage } from './output-storage';
 import type { ApiFleetValues } from './fleet-settings';
 import type { PgEventBus } from './pg-events';
 import { QUEUE_CHANNEL } from './schema';
+import { type WorkerInfo, listWorkers } from './workers';
 
 export interface ApiServiceOptions {
   pool: Pool;
@@ -260,6 +261,11 @@ export class PgApiService implements JobServiceApi {
   }
 
   /** The whole team's queue and workers, read from Postgres (every API node shows the same). */
+  /** GET /v1/admin/workers: the same list as `article-audio workers --json`. */
+  workers(): Promise<WorkerInfo[]> {
+    return listWorkers(this.options.pool);
+  }
+
   async queueGauges(): Promise<QueueGauges> {
     const { rows } = await this.options.pool.query<{ queued: string; oldest: number | null; alive: string }>(
       `SELECT (SELECT count(*) FROM aa_jobs WHERE status = 'queued') AS queued,

@@ -384,13 +384,14 @@ function logLevelOf(rest: readonly string[], env: NodeJS.ProcessEnv): LogLevel {
 export async function tokenCommand(args: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
   const team = splitTeamArgs(args, env);
   if (!team.database) throw new UsageError('token needs --database postgres://… (or ARTICLE_AUDIO_DATABASE_URL).');
-  const [action, name, ...extra] = team.rest;
+  const admin = team.rest.includes('--admin');
+  const [action, name, ...extra] = team.rest.filter((a) => a !== '--admin');
   if (action === undefined || extra.length > 0)
-    throw new UsageError('Usage: article-audio token add NAME | list | remove NAME --database postgres://…');
+    throw new UsageError('Usage: article-audio token add NAME [--admin] | list | remove NAME --database postgres://…');
   const pool = openPool(team.db as DbConnection, () => undefined, 1);
   try {
     await migrate(pool, { programVersion: version });
-    await manageTokens(pool, action, name, (line) => process.stdout.write(`${line}\n`));
+    await manageTokens(pool, action, name, (line) => process.stdout.write(`${line}\n`), { admin });
   } finally {
     await pool.end();
   }

@@ -96,6 +96,13 @@ CREATE TABLE IF NOT EXISTS aa_settings (
 );
 `,
   },
+  {
+    version: 3,
+    description: 'admin tokens',
+    sql: `
+ALTER TABLE aa_tokens ADD COLUMN IF NOT EXISTS admin boolean NOT NULL DEFAULT false;
+`,
+  },
 ];
 
 /** The schema version this release knows and brings a database to. */

@@ -12,6 +12,7 @@ export const TOKEN_REFRESH_MS = 3000;
 
 export class TeamTokens extends TokenRing {
   private names = new Map<string, string>();
+  private admins = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -35,11 +36,12 @@ export class TeamTokens extends TokenRing {
   }
 
   private async refresh(): Promise<void> {
-    const rows = await this.pool.query<{ name: string; token_sha256: string }>(
-      'SELECT name, token_sha256 FROM aa_tokens',
+    const rows = await this.pool.query<{ name: string; token_sha256: string; admin: boolean }>(
+      'SELECT name, token_sha256, admin FROM aa_tokens',
     );
     const before = this.names;
     this.names = new Map(rows.rows.map((r) => [r.token_sha256, r.name]));
+    this.admins = new Set(rows.rows.filter((r) => r.admin).map((r) => r.token_sha256));
     for (const owner of before.keys()) if (!this.names.has(owner)) this.revoked(owner);
   }
 
@@ -57,6 +59,11 @@ export class TeamTokens extends TokenRing {
     return this.names.has(digest) ? digest : undefined;
   }
 
+  /** Only database tokens made with --admin; re-read with the table, so a removed one stops at once too. */
+  override isAdmin(owner: string): boolean {
+    return this.admins.has(owner);
+  }
+
   /** The user's name for logs, when the owner is a database token. */
   nameOf(owner: string): string | undefined {
     return this.names.get(owner);
@@ -72,18 +79,24 @@ export function unusableToken(): string {
   return randomBytes(32).toString('hex');
 }
 
-/** `article-audio token add|list|remove`: prints a new token once; the database keeps only its digest. */
+/**
+ * `article-audio token add|list|remove`: prints a new token once; the database keeps only its digest. `admin`: the
+ * new token may also use the admin endpoints (GET /v1/admin/workers).
+ */
 export async function manageTokens(
   pool: Pool,
   action: string,
   name: string | undefined,
   out: (line: string) => void,
+  options: { admin?: boolean } = {},
 ): Promise<void> {
+  if (options.admin && action !== 'add')
+    throw new Error('--admin goes with add: article-audio token add NAME --admin.');
   if (action === 'list') {
-    const rows = await pool.query<{ name: string; created_at: Date }>(
-      'SELECT name, created_at FROM aa_tokens ORDER BY name',
+    const rows = await pool.query<{ name: string; created_at: Date; admin: boolean }>(
+      'SELECT name, created_at, admin FROM aa_tokens ORDER BY name',
     );
-    for (const row of rows.rows) out(`${row.name}\t${row.created_at.toISOString()}`);
+    for (const row of rows.rows) out(`${row.name}\t${row.created_at.toISOString()}${row.admin ? '\tadmin' : ''}`);
     if (rows.rowCount === 0) out('No tokens in the database.');
     return;
   }
@@ -93,8 +106,8 @@ export async function manageTokens(
     const token = randomBytes(24).toString('base64url');
     const digest = createHash('sha256').update(token, 'utf8').digest('hex');
     const inserted = await pool.query(
-      'INSERT INTO aa_tokens (name, token_sha256) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING',
-      [name, digest],
+      'INSERT INTO aa_tokens (name, token_sha256, admin) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING',
+      [name, digest, options.admin === true],
     );
     if (inserted.rowCount === 0)
       throw new Error(`There is a token named ${name} already; remove it first to replace it.`);
