@@ -310,7 +310,7 @@ async function measure(
   const live = streams.flatMap((s) => s.events.filter((e) => e.at >= opened));
   const lastArrival = Math.max(...live.map((e) => e.at));
   const delays = live
-    .filter((e) => e.createdAt !== null && (e.createdAt as number) >= opened)
+    .filter((e) => e.createdAt !== null && e.createdAt >= opened)
     .map((e) => e.at - (e.createdAt as number));
   const cpu = (key: keyof typeof cpuBefore) => ((cpuAfter[key] - cpuBefore[key]) * 1000) / all.length;
   return {
