@@ -169,7 +169,7 @@ describe('team CLI: Postgres connection flags refuse bad values at start', () =>
       [['--allow-private-network'], {}, /--allow-private-network is a worker's flag/],
     ] as const) {
       const base = ['serve', '--database', database, '--storage', storage];
-      const run = await runCli([...base, ...args], env);
+      const run = await runCli([...base, ...args], { env: { ...env }, killAfterMs: 90_000 });
       assert.equal(run.code, 2, `serve ${args.join(' ')}: exit ${run.code}\n${run.stderr}`);
       assert.match(run.stderr, says, `serve ${args.join(' ')}`);
       assert.match(run.stderr, /serve --database URL --help/);
@@ -177,12 +177,13 @@ describe('team CLI: Postgres connection flags refuse bad values at start', () =>
     }
     // The same with the database address from the environment.
     const viaEnv = await runCli(['serve', '--storage', storage, '--concurrency', '2'], {
-      ARTICLE_AUDIO_DATABASE_URL: database,
+      env: { ARTICLE_AUDIO_DATABASE_URL: database },
+      killAfterMs: 90_000,
     });
     assert.equal(viaEnv.code, 2, viaEnv.stderr);
     assert.match(viaEnv.stderr, /--concurrency is a worker's flag/);
     // The local engine itself still takes them.
-    const help = await runCli(['serve', '--data-dir', path.join(dir, 'data'), '--help']);
+    const help = await runCli(['serve', '--data-dir', path.join(dir, 'data'), '--help'], { killAfterMs: 90_000 });
     assert.equal(help.code, 0, help.stderr);
   });
 
