@@ -392,6 +392,8 @@ class Player implements PlayerController {
         if (!message.playing || message.ended || Date.now() - playing.lastSaved >= SAVE_EVERY_MS)
           this.rememberPosition();
         if (message.playing) this.waitingForNext = false;
+        // Played again after its end (or sought back and played): at its next end the queue goes on again.
+        if (message.playing && !message.ended) playing.advanced = false;
         // The end of a finished job's audio (not of the parts heard so far): the listening queue goes on, unless the
         // sleep timer stopped playback there.
         const whole = playing.liveParts === undefined || playing.liveEnd === 'finished';

@@ -211,4 +211,39 @@ describe('Listening queue (UI)', () => {
     assert.match(await toasts('Fifth Story').first().innerText(), /Fifth Story.*listening queue/);
     assert.equal(await toasts('Fifth Story').count(), 1, 'the fifth story was announced more than once');
   });
+
+  // The queue goes on at an article's end once; a listener who plays an ended article again gets the queue's next
+  // article at its second end too (the flag that it went on was never reset, so the queue stopped there).
+  it('goes on with the queue again when an ended article is played again', async () => {
+    const frame = await vscode.webviewFrame('Article Audio Player', 30_000);
+    const title = () =>
+      frame
+        .locator('#job-title')
+        .innerText()
+        .catch(() => '');
+    // The third story (paused mid-way by the case before) to its end: the queue goes on to the fourth, then the fifth.
+    await audio(frame, '(a.currentTime = Math.max(0, a.duration - 0.5), true)');
+    // Play from the editor (the fifth story's source is in front since the case before), as a listener does.
+    await vscode.openFile('fifth.md', 'Fifth Story');
+    if ((await audio(frame, 'a.paused')) === true) await vscode.page.keyboard.press('Control+Alt+Space');
+    await waitFor('the queue to go on to the fourth story', async () => (await title()) === 'Fourth Story', 60_000);
+    await waitFor('the queue to go on to the fifth story', async () => (await title()) === 'Fifth Story', 60_000);
+    await waitFor('the fifth story to end', async () => (await audio(frame, 'a.ended')) === true, 60_000);
+    assert.deepEqual(await frame.locator('#up-next .up-next-title').allInnerTexts(), [], 'nothing is left queued');
+
+    // Queued after the end, nothing plays it yet; the listener plays the fifth story again, to its end.
+    await vscode.runOnJob('Article Audio: Add to Queue', 'First Story');
+    const first = frame.locator('#up-next .up-next-title', { hasText: 'First Story' });
+    await first.waitFor({ timeout: 20_000 });
+    await waitFor('the first story to be ready', async () => !(await first.isDisabled()));
+    assert.equal(await title(), 'Fifth Story', 'adding to the queue replaced the ended article');
+    await vscode.openFile('fifth.md', 'Fifth Story');
+    await vscode.page.keyboard.press('Control+Alt+Space');
+    await waitFor('the fifth story to play again', async () => (await audio(frame, 'a.paused')) === false);
+    await waitFor(
+      'the queue to go on to the first story at its second end',
+      async () => (await title()) === 'First Story',
+      60_000,
+    );
+  });
 });
