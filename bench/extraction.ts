@@ -23,7 +23,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
-import { type Article, articleText } from '../src/speech/source/article';
+import { type Article, articleText, countWords } from '../src/speech/source/article';
 import { extractHtmlArticle } from '../src/speech/source/html-article';
 import { extractPdfArticle } from '../src/speech/source/pdf-article';
 import { type LaidOut, slideDeck, twoColumnPaper } from '../test/support/pdf-layouts';
@@ -106,7 +106,7 @@ function score(name: string, html: string, page: DevPage, out: Extracted): PageR
     bytes: Buffer.byteLength(html),
     article: page.article !== false,
     rejected: out.text === undefined,
-    words: wordCount(text),
+    words: countWords(text),
     ms: out.ms,
     cpuMs: out.cpuMs,
   };
@@ -330,10 +330,6 @@ export function sideBySide(report: ExtractionReport): string {
 const FIXTURE_PAGES = path.join(__dirname, '..', 'test', 'fixtures', 'pages');
 const FIXTURE_PDFS = path.join(__dirname, '..', 'test', 'fixtures', 'pdf');
 
-function wordCount(text: string): number {
-  return text.split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w)).length;
-}
-
 /**
  * The repository's article fixtures (those with an expected text) where the engine reads under half of the article
  * while plain Readability reads over 90 % of it: the development set's "engine losses", on pages anyone can run.
@@ -406,7 +402,7 @@ async function pdfRows(): Promise<Row[]> {
     rows.push({
       bench: 'PDF: words read',
       case: `${name} (test/fixtures/pdf)`,
-      result: `${wordCount(read.text)} words (${read.text.length} characters), ${read.reading.article.blocks.filter((b) => b.kind === 'heading').length} chapters`,
+      result: `${countWords(read.text)} words (${read.text.length} characters), ${read.reading.article.blocks.filter((b) => b.kind === 'heading').length} chapters`,
       note: `${ms(read.ms)}; ${read.reading.runningLines} running lines dropped, ${read.reading.captions} captions, references ${read.reading.referencesSkipped ? 'skipped' : 'none'}`,
     });
   }
