@@ -7,7 +7,7 @@
 // budget: the job runs again once it is back, counted as a lost run), or dropped when the run lost its job (a
 // cancel, a lease another worker took over): the fence in every ledger write makes sure such a run changes nothing.
 import { describe, describeFailure, internalFailure } from './job-errors';
-import type { JobFailure, StoredJob } from './job-store';
+import type { JobFailure, StoredJob, StoredOutput } from './job-store';
 import type { NewEvent } from './live-job';
 import type { Logger } from './logger';
 import { type EngineMetrics, type RunOutcome, dependencyOf } from './metrics';
@@ -40,8 +40,18 @@ export interface RunLedger {
   prepareWorkDir(): Promise<string>;
   /** Appends the run's events (and the progress the last one carries) after those written before. */
   emit(events: NewEvent[], progress?: number): Promise<boolean>;
-  /** Stores a part's files under the run's own key and announces them in one result event (skips known parts). */
-  publishPart(part: PipelinePart, workDir: string): Promise<boolean>;
+  /**
+   * Stores a part's files under the run's own key; undefined when an earlier run announced that part already (a run
+   * after a crash or a takeover makes the same parts again). The slow half of a part (files flushed to disk or put in
+   * object storage): the run's events do not wait for it. Files stored by a run that ends before it names them are
+   * never served, and go with the job.
+   */
+  storePart(part: PipelinePart, workDir: string): Promise<StoredPart | undefined>;
+  /**
+   * Names a stored part in the job and announces it with one result event, in one fenced write (a run that lost its
+   * job names nothing and removes what it stored). False when the run lost its job.
+   */
+  announcePart(part: PipelinePart, stored: StoredPart): Promise<boolean>;
   /** Stores the outputs and, in one fenced write, names them in the job, now succeeded, with its closing events. */
   succeed(output: PipelineOutput, workDir: string): Promise<boolean>;
   fail(failure: JobFailure): Promise<boolean>;
@@ -54,6 +64,13 @@ export interface RunLedger {
   unsaved(error: unknown): Promise<void>;
   /** Removes the run's folder; ends the run's own timers. */
   finish(workDir: string | undefined): Promise<void>;
+}
+
+/** A part's files in the output storage, not yet named in the job. */
+export interface StoredPart {
+  outputs: StoredOutput[];
+  /** Where the backend put them, when it is not the job's own place (a team run's own storage key). */
+  key?: string;
 }
 
 export interface JobRunnerOptions {
@@ -99,26 +116,45 @@ export class JobRunner {
           );
         },
       });
-    // Every write of the run, one after another: events stay in order and parts are announced in index order.
+    let workDir: string | undefined;
+    const ended = () => lost || down !== undefined || broken !== undefined;
+    /** Runs one write of the run (retried); a write that finds the job gone, or fails for good, ends the run. */
+    const attempt = async <T>(what: string, call: () => Promise<T>): Promise<T | undefined> => {
+      try {
+        const result = await retried(what, call);
+        if (result === false) {
+          lost = true;
+          controller.abort(new PipelineError('cancelled', 'This run lost its job (cancelled, or taken over).'));
+        }
+        return result;
+      } catch (error) {
+        if (error instanceof DependencyDown) down = error;
+        else broken = error;
+        controller.abort(error);
+        return undefined;
+      }
+    };
+    // Every write to the job, one after another: events stay in order and parts are announced in index order.
     let chain: Promise<void> = Promise.resolve();
     const write = (what: string, call: () => Promise<boolean>): Promise<void> => {
       chain = chain.then(async () => {
-        if (lost || down || broken !== undefined) return;
-        try {
-          if (!(await retried(what, call))) {
-            lost = true;
-            controller.abort(new PipelineError('cancelled', 'This run lost its job (cancelled, or taken over).'));
-          }
-        } catch (error) {
-          if (error instanceof DependencyDown) down = error;
-          else broken = error;
-          controller.abort(error);
-        }
+        if (!ended()) await attempt(what, call);
       });
       return chain;
     };
+    // Parts are stored one after another beside that chain, so that a log line or a progress step never waits for a
+    // part's files to reach the disk or the object storage (with 200 followers on a job, that wait was most of an
+    // event's delay); each stored part is then announced through the chain, in index order.
+    let parts: Promise<void> = Promise.resolve();
+    const publish = (part: PipelinePart): Promise<void> => {
+      parts = parts.then(async () => {
+        if (ended()) return;
+        const stored = await attempt(`storing part ${part.index}`, () => ledger.storePart(part, workDir as string));
+        if (stored && !ended()) await write(`announcing part ${part.index}`, () => ledger.announcePart(part, stored));
+      });
+      return parts;
+    };
 
-    let workDir: string | undefined;
     let output: PipelineOutput | undefined;
     let failure: unknown;
     const throttle = new ProgressThrottle(ledger.record.progress, options.progressIntervalMs, (progress) => {
@@ -133,7 +169,7 @@ export class JobRunner {
         progress: (fraction) => throttle.report(fraction),
         log: (level: PipelineLogLevel, message: string) => log(level, message),
         fetchLimits: options.fetchLimits,
-        publishPart: (part) => write(`storing part ${part.index}`, () => ledger.publishPart(part, workDir as string)),
+        publishPart: publish,
       });
     } catch (error) {
       failure = error;
@@ -141,6 +177,7 @@ export class JobRunner {
       throttle.stop();
       ledger.signal.removeEventListener('abort', abort);
     }
+    await parts;
     await chain;
     try {
       const ended = await this.conclude(

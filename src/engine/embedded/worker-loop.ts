@@ -10,7 +10,7 @@ import type { JobQueue } from '../core/job-queue';
 import type { LiveJob } from '../core/live-job';
 import { type ArticlePipeline, type FetchLimits, type PipelinePart, PipelineError } from '../../speech/types';
 import type { EngineMetrics } from '../core/metrics';
-import { JobRunner, type RunLedger } from '../core/runner';
+import { JobRunner, type RunLedger, type StoredPart } from '../core/runner';
 import { jobResultOf } from '../core/submission';
 import { closingEvents, logEvent, partResultEvent, statusEvent } from '../core/stream-events';
 import { type JobStore, type OutputStorage, type StoredOutput, isTerminal } from '../core/job-store';
@@ -81,7 +81,10 @@ export class WorkerLoop {
         void job.emit(events);
         return Promise.resolve(true);
       },
-      publishPart: (part, workDir) => fenced(() => this.publishPart(job, workDir, part)).then((done) => done !== false),
+      storePart: (part, workDir) =>
+        fenced(() => this.storePart(job, workDir, part)).then((stored) => (stored === false ? undefined : stored)),
+      announcePart: (part, stored) =>
+        fenced(() => this.announcePart(job, part, stored.outputs)).then((done) => done !== false),
       succeed: (output, workDir) =>
         fenced(async () => {
           // A write that throws leaves the run in place: the runner then fails the job with the reason, through
@@ -169,27 +172,33 @@ export class WorkerLoop {
   }
 
   /**
-   * Keeps a part through the store and announces it with a result event. A run after a crash publishes the parts
-   * of the lost run again (the pipeline is deterministic): those already announced are recognized by name, and
-   * neither stored nor announced twice.
+   * Keeps a part's files through the store (flushed, then renamed into the job's outputs folder). A run after a
+   * crash publishes the parts of the lost run again (the pipeline is deterministic): those already announced are
+   * recognized by name, and neither stored nor announced twice.
    */
-  private async publishPart(job: LiveJob, workDir: string, part: PipelinePart): Promise<true> {
+  private async storePart(job: LiveJob, workDir: string, part: PipelinePart): Promise<StoredPart | undefined> {
     const known = job.record.parts ?? [];
-    if (part.files.every((file) => known.some((k) => k.name === file.name))) return true;
-    const stored: StoredOutput[] = [];
+    if (part.files.every((file) => known.some((k) => k.name === file.name))) return undefined;
+    const outputs: StoredOutput[] = [];
     for (const file of part.files) {
-      stored.push(
+      outputs.push(
         await this.options.store.put(job.id, file.name, path.join(workDir, file.name), {
           contentType: file.contentType,
           ...(file.durationS !== undefined ? { durationS: file.durationS } : {}),
         }),
       );
     }
+    return { outputs };
+  }
+
+  /** Names a stored part in the job's record and announces it with a result event. */
+  private async announcePart(job: LiveJob, part: PipelinePart, stored: StoredOutput[]): Promise<true> {
+    const known = job.record.parts ?? [];
     await this.table.save(job, {
       parts: [...known.filter((k) => !stored.some((s) => s.name === k.name)), ...stored],
     });
     const styleId = modelById(job.record.request.model_id).styleId;
-    await job.emit([
+    void job.emit([
       partResultEvent(
         job.record,
         styleId,

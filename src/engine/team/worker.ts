@@ -20,7 +20,7 @@ import {
   PipelineError,
 } from '../../speech/types';
 import type { EngineMetrics } from '../core/metrics';
-import { JobRunner, type RunLedger } from '../core/runner';
+import { JobRunner, type RunLedger, type StoredPart } from '../core/runner';
 import { jobResultOf } from '../core/submission';
 import type { Claim, OutputStorage, StoredJob, StoredOutput, WorkQueue } from '../core/job-store';
 import { finishedRecord } from '../core/job-record';
@@ -390,7 +390,8 @@ export class Worker {
       stopping: () => this.stopping,
       prepareWorkDir: () => mkdtemp(path.join(options.workDir, `aa-run-${claim.jobId}-`)),
       emit: (events, progress) => fenced((client, row) => appendEvents(client, row, events, progress)),
-      publishPart: (part, workDir) => this.publishPart(claim, workDir, part, fenced),
+      storePart: (part, workDir) => this.storePart(claim, workDir, part),
+      announcePart: (part, stored) => this.announcePart(claim, part, stored, fenced),
       succeed: async (output, workDir) => {
         const held = await this.succeed(claim, workDir, output, fenced);
         if (held)
@@ -430,23 +431,17 @@ export class Worker {
   }
 
   /**
-   * Puts a part's files in the output storage under a key of this run and this part, and then names them in the job
-   * with a result event, in one fenced write: a run that lost its lease names nothing and removes what it put. A run
-   * after a takeover makes the same parts again and skips the ones already announced.
+   * Puts a part's files in the output storage under a key of this run and this part (announcePart then names them
+   * in the job). A run after a takeover makes the same parts again and skips the ones already announced.
    */
-  private async publishPart(
-    claim: JobClaim,
-    workDir: string,
-    part: PipelinePart,
-    fenced: (work: (client: PoolClient, row: JobRow) => Promise<unknown>) => Promise<boolean>,
-  ): Promise<boolean> {
+  private async storePart(claim: JobClaim, workDir: string, part: PipelinePart): Promise<StoredPart | undefined> {
     const current = await this.options.pool.query<JobRow>('SELECT * FROM aa_jobs WHERE id = $1', [claim.jobId]);
     const known = current.rows[0]?.record.parts ?? [];
-    if (part.files.every((file) => known.some((k) => k.name === file.name))) return true;
+    if (part.files.every((file) => known.some((k) => k.name === file.name))) return undefined;
     const key = `${claim.jobId}/${claim.token}/part-${part.index}`;
-    const stored: StoredOutput[] = [];
+    const outputs: StoredOutput[] = [];
     for (const file of part.files) {
-      stored.push(
+      outputs.push(
         await this.options.storage.put(claim.jobId, file.name, path.join(workDir, file.name), {
           contentType: file.contentType,
           ...(file.durationS !== undefined ? { durationS: file.durationS } : {}),
@@ -454,6 +449,19 @@ export class Worker {
         }),
       );
     }
+    return { outputs, key };
+  }
+
+  /**
+   * Names a stored part in the job with a result event, in one fenced write: a run that lost its lease names nothing
+   * and removes what it put.
+   */
+  private async announcePart(
+    claim: JobClaim,
+    part: PipelinePart,
+    { outputs: stored, key }: StoredPart,
+    fenced: (work: (client: PoolClient, row: JobRow) => Promise<unknown>) => Promise<boolean>,
+  ): Promise<boolean> {
     const named = await fenced(async (client, row) => {
       const before = recordOf(row);
       const parts = [...(before.parts ?? []).filter((k) => !stored.some((s) => s.name === k.name)), ...stored];
@@ -469,7 +477,7 @@ export class Worker {
         ),
       ]);
     });
-    if (!named) await this.options.storage.remove(claim.jobId, key).catch(() => undefined);
+    if (!named && key !== undefined) await this.options.storage.remove(claim.jobId, key).catch(() => undefined);
     return named;
   }
 

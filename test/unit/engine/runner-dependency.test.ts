@@ -54,7 +54,8 @@ async function runWithDatabaseDown(crashes: number, maxCrashes: number | undefin
     stopping: () => false,
     prepareWorkDir: () => Promise.resolve(mkdtempSync(path.join(work, 'run-'))),
     emit: refused,
-    publishPart: refused,
+    storePart: refused,
+    announcePart: refused,
     succeed: refused,
     fail: (failure) => {
       calls.failed = failure;
