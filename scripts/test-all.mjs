@@ -523,7 +523,13 @@ for (const [signal, number] of [
 
 mkdirSync(out, { recursive: true });
 console.log(`run ${runId} (processes it starts carry AA_TEST_RUN_ID=${runId})`);
-if (wants('checks')) await checks();
+// The static checks (about a minute of eslint, prettier and tsc on a fresh clone) run beside the tests unless
+// --sequential: the node lane's first files mostly wait on Postgres and engines, so they take little from each other.
+let checking = Promise.resolve();
+if (wants('checks')) {
+  if (sequential) await checks();
+  else checking = checks();
+}
 const built = await build();
 if (built) {
   const nodeLane = async () => {
@@ -544,6 +550,7 @@ if (built) {
   }
 }
 
+await checking;
 await leftoverCheck();
 if (interrupted) summary.push({ suite: 'interrupted', passed: 0, failed: 1, seconds: 0 });
 
