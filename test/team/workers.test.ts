@@ -133,10 +133,11 @@ describe('team workers: article-audio workers, and the worker that ran a job', (
 
       const get = (bearer?: string) =>
         call(`${api.url}/v1/admin/workers`, bearer ? { headers: { authorization: `Bearer ${bearer}` } } : {});
-      // API nodes re-read the tokens table every few seconds.
-      const answer = await eventually('the admin token to be known to the API node', async () => {
+      // API nodes re-read the tokens table every few seconds: a refresh between the two `token add`s knows the admin
+      // token and not yet the other (401), so both are waited for.
+      const answer = await eventually('both tokens to be known to the API node', async () => {
         const a = await get(admin);
-        return a.status === 200 ? a : undefined;
+        return a.status === 200 && (await get(user)).status !== 401 ? a : undefined;
       });
       const body = JSON.parse(answer.text) as { data: ListedWorker[]; errors: null };
       const fromCli = await listed(cluster.databaseUrl);
