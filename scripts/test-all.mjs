@@ -13,7 +13,7 @@
 //                                 checks unless --only checks; the build only when the bundles are older than sources
 //   npm test -- --sequential      the groups one after another (node, integration, ui) instead of side by side
 //
-// After the build, the static checks and two lanes run side by side: the plain-Node files, three at a time, and the VS Code
+// After the build, the static checks and two lanes run side by side: the plain-Node files, two at a time, and the VS Code
 // lane, one at a time: the integration run, then the UI files (a VS Code test mostly waits on VS Code, the browser
 // and a job, so it costs the node files little); when the VS Code lane is done, its slot takes node files too. Each
 // lane starts its longest files first, by the times of earlier runs (node_modules/.cache/article-audio/file-times.json,
@@ -374,11 +374,9 @@ async function nodeSuites() {
       ? onlyFiles.filter((f) => !isUiFile(f))
       : ['unit', 'engine', 'fault', 'packaging', 'team'].flatMap((dir) => testFiles(path.join(root, 'test', dir)));
   heading(`node test runner: ${files.length} files (test/unit, test/engine, test/fault, test/packaging, test/team)`);
-  // Three at a time beside the VS Code lane (two with --sequential, where nothing runs beside them): the longest node
-  // files mostly wait on Postgres, engines and kill cycles (kill-cycles used 0.3 of a core over its run,
-  // resource-leaks 0.7), and with two slots the node lane alone was the run's length (950 s against the VS Code
-  // lane's 710 s on a quiet machine).
-  await timed('node: unit, engine, fault, packaging, team', () => runFiles('node', files, sequential ? 2 : 3));
+  // Two at a time: the machine's two cores are busy with them and the VS Code lane. Three at a time made the run
+  // slower on a quiet 2-core machine (resource-leaks 444 s instead of 235, suites-postgres 383 instead of 237).
+  await timed('node: unit, engine, fault, packaging, team', () => runFiles('node', files, 2));
 }
 
 /** What is missing for the VS Code and browser suites (undefined: nothing), asked once. */
@@ -542,7 +540,7 @@ if (built) {
   const vscodeLane = async () => {
     if (wants('integration') && !interrupted) await integration();
     if (wants('ui') && !interrupted) await ui();
-    // Done before the node files: its slot takes node files from their queue (four at a time from here on).
+    // Done before the node files: its slot takes node files from their queue (three at a time from here on).
     joinGroup.get('node')?.();
   };
   if (wants('integration') || wants('ui')) await testEnvironmentReady('VS Code and browser', true);
