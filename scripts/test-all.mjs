@@ -240,6 +240,7 @@ function bundlesCurrent() {
     'dist/cli.js',
     'dist/synth-worker.js',
     'dist/parse-worker.js',
+    'dist/pdfjs.js',
     'dist/audio-worker.js',
     'media/build/player.js',
     ...(wants('integration') ? ['out/integration/index.js'] : []),

@@ -2,7 +2,7 @@
 // decoding run here, never on the engine's main thread, so one hostile input cannot stop the engine from answering.
 // The runner (parse-runner.ts) bounds each run's time and memory and ends the thread when either is exceeded.
 import { parentPort } from 'node:worker_threads';
-import { TEXT_MAX_LENGTH, TEXT_MIN_LENGTH } from '../../protocol';
+import { TEXT_MAX_LENGTH, TEXT_MIN_LENGTH } from '../../protocol/text';
 import { storableArticle, type Article } from '../source/article';
 import { articleFacts } from '../text/article-facts';
 import { htmlNestingDepth, markdownNestingDepth } from '../source/nesting';

@@ -80,8 +80,12 @@ function loadPdfJs(): PdfJs {
   const standIn = global.DOMMatrix === undefined;
   if (standIn) global.DOMMatrix = MatrixStandIn;
   try {
-    global.pdfjsWorker = require('pdfjs-dist/legacy/build/pdf.worker.mjs') as unknown;
-    pdfjsLoaded = require('pdfjs-dist/legacy/build/pdf.mjs') as PdfJs;
+    // Bundled, pdf.js is a file of its own beside this bundle (pdfjs-modules.ts); from sources (tests), the module.
+    const modules = (
+      __filename.endsWith('.ts') ? require('./pdfjs-modules') : require(path.join(__dirname, 'pdfjs.js'))
+    ) as typeof import('./pdfjs-modules');
+    global.pdfjsWorker = modules.pdfjsWorker;
+    pdfjsLoaded = modules.pdfjs;
     return pdfjsLoaded;
   } finally {
     console.warn = warn;

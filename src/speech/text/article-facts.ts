@@ -3,7 +3,7 @@
 // (5-15 ms on 100,000 characters in a fresh process, the language detection up to 40 ms), so the parse worker that
 // read the article works them out beside it (parse-worker.ts) and the engine's main thread only reads the result
 // (issue 30: these passes, one after another, were the main thread's longest stall as a long job started).
-import { countCharacters, readableLength } from '../../protocol';
+import { countCharacters, readableLength } from '../../protocol/text';
 import { type Article, articleText, countWords } from '../source/article';
 import { detectLanguage, type LanguageVerdict } from './language';
 
