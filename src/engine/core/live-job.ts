@@ -108,6 +108,17 @@ export class LiveJob {
     return { stop: () => this.listeners.delete(listener) };
   }
 
+  /**
+   * Whether the job's stream holds the `result` event of part `index` (emitted, maybe not yet stored). Undefined when
+   * the history is not in memory (a finished job).
+   */
+  announcedPart(index: number): boolean | undefined {
+    if (!this.history) return undefined;
+    const isPart = (e: StoredEvent) =>
+      e.event === 'result' && (e.data as { part?: { index?: unknown } } | null)?.part?.index === index;
+    return this.history.some(isPart) || this.pending.some(isPart);
+  }
+
   get followerCount(): number {
     return this.listeners.size;
   }

@@ -173,12 +173,16 @@ export class WorkerLoop {
 
   /**
    * Keeps a part's files through the store (flushed, then renamed into the job's outputs folder). A run after a
-   * crash publishes the parts of the lost run again (the pipeline is deterministic): those already announced are
-   * recognized by name, and neither stored nor announced twice.
+   * crash publishes the parts of the lost run again (the pipeline is deterministic): those whose `result` event is in
+   * the job's stream are neither stored nor announced twice. The stream decides, not the record: the record names a
+   * part before its event is appended (announcePart), so a crash between the two left a part named and never
+   * announced, which the next run then skipped (a stream with a gap; seen in the dependency fault test under load).
    */
   private async storePart(job: LiveJob, workDir: string, part: PipelinePart): Promise<StoredPart | undefined> {
     const known = job.record.parts ?? [];
-    if (part.files.every((file) => known.some((k) => k.name === file.name))) return undefined;
+    const announced =
+      job.announcedPart(part.index) ?? part.files.every((file) => known.some((k) => k.name === file.name));
+    if (announced) return undefined;
     const outputs: StoredOutput[] = [];
     for (const file of part.files) {
       outputs.push(
