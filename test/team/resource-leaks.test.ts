@@ -84,7 +84,9 @@ describe('team: worker, API node and database connections return to their level 
       succeeded(await long);
       (await three).forEach(succeeded);
       // Jobs side by side take more Postgres clients than one did; the pools close idle ones after 30 s (db.ts).
-      const poolIdle = { atMost: true, timeoutMs: 45_000 };
+      // Under load (two full test runs side by side) periodic queries (heartbeats, the worker row, token refreshes)
+      // overlap and keep a few more clients warm: up to 90 s for them to go idle and close.
+      const poolIdle = { atMost: true, timeoutMs: 90_000 };
       await backToLevel(workerProbe, workerLevel, 'the worker, after the jobs', poolIdle);
       await backToLevel(apiProbe, apiLevel, 'the API node, after the jobs', poolIdle);
       succeeded(await run(other, articleText()));
