@@ -42,11 +42,11 @@ export interface RunLedger {
   emit(events: NewEvent[], progress?: number): Promise<boolean>;
   /**
    * Stores a part's files under the run's own key; undefined when an earlier run announced that part already (a run
-   * after a crash or a takeover makes the same parts again). The slow half of a part (files flushed to disk or put in
+   * after a crash or a takeover makes the same parts again), false when the run lost its job. The slow half of a part (files flushed to disk or put in
    * object storage): the run's events do not wait for it. Files stored by a run that ends before it names them are
    * never served, and go with the job.
    */
-  storePart(part: PipelinePart, workDir: string): Promise<StoredPart | undefined>;
+  storePart(part: PipelinePart, workDir: string): Promise<StoredPart | undefined | false>;
   /**
    * Names a stored part in the job and announces it with one result event, in one fenced write (a run that lost its
    * job names nothing and removes what it stored). False when the run lost its job.
@@ -143,8 +143,8 @@ export class JobRunner {
       return chain;
     };
     // Parts are stored one after another beside that chain, so that a log line or a progress step never waits for a
-    // part's files to reach the disk or the object storage (with 200 followers on a job, that wait was most of an
-    // event's delay); each stored part is then announced through the chain, in index order.
+    // part's files to be flushed to disk or uploaded to the object storage; each stored part is then announced
+    // through the chain, in index order.
     let parts: Promise<void> = Promise.resolve();
     const publish = (part: PipelinePart): Promise<void> => {
       parts = parts.then(async () => {

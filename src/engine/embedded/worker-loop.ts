@@ -81,8 +81,7 @@ export class WorkerLoop {
         void job.emit(events);
         return Promise.resolve(true);
       },
-      storePart: (part, workDir) =>
-        fenced(() => this.storePart(job, workDir, part)).then((stored) => (stored === false ? undefined : stored)),
+      storePart: (part, workDir) => fenced(() => this.storePart(job, workDir, part)),
       announcePart: (part, stored) =>
         fenced(() => this.announcePart(job, part, stored.outputs)).then((done) => done !== false),
       succeed: (output, workDir) =>
