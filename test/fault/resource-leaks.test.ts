@@ -5,7 +5,7 @@
 // servers, child processes, worker threads and message ports (resource-probe.cjs, loaded with --require).
 //
 // The level is taken once the engine has run one job (the synthesis pool's threads start with the first job) and
-// is quiet; after each later job the engine must come back to exactly that level. This test's requests close their
+// is quiet; after each later job the engine must come back to that level (or below it). This test's requests close their
 // connection (closingCalls), so no client holds a socket of the engine's between checks.
 // The team service's worker and API node: test/team/resource-leaks.test.ts (Postgres clients too).
 import * as assert from 'node:assert/strict';
@@ -29,6 +29,12 @@ const mini = 'article-audio-1-mini';
 const onLinux = process.platform === 'linux';
 const hasPrlimit = onLinux && existsSync('/usr/bin/prlimit');
 const TINY = 'A small note to read aloud. It has two short sentences and nothing else.';
+/**
+ * After a job the engine must hold no more than at its level (a leak only ever adds). Not exactly as much: at load
+ * 20-25 (two full test runs side by side) the level was once taken while a timer of the first job's end was still
+ * pending, and later snapshots had one Timeout fewer, which failed an equality check twice in a row.
+ */
+const BACK = { atMost: true };
 
 async function startProbedEngine(): Promise<{
   engine: EngineProcess;
@@ -70,9 +76,9 @@ describe('fault: resources return to their level after each job', { skip: !onLin
         succeeded(await run(calls, TINY));
         const level = await quietLevel(probe);
         succeeded(await run(calls, sentences(2500), 240_000));
-        await backToLevel(probe, level, 'after the job of 2,500 sentences');
+        await backToLevel(probe, level, 'after the job of 2,500 sentences', BACK);
         succeeded(await run(calls, sentences(20)));
-        await backToLevel(probe, level, 'after the job that followed');
+        await backToLevel(probe, level, 'after the job that followed', BACK);
       } finally {
         await dispose();
       }
@@ -87,7 +93,7 @@ describe('fault: resources return to their level after each job', { skip: !onLin
       // One at a time first: the level is checked after each job.
       for (let i = 2; i <= 6; i++) {
         succeeded(await run(calls, `${TINY} Job ${i}.`));
-        await backToLevel(probe, level, `after job ${i}`);
+        await backToLevel(probe, level, `after job ${i}`, BACK);
       }
       // The rest four at a time (jobs that overlap), checked at the end.
       let next = 7;
@@ -96,7 +102,7 @@ describe('fault: resources return to their level after each job', { skip: !onLin
           while (next <= 200) succeeded(await run(calls, `${TINY} Job ${next++}.`));
         }),
       );
-      await backToLevel(probe, level, 'after 200 jobs');
+      await backToLevel(probe, level, 'after 200 jobs', BACK);
     } finally {
       await dispose();
     }
