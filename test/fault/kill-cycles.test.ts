@@ -22,14 +22,18 @@ const succeededSoFar = new Set<string>();
 async function oneMoreSucceeds(calls: ServiceCalls, ids: readonly string[], timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
+    let running = 0;
     for (const id of ids) {
       if (succeededSoFar.has(id)) continue;
       const answer = await calls.get(`/v1/jobs/${id}`);
-      if (answer.status === 200 && answer.job.status === 'succeeded') {
+      if (answer.status !== 200) continue;
+      if (answer.job.status === 'succeeded') {
         succeededSoFar.add(id);
         return;
       }
+      if (answer.job.status !== 'failed') running++;
     }
+    if (running === 0) return; // none left that could succeed: the assertions tell
     await sleep(200);
   }
 }
