@@ -42,9 +42,9 @@ export interface RunLedger {
   emit(events: NewEvent[], progress?: number): Promise<boolean>;
   /**
    * Stores a part's files under the run's own key; undefined when an earlier run announced that part already (a run
-   * after a crash or a takeover makes the same parts again), false when the run lost its job. The slow half of a part (files flushed to disk or put in
-   * object storage): the run's events do not wait for it. Files stored by a run that ends before it names them are
-   * never served, and go with the job.
+   * after a crash or a takeover makes the same parts again), false when the run lost its job. The slow half of a
+   * part (files flushed to disk or put in object storage): the run's events do not wait for it. Files stored by a
+   * run that ends before it names them are never served, and go with the job.
    */
   storePart(part: PipelinePart, workDir: string): Promise<StoredPart | undefined | false>;
   /**
