@@ -1,6 +1,6 @@
 // A job's records as both services write them: the first one (accepted, queued) and a finished one.
 import { newJobId } from './job-id';
-import type { StoredJob } from './job-store';
+import type { StoredJob, StoredOutput } from './job-store';
 import type { ArticleSubmission } from './submission';
 
 /** The record of a job just accepted: queued, nothing run yet. */
@@ -35,4 +35,13 @@ export function finishedRecord(
 ): StoredJob {
   const at = now.toISOString();
   return { ...record, ...changes, updatedAt: at, finishedAt: at };
+}
+
+/**
+ * The record's `parts` with a part's stored files named: a file of the same name (a rerun's part) is replaced, the
+ * others kept in order, the new ones last.
+ */
+export function partsWith(record: StoredJob, stored: readonly StoredOutput[]): StoredOutput[] {
+  const known = record.parts ?? [];
+  return [...known.filter((k) => !stored.some((s) => s.name === k.name)), ...stored];
 }

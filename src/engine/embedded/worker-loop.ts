@@ -7,6 +7,7 @@ import path from 'node:path';
 import { modelById } from '../../protocol';
 import { describe, internalFailure } from '../core/job-errors';
 import type { JobQueue } from '../core/job-queue';
+import { partsWith } from '../core/job-record';
 import type { LiveJob } from '../core/live-job';
 import { type ArticlePipeline, type FetchLimits, type PipelinePart, PipelineError } from '../../speech/types';
 import type { EngineMetrics } from '../core/metrics';
@@ -196,10 +197,7 @@ export class WorkerLoop {
 
   /** Names a stored part in the job's record and announces it with a result event. */
   private async announcePart(job: LiveJob, part: PipelinePart, stored: StoredOutput[]): Promise<true> {
-    const known = job.record.parts ?? [];
-    await this.table.save(job, {
-      parts: [...known.filter((k) => !stored.some((s) => s.name === k.name)), ...stored],
-    });
+    await this.table.save(job, { parts: partsWith(job.record, stored) });
     const styleId = modelById(job.record.request.model_id).styleId;
     void job.emit([
       partResultEvent(

@@ -23,7 +23,7 @@ import type { EngineMetrics } from '../core/metrics';
 import { JobRunner, type RunLedger, type StoredPart } from '../core/runner';
 import { jobResultOf } from '../core/submission';
 import type { Claim, OutputStorage, StoredJob, StoredOutput, WorkQueue } from '../core/job-store';
-import { finishedRecord } from '../core/job-record';
+import { finishedRecord, partsWith } from '../core/job-record';
 import { afterLostRun, requeueEvents } from '../core/recovery';
 import { finishedEvents, logEvent, partResultEvent, statusEvent } from '../core/stream-events';
 import { type DbConnection, newClient, transaction } from './db';
@@ -464,8 +464,7 @@ export class Worker {
   ): Promise<boolean> {
     const named = await fenced(async (client, row) => {
       const before = recordOf(row);
-      const parts = [...(before.parts ?? []).filter((k) => !stored.some((s) => s.name === k.name)), ...stored];
-      const record: StoredJob = { ...before, parts, updatedAt: new Date().toISOString() };
+      const record: StoredJob = { ...before, parts: partsWith(before, stored), updatedAt: new Date().toISOString() };
       await saveJob(client, record);
       const styleId = modelById(record.request.model_id).styleId;
       await appendEvents(client, row, [
