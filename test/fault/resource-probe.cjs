@@ -3,7 +3,8 @@
 // (timers, immediates, sockets, servers, child processes, worker threads, message ports...) from
 // async_hooks' init and destroy: unlike process.getActiveResourcesInfo() it also counts unref'd timers and handles,
 // the kind a leak in a long-lived engine hides behind. On SIGUSR2 it writes `{"seq": n, "resources": {type: count}}`
-// to the file named by RESOURCE_PROBE_FILE. Worker threads load it too (they inherit node's flags) and do nothing:
+// to the file named by RESOURCE_PROBE_FILE, with `"timers": {"<callback's name> <delay> ms": count}` to tell which
+// timer a level missed by (the message of test/support/resource-level.ts's backToLevel). Worker threads load it too (they inherit node's flags) and do nothing:
 // what they hold is seen from outside (their OS threads and descriptors, in /proc) and as the main thread's WORKER
 // and MESSAGEPORT resources.
 'use strict';
@@ -34,13 +35,19 @@ if (file && isMainThread) {
   ]);
   /** asyncId -> type, for the resources alive now. */
   const live = new Map();
+  /** asyncId -> the timer's callback and delay, for the timers alive now. */
+  const timers = new Map();
   asyncHooks
     .createHook({
-      init(asyncId, type) {
-        if (COUNTED.has(type)) live.set(asyncId, type);
+      init(asyncId, type, _trigger, resource) {
+        if (!COUNTED.has(type)) return;
+        live.set(asyncId, type);
+        if (type === 'Timeout')
+          timers.set(asyncId, `${resource._onTimeout?.name || 'anonymous'} ${resource._idleTimeout} ms`);
       },
       destroy(asyncId) {
         live.delete(asyncId);
+        timers.delete(asyncId);
       },
     })
     .enable();
@@ -48,6 +55,8 @@ if (file && isMainThread) {
   process.on('SIGUSR2', () => {
     const resources = {};
     for (const type of live.values()) resources[type] = (resources[type] ?? 0) + 1;
-    writeFileSync(file, JSON.stringify({ seq: ++seq, resources }));
+    const named = {};
+    for (const timer of timers.values()) named[timer] = (named[timer] ?? 0) + 1;
+    writeFileSync(file, JSON.stringify({ seq: ++seq, resources, timers: named }));
   });
 }

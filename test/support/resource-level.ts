@@ -30,6 +30,8 @@ export interface Level {
 export interface Snapshot extends Level {
   /** Every open descriptor's target, for the message when a level is missed. */
   targets: string[];
+  /** The main thread's timers by callback and delay (the probe's), for the message when a level is missed. */
+  timers: Record<string, number>;
 }
 
 export interface ProcessProbe {
@@ -82,8 +84,8 @@ export function probeProcess(
   extra?: () => Promise<Record<string, number>>,
 ): ProcessProbe {
   let seq = 0;
-  async function handles(): Promise<Record<string, number>> {
-    if (!files) return {};
+  async function handles(): Promise<{ resources: Record<string, number>; timers: Record<string, number> }> {
+    if (!files) return { resources: {}, timers: {} };
     process.kill(pid, 'SIGUSR2');
     const deadline = Date.now() + 5000;
     for (;;) {
@@ -91,10 +93,11 @@ export function probeProcess(
         const probe = JSON.parse(readFileSync(files.probeFile, 'utf8')) as {
           seq: number;
           resources: Record<string, number>;
+          timers?: Record<string, number>;
         };
         if (probe.seq > seq) {
           seq = probe.seq;
-          return probe.resources;
+          return { resources: probe.resources, timers: probe.timers ?? {} };
         }
       } catch {
         // not written yet, or being written
@@ -116,13 +119,15 @@ export function probeProcess(
       const descriptors: Record<string, number> = {};
       for (const target of targets)
         descriptors[descriptorKind(target)] = (descriptors[descriptorKind(target)] ?? 0) + 1;
+      const { resources, timers } = await handles();
       return {
         descriptors,
         threads: readdirSync(`/proc/${pid}/task`).length,
         tempEntries: files ? countEntries(files.tempDir) : 0,
-        handles: await handles(),
+        handles: resources,
         extra: extra ? await extra() : {},
         targets: targets.sort(),
+        timers,
       };
     },
   };
@@ -190,10 +195,14 @@ export async function backToLevel(
     before.set(target, left - 1);
     return left <= 0;
   });
+  const timers =
+    JSON.stringify(now.timers) === JSON.stringify(level.timers)
+      ? ''
+      : `; timers at the level: ${JSON.stringify(level.timers)}, now: ${JSON.stringify(now.timers)}`;
   assert.deepEqual(
     levelOf(now),
     levelOf(level),
-    `${what}: not back to its level; new descriptors: ${added.slice(0, 10).join(', ')}${added.length > 10 ? ` and ${added.length - 10} more` : ''}`,
+    `${what}: not back to its level; new descriptors: ${added.slice(0, 10).join(', ')}${added.length > 10 ? ` and ${added.length - 10} more` : ''}${timers}`,
   );
 }
 
