@@ -298,6 +298,9 @@ export async function downloadOutput(
         sink,
       );
     } catch (error) {
+      // pipeline settles as soon as the body fails, not when the file is closed: a file still being opened then would
+      // be created after the caller removed it (a .part left behind by a cancelled download; seen under load).
+      if (!sink.closed) await new Promise<void>((resolve) => sink.destroy().once('close', () => resolve()));
       if (refused) throw refused;
       if (scope.signal.aborted) throw scope.reason();
       if (isFileError(error) || isRefusedResume(error)) throw error;

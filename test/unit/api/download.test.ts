@@ -2,8 +2,9 @@
 // interceptor), checked by length, renamed into place; and the API key never goes to another origin, even through a
 // redirect (undici's redirect interceptor).
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { constants, existsSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -211,5 +212,40 @@ describe('downloadOutput', () => {
     assert.equal((error as Error).name, 'AbortError');
     assert.equal(existsSync(`${destination}.part`), false);
     assert.equal(existsSync(destination), false);
+  });
+
+  it('a cancelled download settles only once its file is closed, so no .part is created after it', async () => {
+    // Seen under load: the body failed while the .part file was still being opened, the download removed the file
+    // and settled, and the open created it afterwards. Here the open cannot finish until the test lets it: the .part
+    // is a FIFO (made once the client has removed any leftover, when its request arrives), whose opening for writing
+    // waits for a reader.
+    const destination = path.join(dir, 'd10.mp3');
+    const part = `${destination}.part`;
+    server.on('GET', '/v1/jobs/d10/outputs/audio.mp3', (_req, res) => {
+      execFileSync('mkfifo', [part]);
+      res.writeHead(200, { 'content-type': 'audio/mpeg', 'content-length': String(SIZE) });
+      res.write(randomBytes(1000)); // and then nothing
+    });
+    const controller = new AbortController();
+    const { client } = clientFor(server);
+    let settled = false;
+    const pending = rejectionOf(
+      client.downloadOutput('/v1/jobs/d10/outputs/audio.mp3', destination, {
+        signal: controller.signal,
+        onProgress: () => controller.abort(),
+      }),
+    ).finally(() => (settled = true));
+    while (!controller.signal.aborted) await sleep(10);
+    await sleep(300);
+    assert.equal(settled, false, 'the download settled while its .part file was still being opened');
+    const reader = openSync(part, constants.O_RDONLY | constants.O_NONBLOCK); // lets the open finish
+    try {
+      const { error } = await pending;
+      assert.equal((error as Error).name, 'AbortError');
+      assert.equal(existsSync(part), false);
+      assert.equal(existsSync(destination), false);
+    } finally {
+      closeSync(reader);
+    }
   });
 });
