@@ -190,7 +190,11 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
     throw new Error(`Could not open ${name}: ${last}`);
   }
 
-  async function webviewFrame(title: string, timeoutMs = 30_000): Promise<Frame> {
+  /**
+   * The frame of the webview titled `title`, once it shows. A wait, not a bound: at load 25-30 (two full test runs
+   * side by side) a player opened again did not show within 60 s; a wait that runs out says what the window shows.
+   */
+  async function webviewFrame(title: string, timeoutMs = 120_000): Promise<Frame> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       for (const frame of page.frames()) {
@@ -200,9 +204,25 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
         const documentTitle = await frame.title().catch(() => '');
         if (documentTitle === title) return frame;
       }
-      if (Date.now() > deadline) throw new Error(`No webview titled "${title}" appeared within ${timeoutMs} ms`);
+      if (Date.now() > deadline)
+        throw new Error(`No webview titled "${title}" appeared within ${timeoutMs} ms; ${await whatIsShown()}`);
       await page.waitForTimeout(250);
     }
+  }
+
+  /** The window's tabs, notifications and open picker, and a screenshot of it: for the message of a wait that failed. */
+  async function whatIsShown(): Promise<string> {
+    const texts = (selector: string) =>
+      page
+        .locator(selector)
+        .allInnerTexts()
+        .then((all) => all.map((text) => text.replace(/\s+/g, ' ').trim()).filter(Boolean))
+        .catch(() => []);
+    const tabs = await texts('.tabs-container .tab');
+    const notifications = await texts('.notifications-toasts .notification-toast');
+    const picker = await texts('.quick-input-widget:visible .quick-input-list .monaco-list-row');
+    const shot = await screenshot(`shown-${Date.now()}`).catch(() => 'none');
+    return `tabs: ${tabs.join(' | ') || 'none'}; notifications: ${notifications.join(' | ') || 'none'}; picker: ${picker.slice(0, 5).join(' | ') || 'closed'}; screenshot: ${shot}`;
   }
 
   async function screenshot(name: string): Promise<string> {

@@ -129,7 +129,7 @@ describe('Jobs view and status bar (UI)', () => {
     );
     await vscode.screenshot('jobs-ready');
     await jobRow().click();
-    const frame = await vscode.webviewFrame('Article Audio Player', 30_000);
+    const frame = await vscode.webviewFrame('Article Audio Player', 120_000);
     await frame.locator('#job-title', { hasText: TITLE }).waitFor({ timeout: 20_000 });
   });
 });

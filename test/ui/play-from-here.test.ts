@@ -70,7 +70,7 @@ describe('Play from Here (UI)', () => {
     await cursorAt(5, column);
     await vscode.runCommand('Article Audio: Play from Here');
 
-    const frame = await vscode.webviewFrame('Article Audio Player', 30_000);
+    const frame = await vscode.webviewFrame('Article Audio Player', 120_000);
     await waitFor('playback', async () => (await audio(frame, 'a.paused')) === false);
     const current = frame.locator('.cue.current').first();
     await waitFor('the sentence marked', async () => (await current.count()) > 0);
@@ -97,7 +97,7 @@ describe('Play from Here (UI)', () => {
     await vscode.runCommand('Article Audio: Show Jobs');
     const row = page.locator('.part.sidebar .monaco-list-row[aria-label*="from"]', { hasText: 'Snails' }).first();
     await row.waitFor({ timeout: 60_000 });
-    const frame = await vscode.webviewFrame('Article Audio Player', 30_000);
+    const frame = await vscode.webviewFrame('Article Audio Player', 120_000);
     await waitFor(
       'the player on the new job',
       async () =>

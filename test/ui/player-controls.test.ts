@@ -47,7 +47,7 @@ describe('Player controls (UI)', () => {
 
   async function openJob(job: string): Promise<void> {
     await vscode.runOnJob('Article Audio: Open Player', job);
-    frame = await vscode.webviewFrame(TITLE, 30_000);
+    frame = await vscode.webviewFrame(TITLE, 120_000);
     await frame.locator('#player').waitFor({ state: 'visible', timeout: 20_000 });
     await waitFor(`the player on "${job}"`, async () => (await title(frame)) === job);
     await waitFor('the audio metadata', async () => Number(await audio(frame, 'a.duration')) > 0);

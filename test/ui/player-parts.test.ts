@@ -232,7 +232,7 @@ describe('Player plays a running job from its parts (UI)', () => {
     await waitFor('the old page to go', () => old.isDetached(), 30_000);
 
     await vscode.runCommand('Article Audio: Open Player');
-    frame = await vscode.webviewFrame(TITLE, 60_000);
+    frame = await vscode.webviewFrame(TITLE, 300_000);
     await waitFor('the parts to play from a MediaSource again', async () =>
       String(await audio(frame, 'a.src')).startsWith('blob:'),
     );
@@ -351,7 +351,7 @@ describe('Player plays a running job from its parts (UI)', () => {
     await tab.locator('.tab-actions .action-label').click();
     await tab.waitFor({ state: 'detached', timeout: 10_000 });
     await vscode.runCommand('Article Audio: Open Player');
-    frame = await vscode.webviewFrame(TITLE, 60_000);
+    frame = await vscode.webviewFrame(TITLE, 300_000);
     await waitFor('the finished file', async () => {
       const src = String(await audio(frame, 'a.src'));
       return src.length > 0 && !src.startsWith('blob:');
@@ -392,7 +392,7 @@ describe('Player plays a running job from its parts (UI)', () => {
       },
       300_000,
     );
-    frame = await vscode.webviewFrame(TITLE, 60_000);
+    frame = await vscode.webviewFrame(TITLE, 300_000);
     await waitFor('the new job playing from its parts', async () =>
       String(await audio(frame, 'a.src')).startsWith('blob:'),
     );

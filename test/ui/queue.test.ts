@@ -45,7 +45,7 @@ describe('Listening queue (UI)', () => {
 
     await vscode.runOnJob('Article Audio: Add to Queue', 'Second Story');
     await vscode.runOnJob('Article Audio: Open Player', 'First Story');
-    const frame = await vscode.webviewFrame('Article Audio Player', 30_000);
+    const frame = await vscode.webviewFrame('Article Audio Player', 120_000);
     await frame.locator('#player').waitFor({ state: 'visible', timeout: 20_000 });
     assert.equal(await frame.locator('#job-title').innerText(), 'First Story');
     const upNext = frame.locator('#up-next .up-next-title', { hasText: 'Second Story' });
@@ -86,7 +86,7 @@ describe('Listening queue (UI)', () => {
 
   it('never replaces the article being heard, playing or paused: a job done in the background queues itself and says so once, and the status bar names what plays', async () => {
     const { page } = vscode;
-    const player = () => vscode.webviewFrame('Article Audio Player', 30_000);
+    const player = () => vscode.webviewFrame('Article Audio Player', 120_000);
     // The first case ends with the second story playing. Until it ends, the player would put a job finishing in the
     // background into the listening queue and play it by itself after the second story: whether the third story below
     // would already be playing when this test opens it would then depend on how long the test took to get there.
@@ -215,7 +215,7 @@ describe('Listening queue (UI)', () => {
   // The queue goes on at an article's end once; a listener who plays an ended article again gets the queue's next
   // article at its second end too (the flag that it went on was never reset, so the queue stopped there).
   it('goes on with the queue again when an ended article is played again', async () => {
-    const frame = await vscode.webviewFrame('Article Audio Player', 30_000);
+    const frame = await vscode.webviewFrame('Article Audio Player', 120_000);
     const title = () =>
       frame
         .locator('#job-title')
