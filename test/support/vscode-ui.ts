@@ -121,22 +121,59 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
     return (await input.fill(text, { timeout: 3_000 }).then(ok, fail)) ? input : undefined;
   }
 
+  /**
+   * Runs a command from the Command Palette. Not by clicking its row: the palette lists the recently used commands
+   * first and then the filtered ones, in the same (reused) row elements, so a click aimed at a row can land on
+   * another command (at load 25-30 "Open Player" was clicked twice and no player opened, a picker left open instead:
+   * stress runs A1 and B1). Here the list must be the filtered one (the same rows twice, 300 ms apart, this
+   * command's among them), the focus is moved to this command's row with the arrow keys (the best match is not
+   * always first: "View: Close Editor" comes after "View: Close All Editor Groups"), Enter runs it, and the palette
+   * must then give way (close, or turn into the command's own picker or input box).
+   */
   async function runCommand(title: string): Promise<void> {
     // A palette opened before the extension has registered its commands misses them: retry until it lists it.
     const deadline = Date.now() + 60_000;
-    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+    const exact = new RegExp(`^\\s*${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*$`);
+    const labels = page.locator('.quick-input-list .monaco-list-row .label-name');
+    const focused = page.locator('.quick-input-list .monaco-list-row.focused .label-name').filter({ hasText: exact });
+    const widget = page.locator('.quick-input-widget');
+    let last = '';
+    const settled = async () => {
+      const shown = await labels.allInnerTexts().catch(() => []);
+      const now = JSON.stringify(shown);
+      const same = now === last;
+      last = now;
+      return same && shown.some((label) => exact.test(label));
+    };
     for (;;) {
       const input = await typeInPicker('F1', `>${title}`);
-      // A click runs this row; Enter would run whichever row the palette has put first. The palette closes when
-      // something takes the focus (a view or editor opening), and the row with it: then open it again.
-      if (
-        input &&
-        (await row.waitFor({ timeout: 3_000 }).then(ok, fail)) &&
-        (await row.click({ timeout: 3_000 }).then(ok, fail))
-      )
-        return;
-      if (Date.now() > deadline) throw new Error(`The command palette never listed "${title}"`);
+      // The palette closes when something takes the focus (a view or editor opening): then open it again.
+      let ready = false;
+      for (let wait = 0; input && !ready && wait < 20; wait++) {
+        await page.waitForTimeout(300);
+        ready = await settled();
+      }
+      for (let step = 0; input && ready && step < 20; step++) {
+        if (await focused.waitFor({ timeout: 500 }).then(ok, fail)) {
+          await input.press('Enter');
+          if (await gaveWay(widget, input, `>${title}`)) return;
+          break;
+        }
+        await input.press('ArrowDown');
+      }
+      if (Date.now() > deadline) throw new Error(`The command palette never listed "${title}"; ${await whatIsShown()}`);
     }
+  }
+
+  /** Whether the picker closed or shows something else than `typed` within 30 s (Enter was taken). */
+  async function gaveWay(widget: Locator, input: Locator, typed: string): Promise<boolean> {
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      if (!(await widget.isVisible().catch(() => false))) return true;
+      if ((await input.inputValue({ timeout: 1_000 }).catch(() => typed)) !== typed) return true;
+      await page.waitForTimeout(100);
+    }
+    return false;
   }
 
   async function paletteRows(query: string, present: string): Promise<string[]> {
