@@ -19,6 +19,11 @@ import { Worker } from 'node:worker_threads';
 import { isAlive } from '../../speech/threads/process-alive';
 
 export interface DataDirLock {
+  /**
+   * Whether the lock file still names this engine, read now (not at the heartbeat's next beat); calls `onLost` when it
+   * does not. A lock file that is gone counts as still held: the heartbeat puts it back.
+   */
+  stillHeld(): Promise<boolean>;
   release(): Promise<void>;
 }
 
@@ -80,9 +85,21 @@ export async function lockDataDir(dataDir: string, options: LockOptions): Promis
   }
 
   heldHere.add(file);
-  const heartbeat = startHeartbeat(file, nonce, content, Math.max(25, Math.floor(options.staleMs / 8)), options.onLost);
+
+  const lostMessage = `The data dir lock ${file} now belongs to another engine; this engine no longer owns its jobs.`;
+  const heartbeat = startHeartbeat(file, nonce, content, Math.max(25, Math.floor(options.staleMs / 8)), () =>
+    options.onLost?.(lostMessage),
+  );
 
   return {
+    async stillHeld() {
+      const current = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) =>
+        error.code === 'ENOENT' ? undefined : nonce,
+      );
+      if (current === undefined || current.includes(nonce)) return true;
+      options.onLost?.(lostMessage);
+      return false;
+    },
     async release() {
       await heartbeat.stop();
       heldHere.delete(file);
@@ -223,13 +240,12 @@ function startHeartbeat(
   nonce: string,
   content: string,
   intervalMs: number,
-  onLost: LockOptions['onLost'],
+  onLost: () => void,
 ): { stop(): Promise<void> } {
   const worker = new Worker(HEARTBEAT_SOURCE, { eval: true, workerData: { file, nonce, content, intervalMs } });
   worker.unref();
   worker.on('message', (message: { lost?: boolean; restored?: boolean }) => {
-    if (message.lost)
-      onLost?.(`The data dir lock ${file} now belongs to another engine; this engine no longer owns its jobs.`);
+    if (message.lost) onLost();
   });
   worker.on('error', () => undefined);
   return {

@@ -127,6 +127,7 @@ export class FileJobStore implements JobStore, OutputStorage {
     await mkdir(this.jobsDir, { recursive: true, mode: PRIVATE_DIR });
     await Promise.all([this.options.dataDir, this.jobsDir].map((dir) => restrict(dir)));
     const onLost = (message: string) => {
+      if (this.lostTo !== undefined) return;
       this.lostTo = message;
       this.log('error', `${message} It starts no job and writes nothing more; restart it (or stop the other engine).`);
     };
@@ -185,6 +186,19 @@ export class FileJobStore implements JobStore, OutputStorage {
     if (this.lostTo !== undefined) throw Object.assign(new Error(this.lostTo), { code: 'EDATADIRLOST' });
   }
 
+  /**
+   * assertOwner, with the lock file read now, before a write that decides a job's run: its record, the events that
+   * end it, its output files, a new run's folder. An engine frozen while another took its data dir over (a suspended
+   * laptop, a stopped VM) runs on when it wakes, before its heartbeat's next beat: its run then failed on the folder
+   * the other engine had removed, and wrote the job `failed` (ENOENT) while the other engine was running it; or it
+   * removed the other engine's live run folder. Progress and log lines are not fenced (one write each, on the hot
+   * path): a few may still come from the frozen run before its next fenced write ends it.
+   */
+  private async fence(): Promise<void> {
+    this.assertOwner();
+    if (this.lock && !(await this.lock.stillHeld())) this.assertOwner();
+  }
+
   async create(job: StoredJob, events: StoredEvent[]): Promise<void> {
     this.assertOwner();
     const dir = this.jobDir(job.id);
@@ -214,12 +228,13 @@ export class FileJobStore implements JobStore, OutputStorage {
   }
 
   async save(job: StoredJob): Promise<void> {
-    this.assertOwner();
+    await this.fence();
     await writeFileAtomic(path.join(this.jobDir(job.id), RECORD), JSON.stringify(job));
   }
 
   async appendEvents(jobId: string, events: readonly StoredEvent[], durable: boolean): Promise<void> {
-    this.assertOwner();
+    if (durable) await this.fence();
+    else this.assertOwner();
     if (events.length === 0) return;
     const lead = this.tornLogs.has(jobId) ? '\n' : '';
     let opened = this.eventLogs.get(jobId);
@@ -308,7 +323,7 @@ export class FileJobStore implements JobStore, OutputStorage {
   }
 
   async prepareRun(jobId: string): Promise<string> {
-    this.assertOwner();
+    await this.fence();
     const jobDir = this.jobDir(jobId);
     // Folders of earlier runs go, as far as they can: one may still be written by the run that made it (an engine
     // frozen while another took the data dir over, continued before it noticed), so their removal may fail, and
@@ -364,6 +379,7 @@ export class FileJobStore implements JobStore, OutputStorage {
     const jobDir = this.jobDir(jobId);
     const outputsDir = path.join(jobDir, OUTPUTS);
     await mkdir(outputsDir, { recursive: true, mode: PRIVATE_DIR });
+    await this.fence();
     await renameWithRetry(file, path.join(outputsDir, name));
     await syncDirectory(outputsDir);
     return {

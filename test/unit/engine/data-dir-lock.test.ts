@@ -4,7 +4,7 @@
 // staleness limit and must not get the lock.
 import * as assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
@@ -154,5 +154,44 @@ describe('engine: the data dir lock cannot be taken from a live engine', () => {
       /another-engine/,
       'the other engine’s lock is left alone',
     );
+  });
+
+  it('refuses a run’s writes at once after a takeover, before its heartbeat notices (an engine frozen, then woken)', async () => {
+    // Seen in a stress run (dependency-faults, embedded): the frozen engine, continued, wrote a job `failed` (ENOENT
+    // in the run folder the other engine had removed) while the other engine ran it. The heartbeat beats every
+    // 10 s here, so only a read of the lock at the write itself can refuse these.
+    const logs: string[] = [];
+    const store = new FileJobStore({
+      dataDir: dir,
+      lock: { staleMs: 80_000 },
+      log: (level, message) => logs.push(`${level} ${message}`),
+    });
+    await store.open();
+    try {
+      const job = newJobRecord(ownerIdOf('t'), { model_id: 'article-audio-1-mini', text: 'x'.repeat(60) }, undefined);
+      await store.create(job, []);
+      const run = await store.prepareRun(job.id);
+      writeFileSync(path.join(run, 'part-0000.mp3'), 'audio');
+      writeFileSync(path.join(dir, LOCK_FILE), JSON.stringify({ pid: 1, nonce: 'another-engine', host: 'elsewhere' }));
+
+      await assert.rejects(store.save({ ...job, status: 'failed' }), /belongs to another engine/);
+      await assert.rejects(
+        store.appendEvents(job.id, [{ id: 1, event: 'end', data: 'failed' }], true),
+        /belongs to another engine/,
+      );
+      await assert.rejects(
+        store.put(job.id, 'part-0000.mp3', path.join(run, 'part-0000.mp3'), { contentType: 'audio/mpeg' }),
+        /belongs to another engine/,
+      );
+      await assert.rejects(store.prepareRun(job.id), /belongs to another engine/);
+      assert.ok(existsSync(run), 'the run folder, which the other engine may be using, is left alone');
+      assert.equal(
+        (JSON.parse(readFileSync(path.join(dir, 'jobs', job.id, 'job.json'), 'utf8')) as { status: string }).status,
+        'queued',
+      );
+      assert.equal(logs.filter((line) => /belongs to another engine/.test(line)).length, 1, 'said once');
+    } finally {
+      await store.close();
+    }
   });
 });
