@@ -6,7 +6,7 @@ import * as assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type EngineProcess, startEngineProcess } from '../support/engine-process';
 import { type ServiceCalls, type WireJob, call, serviceCalls, waitForJob } from '../support/http-calls';
-import { openStream } from '../support/sse-reader';
+import { assertNotMoreOften, openStream } from '../support/sse-reader';
 import { type ArticleServer, startArticleServer } from '../support/article-server';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -170,10 +170,13 @@ describe('engine process: jobs over HTTP', () => {
   it('sends a comment heartbeat every 0.2 s (--heartbeat-s) while the job waits', async () => {
     const page = pages.hold('heartbeat');
     const id = (await calls.submit({ model_id: mini, url: page.url })).jobId;
+    const opened = performance.now();
     const stream = await openStream(`${engine.url}/v1/jobs/${id}/stream`, token);
-    await stream.until(() => stream.comments.length >= 3, 'three heartbeats', 5000);
-    const gaps = stream.comments.slice(1).map((c, i) => c.at - (stream.comments[i]?.at ?? 0));
-    for (const gap of gaps) assert.ok(gap > 80 && gap < 1000, `heartbeat gap ${Math.round(gap)} ms`);
+    // At the default (15 s) five would take a minute. No bound on single gaps: at load 20-25 a late timer and the
+    // next one on time arrived 67 ms apart (stress run A3).
+    await stream.until(() => stream.comments.length >= 5, 'five heartbeats', 20_000);
+    assert.ok(stream.comments.every((c) => c.text.trim() === 'heartbeat'));
+    assertNotMoreOften(stream.comments, opened, 200);
     page.release();
     await stream.done;
     assert.equal(stream.events.at(-1)?.event, 'end');

@@ -1,5 +1,6 @@
 // Reads a Server-Sent Events response in tests, keeping everything on the wire: events with their ids, the
 // `retry:` hint and comment lines (heartbeats), and whether the server closed the stream.
+import * as assert from 'node:assert/strict';
 import { createParser } from 'eventsource-parser';
 
 export interface WireEvent {
@@ -106,4 +107,19 @@ export async function openStream(
     signal: controller.signal,
   });
   return new SseReader(response, controller);
+}
+
+/**
+ * Heartbeats come no more often than every `intervalMs`, whatever the load: the engine's interval timer never fires
+ * early (by a millisecond of clock resolution at most), so from the stream's opening (`openedAt`, performance.now(),
+ * taken before the request) to the last comment's arrival it can have sent at most one per interval and one more; a
+ * late arrival only lengthens that span.
+ */
+export function assertNotMoreOften(comments: readonly { at: number }[], openedAt: number, intervalMs: number): void {
+  const span = (comments.at(-1)?.at ?? openedAt) - openedAt;
+  const most = Math.floor(span / (intervalMs - 2)) + 1;
+  assert.ok(
+    comments.length <= most,
+    `${comments.length} heartbeats in ${Math.round(span)} ms at one per ${intervalMs} ms`,
+  );
 }

@@ -3,7 +3,7 @@ import * as assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { parseRange, rangeStillValid } from '../../../src/engine/http/output-file';
 import { articleText, call, waitForJob } from '../../support/http-calls';
-import { openStream } from '../../support/sse-reader';
+import { assertNotMoreOften, openStream } from '../../support/sse-reader';
 import { silentMp3 } from '../../support/test-pipeline';
 import { type EngineFixture, TOKEN, gate, startFixture } from './engine-fixture';
 
@@ -80,11 +80,12 @@ describe('engine: stream replay and heartbeats', () => {
     const hold = gate();
     fixture = await startFixture({ heartbeatMs: 100, pipelineOptions: { hold: () => hold.promise } });
     const id = (await fixture.calls.submit({ model_id: 'article-audio-1-mini', text: articleText() })).jobId;
+    const opened = performance.now();
     const stream = await openStream(`${fixture.engine.url}/v1/jobs/${id}/stream`, TOKEN);
-    await stream.until(() => stream.comments.length >= 3, 'three heartbeats', 3000);
-    assert.equal(stream.comments[0]?.text.trim(), 'heartbeat');
-    const gaps = stream.comments.slice(1).map((c, i) => c.at - (stream.comments[i]?.at ?? 0));
-    for (const gap of gaps) assert.ok(gap > 40 && gap < 600, `heartbeat gap ${gap} ms`);
+    // At the default (15 s) five would take a minute; no bound on single gaps (a late timer and the next on time).
+    await stream.until(() => stream.comments.length >= 5, 'five heartbeats', 20_000);
+    assert.ok(stream.comments.every((c) => c.text.trim() === 'heartbeat'));
+    assertNotMoreOften(stream.comments, opened, 100);
     hold.open();
     await stream.done;
   });
