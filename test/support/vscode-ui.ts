@@ -137,21 +137,18 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
     const labels = page.locator('.quick-input-list .monaco-list-row .label-name');
     const focused = page.locator('.quick-input-list .monaco-list-row.focused .label-name').filter({ hasText: exact });
     const widget = page.locator('.quick-input-widget');
-    let last = '';
-    const settled = async () => {
-      const shown = await labels.allInnerTexts().catch(() => []);
-      const now = JSON.stringify(shown);
-      const same = now === last;
-      last = now;
-      return same && shown.some((label) => exact.test(label));
-    };
+    const shown = () => labels.allInnerTexts().catch((): string[] => []);
     for (;;) {
       const input = await typeInPicker('F1', `>${title}`);
       // The palette closes when something takes the focus (a view or editor opening): then open it again.
       let ready = false;
+      // Settled: the same rows twice, 300 ms apart, this command's among them.
+      let before = input ? await shown() : [];
       for (let wait = 0; input && !ready && wait < 20; wait++) {
         await page.waitForTimeout(300);
-        ready = await settled();
+        const now = await shown();
+        ready = now.join('\n') === before.join('\n') && now.some((label) => exact.test(label));
+        before = now;
       }
       for (let step = 0; input && ready && step < 20; step++) {
         if (await focused.waitFor({ timeout: 500 }).then(ok, fail)) {
