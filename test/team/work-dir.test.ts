@@ -1,13 +1,16 @@
 // A worker whose --work-dir is unusable (missing, not a folder, not writable) refuses to start: a clear message and
 // exit code 2, before it says "started". Before, it started and then failed every job it claimed. Real processes:
 // dist/cli.js worker (npm run build first) against a real Postgres, so that a usable --work-dir would start it.
+// A worker killed mid-job leaves its run folder (audio and all) in --work-dir; the next worker started there removes
+// it, and only the folders whose worker is gone.
 import * as assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { repoRoot } from '../support/engine-process';
+import { articleText, serviceCalls, waitForJob } from '../support/http-calls';
 import { ownProcess } from '../support/own-processes.mjs';
 import { type Cluster, startCluster } from './cluster';
 import { type TestPostgres, startPostgres } from './postgres';
@@ -77,6 +80,68 @@ describe('team worker: an unusable --work-dir', () => {
     } finally {
       if (mounted) execFileSync('umount', ['-l', readOnly], { stdio: 'ignore' });
       rmSync(scratch, { recursive: true, force: true });
+    }
+  });
+
+  it('removes, when it starts, the run folders of a worker killed on this machine, and no one else’s', async () => {
+    const workDir = mkdtempSync(path.join(os.tmpdir(), 'aa-workdir-'));
+    const slow = await startCluster({
+      serverUrl: postgres.url,
+      workerArgs: ['--work-dir', workDir, '--lease-s', '1', '--concurrency', '1'],
+      workerEnv: { AA_TEST_STEPS: '40', AA_TEST_STEP_MS: '50' },
+    });
+    try {
+      const api = await slow.startApi();
+      const first = await slow.startWorker();
+      const calls = serviceCalls(api.url, slow.tokens[0] as string);
+      const id = (await calls.submit({ model_id: 'article-audio-1-mini', text: articleText() })).jobId;
+      const runFolders = (pid: number) => readdirSync(workDir).filter((name) => name.startsWith(`aa-run-${pid}@`));
+      const deadline = Date.now() + 60_000;
+      while (runFolders(first.pid).length === 0 && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      const [killedRun] = runFolders(first.pid);
+      assert.ok(killedRun, `the first worker's run folder appears in the work dir: ${readdirSync(workDir).join(', ')}`);
+      const host = /^aa-run-\d+@([^-]+)-/.exec(killedRun)?.[1];
+      assert.ok(host, killedRun);
+      // Beside it: a live worker's (this test process's pid), another machine's, an older version's (no pid) left
+      // two hours ago and one written just now.
+      const dead = await new Promise<number>((resolve) => {
+        const child = spawn(process.execPath, ['-e', '']);
+        child.on('exit', () => resolve(child.pid as number));
+      });
+      const others = {
+        live: `aa-run-${process.pid}@${host}-${id}-Live01`,
+        otherMachine: `aa-run-${dead}@${host}x-${id}-Other1`,
+        oldVersionOld: `aa-run-${id}-Old001`,
+        oldVersionNew: `aa-run-${id}-New001`,
+      };
+      for (const name of Object.values(others)) {
+        mkdirSync(path.join(workDir, name));
+        writeFileSync(path.join(workDir, name, 'audio.mp3'), 'x');
+      }
+      const past = new Date(Date.now() - 2 * 3600_000);
+      utimesSync(path.join(workDir, others.oldVersionOld, 'audio.mp3'), past, past);
+      utimesSync(path.join(workDir, others.oldVersionOld), past, past);
+
+      await first.kill9();
+      assert.deepEqual(runFolders(first.pid), [killedRun], 'a killed worker leaves its run folder');
+      const second = await slow.startWorker();
+      const left = readdirSync(workDir);
+      assert.ok(!left.includes(killedRun), `the killed worker's run folder is removed: ${left.join(', ')}`);
+      assert.ok(!left.includes(others.oldVersionOld), 'an old folder without an owner here is removed');
+      for (const kept of [others.live, others.otherMachine, others.oldVersionNew])
+        assert.ok(left.includes(kept), `${kept} is kept: ${left.join(', ')}`);
+      assert.match(second.stderr, /Removed 2 run folder\(s\) left in \S+ by workers that were killed/);
+
+      // The job is run again by the second worker, and its folder goes when the run ends.
+      await waitForJob(calls, id, (job) => job.status === 'succeeded', 120_000);
+      const lingering = Date.now() + 10_000;
+      while (runFolders(second.pid).length > 0 && Date.now() < lingering)
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.deepEqual(runFolders(second.pid), [], 'a run that ended removes its folder');
+    } finally {
+      await slow.dispose();
+      rmSync(workDir, { recursive: true, force: true });
     }
   });
 });

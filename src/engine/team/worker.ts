@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Client, Pool, PoolClient } from 'pg';
 import { modelById } from '../../protocol';
+import { removeStaleFolders } from '../../speech/threads/stale-folders';
 import { describe, formatSeconds } from '../core/job-errors';
 import { type LogFields, type Logger } from '../core/logger';
 import type { NewEvent } from '../core/live-job';
@@ -388,7 +389,7 @@ export class Worker {
       record: claim.record,
       signal: controller.signal,
       stopping: () => this.stopping,
-      prepareWorkDir: () => mkdtemp(path.join(options.workDir, `aa-run-${claim.jobId}-`)),
+      prepareWorkDir: () => mkdtemp(path.join(options.workDir, runFolderPrefix(claim.jobId))),
       emit: (events, progress) => fenced((client, row) => appendEvents(client, row, events, progress)),
       storePart: (part, workDir) => this.storePart(claim, workDir, part),
       announcePart: (part, stored) => this.announcePart(claim, part, stored, fenced),
@@ -546,4 +547,28 @@ export class Worker {
 
 export function defaultWorkDir(): string {
   return os.tmpdir();
+}
+
+// A run's folder in --work-dir: `aa-run-<worker pid>@<host>-<job id>-XXXXXX`, removed when the run ends. A worker
+// killed with SIGKILL (a deploy, the OOM killer) cannot remove its folders, audio and all: the next worker started on
+// this machine does (removeStaleRunFolders), those whose pid is gone. The host is in the name because a work dir may
+// be shared: another machine's folders are left to the age rule of stale-folders.ts (an hour without a write).
+const RUN_FOLDER = 'aa-run-';
+const hostTag = (): string =>
+  os
+    .hostname()
+    .replace(/[^A-Za-z0-9.]/g, '_')
+    .slice(0, 40) || 'host';
+
+function runFolderPrefix(jobId: string): string {
+  return `${RUN_FOLDER}${process.pid}@${hostTag()}-${jobId}-`;
+}
+
+/** Removes run folders in `workDir` left by workers that were killed; returns how many. Never throws. */
+export function removeStaleRunFolders(workDir: string): Promise<number> {
+  const host = hostTag();
+  return removeStaleFolders(workDir, RUN_FOLDER, (name) => {
+    const owner = /^aa-run-(\d+)@([A-Za-z0-9._]+)-/.exec(name);
+    return owner && owner[2] === host ? Number(owner[1]) : undefined;
+  });
 }
