@@ -26,10 +26,23 @@
 // file's output instead of a run that never ends. Each test file runs as its own `node --test` process in its own process group;
 // every process the run starts carries AA_TEST_RUN_ID=<run id> in its environment (test/support/own-processes.mjs),
 // and the run fails if one is still alive at the end (they are then killed: only those, never other people's).
+// Every temp file and folder of the run (engines' data dirs, VS Code profiles, workspaces, logs) goes under one folder
+// of its own (TMPDIR=/tmp/aa-tests-XXXXXX), removed at the end, interrupted or not: a file that was killed cannot
+// clean up after itself, and a run beside it sees none of its files. What tests left there is named at the end.
 // The summary gives each group's time and the ten slowest files.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -65,6 +78,11 @@ const wants = (group) => {
 // Every process this run starts inherits the marker; the check at the end finds them by it (and only them).
 const runId = `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
 process.env.AA_TEST_RUN_ID = runId;
+// Short (Unix socket paths under it, VS Code's and Postgres's, must stay under 108 bytes), and open to all like /tmp
+// (1777): the test Postgres runs as another user when the run is root's, and its folder is under this one.
+const runTemp = mkdtempSync(path.join(os.tmpdir(), 'aa-tests-'));
+chmodSync(runTemp, 0o1777);
+process.env.TMPDIR = runTemp;
 const cache = path.join(root, 'node_modules', '.cache', 'article-audio');
 mkdirSync(cache, { recursive: true });
 const install = args.includes('--install') || process.env.CI === 'true';
@@ -491,6 +509,22 @@ async function leftoverCheck() {
   summary.push({ suite: 'leftover processes', passed: 0, failed: 1, seconds: 0, note: `${left.length} left running` });
 }
 
+/** Removes the run's temp folder; names what tests left in it (a passing test should leave nothing). */
+function removeRunTemp() {
+  let left = [];
+  try {
+    // tsx-<uid> is tsx's compile cache, shared by the run's test processes: not something a test left.
+    left = readdirSync(runTemp).filter((name) => !/^tsx-\d+$/.test(name));
+  } catch {
+    return;
+  }
+  if (left.length > 0) {
+    const shown = left.slice(0, 10).join(', ') + (left.length > 10 ? `, and ${left.length - 10} more` : '');
+    console.log(`temp entries the tests left (removed with ${runTemp}): ${shown}`);
+  }
+  rmSync(runTemp, { recursive: true, force: true, maxRetries: 3 });
+}
+
 let interrupted = false;
 for (const [signal, number] of [
   ['SIGINT', 2],
@@ -518,6 +552,7 @@ for (const [signal, number] of [
           // gone
         }
       }
+      removeRunTemp();
       console.log('interrupted: 0 passed, 1 failed, 0 skipped');
       process.exit(128 + number);
     }, 20_000).unref();
@@ -555,6 +590,7 @@ if (built) {
 
 await checking;
 await leftoverCheck();
+removeRunTemp();
 if (interrupted) summary.push({ suite: 'interrupted', passed: 0, failed: 1, seconds: 0 });
 
 const passed = summary.reduce((sum, s) => sum + s.passed, 0);

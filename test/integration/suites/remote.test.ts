@@ -93,7 +93,16 @@ describe('A remote service', function () {
     await setSetting('articleAudio', 'service.baseUrl', undefined);
     await setSetting('http', 'proxy', undefined);
     proxy?.close();
-    remote?.child.stdin?.end();
+    // Its folder goes once it has exited: an engine still shutting down writes there (a run removed under it comes
+    // back as an empty folder).
+    const child = remote?.child;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.stdin?.end();
+      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      await exited;
+      clearTimeout(timer);
+    }
     rmSync(dataDir, { recursive: true, force: true });
   });
 
