@@ -8,6 +8,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { articleText, call, serviceCalls } from '../support/http-calls';
 import { type EngineProcess, startEngineProcess } from '../support/engine-process';
+import { escapeRegExp } from '../support/regexp';
 
 interface ReadyBody {
   data: { ready: boolean; checks: Record<string, { ok: boolean; error?: string }> };
@@ -49,7 +50,7 @@ describe('engine /readyz', () => {
       const body = answer.body as ReadyBody;
       assert.equal(body.data.ready, false);
       assert.deepEqual(body.data.checks.data_dir_lock, { ok: false, error: 'taken_over_by_another_engine' });
-      assert.doesNotMatch(answer.text, new RegExp(dataDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')), 'no path');
+      assert.doesNotMatch(answer.text, new RegExp(escapeRegExp(dataDir)), 'no path');
 
       // Liveness is not readiness: the process still answers.
       assert.equal((await call(`${first.url}/healthz`)).status, 200);

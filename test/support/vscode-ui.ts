@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Frame, Locator, Page } from 'playwright-core';
+import { escapeRegExp } from './regexp';
 
 export const repoRoot = path.resolve(__dirname, '..', '..');
 
@@ -133,7 +134,7 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
   async function runCommand(title: string): Promise<void> {
     // A palette opened before the extension has registered its commands misses them: retry until it lists it.
     const deadline = Date.now() + 60_000;
-    const exact = new RegExp(`^\\s*${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*$`);
+    const exact = new RegExp(`^\\s*${escapeRegExp(title)}\\s*$`);
     const labels = page.locator('.quick-input-list .monaco-list-row .label-name');
     const focused = page.locator('.quick-input-list .monaco-list-row.focused .label-name').filter({ hasText: exact });
     const widget = page.locator('.quick-input-widget');

@@ -12,6 +12,7 @@ import { type ScriptLine } from '../../../src/speech/text/profiles';
 import { buildScript } from '../../../src/speech/text/script';
 import { titleOf } from '../../../src/speech/text/wording';
 import { words } from '../../support/speech-support';
+import { escapeRegExp } from '../../support/regexp';
 
 /** Flite's rms and slt voices speak about 150 words a minute in the podcast (measured in bench/listening.ts). */
 const WORDS_PER_SECOND = 2.5;
@@ -105,7 +106,7 @@ describe('pipeline: the podcast is a conversation', () => {
         const title = titleOf(article);
         assert.notEqual(title, 'your article');
         assert.ok(title.split(' ').length <= 10, title);
-        assert.match(lines[1]!.written, new RegExp(`Today: “${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}”`));
+        assert.match(lines[1]!.written, new RegExp(`Today: “${escapeRegExp(title)}”`));
         const recap = lines.find((l) => l.template === 'recap')!;
         const headings = article.blocks.filter(
           (b) =>
