@@ -194,4 +194,29 @@ describe('engine: the data dir lock cannot be taken from a live engine', () => {
       await store.close();
     }
   });
+
+  it('refuses a woken run’s progress and log lines too: the lock is read again when its last read is 250 ms old', async () => {
+    const store = new FileJobStore({ dataDir: dir, lock: { staleMs: 80_000 }, log: () => undefined });
+    await store.open();
+    try {
+      const job = newJobRecord(ownerIdOf('t'), { model_id: 'article-audio-1-mini', text: 'x'.repeat(60) }, undefined);
+      await store.create(job, []);
+      await store.prepareRun(job.id);
+      const line = (id: number) => ({
+        id,
+        event: 'log',
+        data: JSON.stringify({ level: 'info', message: `line ${id}` }),
+      });
+      await store.appendEvents(job.id, [line(1)], false);
+      writeFileSync(path.join(dir, LOCK_FILE), JSON.stringify({ pid: 1, nonce: 'another-engine', host: 'elsewhere' }));
+      // The time the engine was frozen, as the wall clock sees it.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await assert.rejects(store.appendEvents(job.id, [line(2)], false), /belongs to another engine/);
+      const events = readFileSync(path.join(dir, 'jobs', job.id, 'events.ndjson'), 'utf8');
+      assert.match(events, /line 1/);
+      assert.doesNotMatch(events, /line 2/, 'no line of the frozen run after the takeover');
+    } finally {
+      await store.close();
+    }
+  });
 });
