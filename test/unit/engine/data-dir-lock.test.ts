@@ -204,7 +204,7 @@ describe('engine: the data dir lock cannot be taken from a live engine', () => {
       await store.prepareRun(job.id);
       const line = (id: number) => ({
         id,
-        event: 'log',
+        event: 'log' as const,
         data: JSON.stringify({ level: 'info', message: `line ${id}` }),
       });
       await store.appendEvents(job.id, [line(1)], false);
