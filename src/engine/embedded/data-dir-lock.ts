@@ -11,12 +11,11 @@
 // Breaking a stale lock is itself guarded by an exclusive `engine.lock.breaking` file, so two engines starting at once
 // cannot both break it, or break the fresh lock the other just made.
 import { randomBytes } from 'node:crypto';
-import { readlinkSync } from 'node:fs';
 import { open, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { isAlive } from '../../speech/threads/process-alive';
+import { isAlive, pidNamespace } from '../../speech/threads/process-alive';
 
 export interface DataDirLock {
   /**
@@ -47,14 +46,6 @@ interface Owner {
 
 /** Lock files held by this process, so that its own pid in a lock is told apart from a dead process's reused pid. */
 const heldHere = new Set<string>();
-
-function pidNamespace(): string | undefined {
-  try {
-    return readlinkSync('/proc/self/ns/pid');
-  } catch {
-    return undefined;
-  }
-}
 
 export async function lockDataDir(dataDir: string, options: LockOptions): Promise<DataDirLock> {
   const file = path.join(dataDir, LOCK_FILE);

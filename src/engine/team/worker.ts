@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Client, Pool, PoolClient } from 'pg';
 import { modelById } from '../../protocol';
+import { pidNamespace } from '../../speech/threads/process-alive';
 import { removeStaleFolders } from '../../speech/threads/stale-folders';
 import { describe, formatSeconds } from '../core/job-errors';
 import { type LogFields, type Logger } from '../core/logger';
@@ -549,26 +550,29 @@ export function defaultWorkDir(): string {
   return os.tmpdir();
 }
 
-// A run's folder in --work-dir: `aa-run-<worker pid>@<host>-<job id>-XXXXXX`, removed when the run ends. A worker
-// killed with SIGKILL (a deploy, the OOM killer) cannot remove its folders, audio and all: the next worker started on
-// this machine does (removeStaleRunFolders), those whose pid is gone. The host is in the name because a work dir may
-// be shared: another machine's folders are left to the age rule of stale-folders.ts (an hour without a write).
+// A run's folder in --work-dir: `aa-run-<worker pid>@<host>.<pid namespace>-<job id>-XXXXXX`, removed when the run
+// ends. A worker killed with SIGKILL (a deploy, the OOM killer) cannot remove its folders, audio and all: the next
+// worker started on this machine does (removeStaleRunFolders), those whose pid is gone. The host and pid namespace
+// are in the name because a work dir may be shared (machines, containers): folders whose pid this worker cannot see
+// are left to the age rule of stale-folders.ts (an hour without a write).
 const RUN_FOLDER = 'aa-run-';
-const hostTag = (): string =>
-  os
+function ownerTag(): string {
+  const host = os
     .hostname()
-    .replace(/[^A-Za-z0-9.]/g, '_')
-    .slice(0, 40) || 'host';
+    .replace(/[^A-Za-z0-9]/g, '_')
+    .slice(0, 40);
+  return `${host}.${/\d+/.exec(pidNamespace() ?? '')?.[0] ?? '0'}`;
+}
 
 function runFolderPrefix(jobId: string): string {
-  return `${RUN_FOLDER}${process.pid}@${hostTag()}-${jobId}-`;
+  return `${RUN_FOLDER}${process.pid}@${ownerTag()}-${jobId}-`;
 }
 
 /** Removes run folders in `workDir` left by workers that were killed; returns how many. Never throws. */
 export function removeStaleRunFolders(workDir: string): Promise<number> {
-  const host = hostTag();
+  const owner = ownerTag();
   return removeStaleFolders(workDir, RUN_FOLDER, (name) => {
-    const owner = /^aa-run-(\d+)@([A-Za-z0-9._]+)-/.exec(name);
-    return owner && owner[2] === host ? Number(owner[1]) : undefined;
+    const found = /^aa-run-(\d+)@([A-Za-z0-9._]+)-/.exec(name);
+    return found && found[2] === owner ? Number(found[1]) : undefined;
   });
 }
