@@ -65,15 +65,17 @@ describe('following a job by polling', () => {
     });
     const times = server.requestsTo('GET', '/v1/jobs/p1').map((request) => request.at);
     assert.equal(times.length, 7);
+    // A gap is the wait plus a check's round trip, which a busy machine stretches by hundreds of ms (gaps of 251
+    // and then 201 ms at load 20): only the waits' lower bounds hold at any load, and they show the doubling (a fixed
+    // wait fails the second gap). The waits' exact values and the cap are the schedule's, tested above.
     const gaps = times.slice(1).map((t, i) => t - times[i]!);
     const expected = [100, 200, 400, 800, 800, 800];
     gaps.forEach((gap, i) =>
       assert.ok(
-        gap >= expected[i]! - 15 && gap < expected[i]! + 400,
-        `gap ${i} was ${gap} ms, expected about ${expected[i]}`,
+        gap >= expected[i]! - 15,
+        `gap ${i} was ${gap} ms, at least ${expected[i]} expected: ${gaps.join(', ')}`,
       ),
     );
-    assert.ok(gaps[3]! > gaps[2]! && gaps[2]! > gaps[1]! && gaps[1]! > gaps[0]!, `growing: ${gaps.join(', ')}`);
     assert.equal(events.filter((e) => e.type === 'status').length, 7);
     assert.equal(events.at(-1)!.type, 'end');
   });
