@@ -4,7 +4,7 @@
 // with their rows, events and files (shared folder and S3); parts are announced through Postgres and served from
 // the output storage by any API node while the job still runs.
 import * as assert from 'node:assert/strict';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
@@ -254,6 +254,7 @@ describe('team service: SIGTERM, retention and parts', () => {
 
     writeFileSync(gate, '');
     await stream.done;
+    rmSync(gate, { force: true });
     assertGapless(stream.events);
     const parts = stream.events
       .filter((e) => e.event === 'result')

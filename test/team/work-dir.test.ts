@@ -85,12 +85,20 @@ describe('team worker: an unusable --work-dir', () => {
 
   it('removes, when it starts, the run folders of a worker killed on this machine, and no one else’s', async () => {
     const workDir = mkdtempSync(path.join(os.tmpdir(), 'aa-workdir-'));
+    // The job waits after its first part until this file exists: the first worker is killed while it waits, however
+    // slow the machine, and the second one finds the file and finishes the job.
+    const gate = path.join(os.tmpdir(), `aa-workdir-gate-${process.pid}-${Date.now()}`);
     const slow = await startCluster({
       serverUrl: postgres.url,
       workerArgs: ['--work-dir', workDir, '--lease-s', '1', '--concurrency', '1'],
-      workerEnv: { AA_TEST_STEPS: '40', AA_TEST_STEP_MS: '50' },
+      workerEnv: { AA_TEST_STEPS: '4', AA_TEST_STEP_MS: '20', AA_TEST_PARTS: '2', AA_TEST_PART_GATE: gate },
     });
     try {
+      // A pid that is gone: a process that has exited.
+      const dead = await new Promise<number>((resolve) => {
+        const child = spawn(process.execPath, ['-e', '']);
+        child.on('exit', () => resolve(child.pid as number));
+      });
       const api = await slow.startApi();
       const first = await slow.startWorker();
       const calls = serviceCalls(api.url, slow.tokens[0] as string);
@@ -101,17 +109,13 @@ describe('team worker: an unusable --work-dir', () => {
         await new Promise((resolve) => setTimeout(resolve, 50));
       const [killedRun] = runFolders(first.pid);
       assert.ok(killedRun, `the first worker's run folder appears in the work dir: ${readdirSync(workDir).join(', ')}`);
-      const host = /^aa-run-\d+@([^-]+)-/.exec(killedRun)?.[1];
-      assert.ok(host, killedRun);
-      // Beside it: a live worker's (this test process's pid), another machine's, an older version's (no pid) left
-      // two hours ago and one written just now.
-      const dead = await new Promise<number>((resolve) => {
-        const child = spawn(process.execPath, ['-e', '']);
-        child.on('exit', () => resolve(child.pid as number));
-      });
+      const owner = /^aa-run-\d+@([^-]+)-/.exec(killedRun)?.[1];
+      assert.ok(owner, killedRun);
+      // Beside it: a live worker's (this test process's pid), another machine's (or container's), an older version's
+      // (no owner) left two hours ago, and one written just now.
       const others = {
-        live: `aa-run-${process.pid}@${host}-${id}-Live01`,
-        otherMachine: `aa-run-${dead}@${host}x-${id}-Other1`,
+        live: `aa-run-${process.pid}@${owner}-${id}-Live01`,
+        otherMachine: `aa-run-${dead}@${owner}x-${id}-Other1`,
         oldVersionOld: `aa-run-${id}-Old001`,
         oldVersionNew: `aa-run-${id}-New001`,
       };
@@ -125,6 +129,7 @@ describe('team worker: an unusable --work-dir', () => {
 
       await first.kill9();
       assert.deepEqual(runFolders(first.pid), [killedRun], 'a killed worker leaves its run folder');
+      writeFileSync(gate, '');
       const second = await slow.startWorker();
       const left = readdirSync(workDir);
       assert.ok(!left.includes(killedRun), `the killed worker's run folder is removed: ${left.join(', ')}`);
@@ -142,6 +147,7 @@ describe('team worker: an unusable --work-dir', () => {
     } finally {
       await slow.dispose();
       rmSync(workDir, { recursive: true, force: true });
+      rmSync(gate, { force: true });
     }
   });
 });
