@@ -53,7 +53,10 @@ describe('team worker: a full disk fails the job as storage_failed', () => {
   });
   after(async () => {
     await cluster?.dispose();
-    for (const dir of mounts) execFileSync('umount', ['-l', dir], { stdio: 'ignore' });
+    for (const dir of mounts) {
+      execFileSync('umount', ['-l', dir], { stdio: 'ignore' });
+      rmSync(dir, { recursive: true, force: true });
+    }
     await postgres?.stop();
   });
 

@@ -114,8 +114,9 @@ describe('engine: file store', () => {
     const job = record();
     await store.create(job, firstEvents);
     const run = await store.prepareRun(job.id);
-    writeFileSync(path.join(os.tmpdir(), 'aa-outside.txt'), 'secret');
-    symlinkSync(path.join(os.tmpdir(), 'aa-outside.txt'), path.join(run, 'link.mp3'));
+    // A file outside the job's folder (removed with the data dir).
+    writeFileSync(path.join(dir, 'outside.txt'), 'secret');
+    symlinkSync(path.join(dir, 'outside.txt'), path.join(run, 'link.mp3'));
     for (const name of ['../job.json', '.hidden', 'a/b.mp3', '', 'x'.repeat(101)]) {
       await assert.rejects(
         store.commitOutputs(job.id, run, [{ name, contentType: 'audio/mpeg' }]),
