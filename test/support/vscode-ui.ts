@@ -55,6 +55,8 @@ export interface VSCodeSession {
   /** The webview content frame of the editor tab with this title. */
   webviewFrame(title: string, timeoutMs?: number): Promise<Frame>;
   screenshot(name: string): Promise<string>;
+  /** The window's tabs, notifications and open picker, and a screenshot: for the message of a wait that failed. */
+  whatIsShown(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -302,6 +304,7 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
     paletteRows,
     webviewFrame,
     screenshot,
+    whatIsShown,
     async close() {
       await vscode.close();
       removeWorkspace();
