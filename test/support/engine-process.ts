@@ -102,7 +102,8 @@ export async function startEngineProcess(options: EngineProcessOptions = {}): Pr
   let child: ChildProcess;
   let stdout = '';
   let stderr = '';
-  let exited: Promise<ProcessExit>;
+  // Settled until the first launch spawns the engine.
+  let exited: Promise<ProcessExit> = Promise.resolve({ code: null, signal: null });
   let url = '';
   let port = options.port ?? 0;
 
@@ -171,7 +172,15 @@ export async function startEngineProcess(options: EngineProcessOptions = {}): Pr
     port = Number(new URL(url).port);
   }
 
-  await launch();
+  try {
+    await launch();
+  } catch (error) {
+    // An engine that never listened has no handle to dispose of it: its folder goes here (a team API node that
+    // refuses a newer schema left one per run).
+    await exited;
+    if (ownDir) rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
 
   const handle: EngineProcess = {
     mode: 'embedded',
