@@ -352,22 +352,22 @@ describe('Player (UI)', () => {
     console.log(`screenshot: ${await vscode.screenshot('player-missing-audio')}`);
   });
 
+  /**
+   * Writes the bees article under another title to a new workspace file, opens it and converts it. The file is opened
+   * from the Explorer, as a person would: a file made a moment ago may not be in Quick Open's list yet, and the focus
+   * may be in the player page.
+   */
+  async function convertNewArticle(file: string, title: string): Promise<void> {
+    const { page } = vscode;
+    writeFileSync(path.join(vscode.workspace, file), ARTICLE.replace('# Why Gardens Need Bees', `# ${title}`));
+    await page.locator('.explorer-folders-view .monaco-list-row', { hasText: file }).first().click({ timeout: 20_000 });
+    await page.locator('.editor-instance .view-lines', { hasText: title }).first().waitFor({ timeout: 20_000 });
+    await vscode.runCommand('Article Audio: Convert Current Document to Audio');
+  }
+
   it('is one panel that switches to the next finished job', async () => {
     const { page } = vscode;
-    writeFileSync(
-      path.join(vscode.workspace, 'wasps.md'),
-      ARTICLE.replace('# Why Gardens Need Bees', '# Wasps Are Gardeners Too'),
-    );
-    // A file made a moment ago may not be in Quick Open's file list yet; the Explorer shows it as soon as it exists.
-    await page
-      .locator('.explorer-folders-view .monaco-list-row', { hasText: 'wasps.md' })
-      .first()
-      .click({ timeout: 20_000 });
-    await page
-      .locator('.editor-instance .view-lines', { hasText: 'Wasps Are Gardeners Too' })
-      .first()
-      .waitFor({ timeout: 20_000 });
-    await vscode.runCommand('Article Audio: Convert Current Document to Audio');
+    await convertNewArticle('wasps.md', 'Wasps Are Gardeners Too');
     await waitFor(
       'the player to switch jobs',
       async () =>
@@ -414,20 +414,7 @@ describe('Player (UI)', () => {
       }
     })();
     try {
-      writeFileSync(
-        path.join(vscode.workspace, 'hornets.md'),
-        ARTICLE.replace('# Why Gardens Need Bees', '# Hornets at Dusk'),
-      );
-      // Focus is in the player page now, so open the file the way a person would: click it in the Explorer.
-      await page
-        .locator('.explorer-folders-view .monaco-list-row', { hasText: 'hornets.md' })
-        .first()
-        .click({ timeout: 20_000 });
-      await page
-        .locator('.editor-instance .view-lines', { hasText: 'Hornets at Dusk' })
-        .first()
-        .waitFor({ timeout: 20_000 });
-      await vscode.runCommand('Article Audio: Convert Current Document to Audio');
+      await convertNewArticle('hornets.md', 'Hornets at Dusk');
       // It joins the listening queue and says so once, with Play Now (at its first part it is still converting).
       const shown = await toast.waitFor({ timeout: 240_000 }).then(
         () => true,
