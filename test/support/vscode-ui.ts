@@ -1,5 +1,5 @@
 // Helpers for UI tests: real VS Code in headless Chromium, driven the way a person uses it (palette, clicks, keys).
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Frame, Locator, Page } from 'playwright-core';
@@ -55,7 +55,12 @@ export interface VSCodeSession {
   /** The webview content frame of the editor tab with this title. */
   webviewFrame(title: string, timeoutMs?: number): Promise<Frame>;
   screenshot(name: string): Promise<string>;
-  /** The window's tabs, notifications and open picker, and a screenshot: for the message of a wait that failed. */
+  /** The last `lines` lines of the extension's log (its "Article Audio" output channel, as VS Code writes it). */
+  extensionLog(lines?: number): string;
+  /**
+   * The window's tabs, notifications and open picker, the extension's last log lines, and a screenshot: for the
+   * message of a wait that failed.
+   */
   whatIsShown(): Promise<string>;
   close(): Promise<void>;
 }
@@ -259,7 +264,23 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
     const notifications = await texts('.notifications-toasts .notification-toast');
     const picker = await texts('.quick-input-widget:visible .quick-input-list .monaco-list-row');
     const shot = await screenshot(`shown-${Date.now()}`).catch(() => 'none');
-    return `tabs: ${tabs.join(' | ') || 'none'}; notifications: ${notifications.join(' | ') || 'none'}; picker: ${picker.slice(0, 5).join(' | ') || 'closed'}; screenshot: ${shot}`;
+    return `tabs: ${tabs.join(' | ') || 'none'}; notifications: ${notifications.join(' | ') || 'none'}; picker: ${picker.slice(0, 5).join(' | ') || 'closed'}; screenshot: ${shot}; the extension's log ends:\n${extensionLog()}`;
+  }
+
+  function extensionLog(lines = 20): string {
+    // <user data>/logs/<start time>/exthost<N>/article-audio.article-audio/Article Audio.log (a window reload starts
+    // another exthost folder; the newest is read).
+    const logs = path.join(vscode.userDataDir, 'logs');
+    const files: string[] = [];
+    const ordered = (names: string[]) => names.sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
+    for (const session of existsSync(logs) ? ordered(readdirSync(logs)) : [])
+      for (const host of ordered(readdirSync(path.join(logs, session)).filter((name) => name.startsWith('exthost')))) {
+        const file = path.join(logs, session, host, 'article-audio.article-audio', 'Article Audio.log');
+        if (existsSync(file)) files.push(file);
+      }
+    const newest = files.at(-1);
+    if (!newest) return '(no log written)';
+    return readFileSync(newest, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
   }
 
   async function screenshot(name: string): Promise<string> {
@@ -290,8 +311,7 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
         timeoutMs,
       );
     } catch (error) {
-      const shot = await screenshot('no-job-offered').catch(() => '');
-      throw new Error(`${(error as Error).message}; the picker listed: ${seen.join(' | ')}; screenshot ${shot}`);
+      throw new Error(`${(error as Error).message}; the picker listed: ${seen.join(' | ')}; ${await whatIsShown()}`);
     }
   }
 
@@ -305,6 +325,7 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
     webviewFrame,
     screenshot,
     whatIsShown,
+    extensionLog,
     async close() {
       await vscode.close();
       removeWorkspace();

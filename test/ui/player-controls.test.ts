@@ -197,7 +197,10 @@ describe('Player controls (UI)', () => {
     await frame.locator('#job-title').click();
     await frame.locator('body').press('MediaPlayPause');
     await waitFor('the media key to play', async () => (await audio(frame, 'a.paused')) === false);
-    assert.equal(await frame.evaluate('navigator.mediaSession.playbackState'), 'playing');
+    // play() clears `paused` at once; the page tells the OS from the `play` event, a task later.
+    await waitFor('the OS to be told it plays', async () => {
+      return (await frame.evaluate('navigator.mediaSession.playbackState')) === 'playing';
+    });
     await frame.locator('body').press('MediaPlayPause');
     await waitFor('the media key to pause', async () => (await audio(frame, 'a.paused')) === true);
 
@@ -223,6 +226,9 @@ describe('Player controls (UI)', () => {
     );
     await frame.locator('#sleep').selectOption('end');
     await waitFor('the timer shown', async () => (await frame.locator('#sleep-left').innerText()) === 'at article end');
+    // From paused, whatever the case before left, so that Play starts it.
+    if ((await audio(frame, 'a.paused')) === false) await frame.locator('#play').click();
+    await waitFor('paused before', async () => (await audio(frame, 'a.paused')) === true);
     await audio(frame, 'Number.isFinite(a.duration) && (a.currentTime = Math.max(0, a.duration - 1.5))');
     await frame.locator('#play').click();
     await waitFor('the end of the article', async () => (await audio(frame, 'a.ended')) === true, 60_000);
