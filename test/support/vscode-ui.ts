@@ -55,6 +55,12 @@ export interface VSCodeSession {
   /** The webview content frame of the editor tab with this title. */
   webviewFrame(title: string, timeoutMs?: number): Promise<Frame>;
   screenshot(name: string): Promise<string>;
+  /**
+   * Convert Current Document to Audio from the palette, then waits until the extension's log says a job with this
+   * title was submitted; if none is, fails at once naming what the window shows and the log (a convert that never
+   * reached the service otherwise shows only as a job missing minutes later).
+   */
+  convertCurrentDocument(title: string, timeoutMs?: number): Promise<void>;
   /** The last `lines` lines of the extension's log (its "Article Audio" output channel, as VS Code writes it). */
   extensionLog(lines?: number): string;
   /**
@@ -268,6 +274,11 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
   }
 
   function extensionLog(lines = 20): string {
+    const all = extensionLogLines();
+    return all.length === 0 ? '(no log written)' : all.slice(-lines).join('\n');
+  }
+
+  function extensionLogLines(): string[] {
     // <user data>/logs/<start time>/exthost<N>/article-audio.article-audio/Article Audio.log (a window reload starts
     // another exthost folder; the newest is read).
     const logs = path.join(vscode.userDataDir, 'logs');
@@ -279,8 +290,19 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
         if (existsSync(file)) files.push(file);
       }
     const newest = files.at(-1);
-    if (!newest) return '(no log written)';
-    return readFileSync(newest, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+    return newest ? readFileSync(newest, 'utf8').trimEnd().split('\n') : [];
+  }
+
+  async function convertCurrentDocument(title: string, timeoutMs = 60_000): Promise<void> {
+    const submitted = () =>
+      extensionLogLines().filter((line) => line.includes(' submitted to ') && line.includes(`: "${title}" (`)).length;
+    const before = submitted();
+    await runCommand('Article Audio: Convert Current Document to Audio');
+    try {
+      await waitFor(`a job "${title}" submitted`, () => submitted() > before, timeoutMs);
+    } catch (error) {
+      throw new Error(`${(error as Error).message}; ${await whatIsShown()}`);
+    }
   }
 
   async function screenshot(name: string): Promise<string> {
@@ -326,6 +348,7 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
     screenshot,
     whatIsShown,
     extensionLog,
+    convertCurrentDocument,
     async close() {
       await vscode.close();
       removeWorkspace();

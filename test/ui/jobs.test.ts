@@ -49,7 +49,7 @@ describe('Jobs view and status bar (UI)', () => {
     const { page } = vscode;
     await vscode.openFile('patient-work.md', TITLE);
 
-    await vscode.runCommand('Article Audio: Convert Current Document to Audio');
+    await vscode.convertCurrentDocument(TITLE);
     await vscode.runCommand('Article Audio: Show Jobs');
 
     // The status bar shows the percentage and the title; the Jobs view has the job with model and progress.

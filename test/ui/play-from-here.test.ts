@@ -55,7 +55,7 @@ describe('Play from Here (UI)', () => {
   it('plays a converted document from the sentence at the cursor', async () => {
     const { page } = vscode;
     await vscode.openFile('harbour.md', 'Morning Harbour');
-    await vscode.runCommand('Article Audio: Convert Current Document to Audio');
+    await vscode.convertCurrentDocument('Morning Harbour');
     await vscode.runCommand('Article Audio: Show Jobs');
     const row = page.locator('.part.sidebar .monaco-list-row[aria-label*="Morning Harbour"]').first();
     await waitFor(

@@ -67,9 +67,13 @@ describe('Player controls (UI)', () => {
     { timeout: 600_000 },
     async () => {
       const { page } = vscode;
-      for (const file of ['bees.md', 'first.md', 'second.md']) {
-        await vscode.openFile(file, file === 'bees.md' ? 'Why Gardens Need Bees' : 'Story');
-        await vscode.runCommand('Article Audio: Convert Current Document to Audio');
+      for (const [file, job] of [
+        ['bees.md', 'Why Gardens Need Bees'],
+        ['first.md', 'First Story'],
+        ['second.md', 'Second Story'],
+      ] as const) {
+        await vscode.openFile(file, job);
+        await vscode.convertCurrentDocument(job);
       }
       await vscode.runOnJob('Article Audio: Add to Queue', 'Second Story');
       // The player alone in the window, no side bar, and the window narrowed until the panel is 300 px wide.

@@ -73,7 +73,7 @@ describe('Player (UI)', () => {
   it('opens for a finished job of the real extension, plays, and highlights the spoken sentence in the page and in the editor', async () => {
     const { page } = vscode;
     await openArticle();
-    await vscode.runCommand('Article Audio: Convert Current Document to Audio');
+    await vscode.convertCurrentDocument('Why Gardens Need Bees');
     frame = await playerFrame(180_000);
 
     assert.equal(await frame.locator('#job-title').innerText(), 'Why Gardens Need Bees');
@@ -362,7 +362,7 @@ describe('Player (UI)', () => {
     writeFileSync(path.join(vscode.workspace, file), ARTICLE.replace('# Why Gardens Need Bees', `# ${title}`));
     await page.locator('.explorer-folders-view .monaco-list-row', { hasText: file }).first().click({ timeout: 20_000 });
     await page.locator('.editor-instance .view-lines', { hasText: title }).first().waitFor({ timeout: 20_000 });
-    await vscode.runCommand('Article Audio: Convert Current Document to Audio');
+    await vscode.convertCurrentDocument(title);
   }
 
   it('is one panel that switches to the next finished job', async () => {

@@ -39,9 +39,9 @@ describe('Listening queue (UI)', () => {
   it('shows the queue in the player, plays from the editor key, and goes on to the queued article when the first ends', async () => {
     const { page } = vscode;
     await vscode.openFile('first.md', 'First Story');
-    await vscode.runCommand('Article Audio: Convert Current Document to Audio');
+    await vscode.convertCurrentDocument('First Story');
     await vscode.openFile('second.md', 'Second Story');
-    await vscode.runCommand('Article Audio: Convert Current Document to Audio');
+    await vscode.convertCurrentDocument('Second Story');
 
     await vscode.runOnJob('Article Audio: Add to Queue', 'Second Story');
     await vscode.runOnJob('Article Audio: Open Player', 'First Story');
@@ -101,7 +101,7 @@ describe('Listening queue (UI)', () => {
       JSON.stringify({ 'articleAudio.openPlayerWhenDone': true }),
     );
     await vscode.openFile('third.md', 'Third Story');
-    await vscode.runCommand('Article Audio: Convert Current Document to Audio');
+    await vscode.convertCurrentDocument('Third Story');
     await vscode.runOnJob('Article Audio: Open Player', 'Third Story');
     const frame = await player();
     const toasts = (title: string) =>
@@ -125,7 +125,7 @@ describe('Listening queue (UI)', () => {
         )
       ).join(
         ' | ',
-      )}; notices: ${(await page.locator('.notifications-toasts .notification-list-item-message').allInnerTexts()).join(' | ')}`;
+      )}; notices: ${(await page.locator('.notifications-toasts .notification-list-item-message').allInnerTexts()).join(' | ')}; the extension's log ends:\n${vscode.extensionLog()}`;
     /** The status bar names the third story as playing (it does once no job runs: while one does, it shows that). */
     const statusBarPlaysThird = (when: string) =>
       page
@@ -167,7 +167,7 @@ describe('Listening queue (UI)', () => {
 
     // While it plays: a job finishing in the background queues itself.
     await vscode.openFile('fourth.md', 'Fourth Story');
-    await vscode.runCommand('Article Audio: Convert Current Document to Audio');
+    await vscode.convertCurrentDocument('Fourth Story');
     await frame
       .locator('#up-next .up-next-title', { hasText: 'Fourth Story' })
       .waitFor({ timeout: 120_000 })
@@ -189,7 +189,7 @@ describe('Listening queue (UI)', () => {
     await waitFor('the pause', async () => (await audio(frame, 'a.paused')) === true);
     const pausedAt = Number(await audio(frame, 'a.currentTime'));
     await vscode.openFile('fifth.md', 'Fifth Story');
-    await vscode.runCommand('Article Audio: Convert Current Document to Audio');
+    await vscode.convertCurrentDocument('Fifth Story');
     const fifth = frame.locator('#up-next .up-next-title', { hasText: 'Fifth Story' });
     await fifth.waitFor({ timeout: 120_000 });
     await waitFor('the fifth story to be ready', async () => !(await fifth.isDisabled()), 120_000);

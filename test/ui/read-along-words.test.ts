@@ -53,7 +53,7 @@ describe('Word-level read-along (UI)', () => {
   it('moves the highlighted word while playing, in the player and in the source editor', async () => {
     const { page } = vscode;
     await vscode.openFile('words.md', 'Reading Word by Word');
-    await vscode.runCommand('Article Audio: Convert Current Document to Audio');
+    await vscode.convertCurrentDocument('Reading Word by Word');
     const frame = await vscode.webviewFrame('Article Audio Player', 180_000);
     await frame.locator('#player').waitFor({ state: 'visible', timeout: 20_000 });
     await waitFor(

@@ -30,7 +30,7 @@ describe('Removing a running job (UI)', () => {
     const { page } = vscode;
     await vscode.openFile('patient-work.md', TITLE);
 
-    await vscode.runCommand('Article Audio: Convert Current Document to Audio');
+    await vscode.convertCurrentDocument(TITLE);
     await vscode.runCommand('Article Audio: Show Jobs');
     const status = page.locator('.statusbar-item', { hasText: TITLE.slice(0, 20) }).first();
     await waitFor(
