@@ -2,7 +2,7 @@
 // exit code 2, before it says "started". Before, it started and then failed every job it claimed. Real processes:
 // dist/cli.js worker (npm run build first) against a real Postgres, so that a usable --work-dir would start it.
 // A worker killed mid-job leaves its run folder (audio and all) in --work-dir; the next worker started there removes
-// it, and only the folders whose worker is gone.
+// it, and only the folders whose worker is gone; a worker already running removes it after its next run.
 import * as assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
@@ -12,12 +12,12 @@ import { after, before, describe, it } from 'node:test';
 import { repoRoot } from '../support/engine-process';
 import { articleText, serviceCalls, waitForJob } from '../support/http-calls';
 import { ownProcess } from '../support/own-processes.mjs';
-import { type Cluster, startCluster } from './cluster';
+import { type Cluster, type WorkerProcess, startCluster } from './cluster';
 import { type TestPostgres, startPostgres } from './postgres';
 
 const cli = path.join(repoRoot, 'dist', 'cli.js');
 
-describe('team worker: an unusable --work-dir', () => {
+describe('team worker: its --work-dir', () => {
   let postgres: TestPostgres;
   let cluster: Cluster;
 
@@ -84,31 +84,12 @@ describe('team worker: an unusable --work-dir', () => {
   });
 
   it('removes, when it starts, the run folders of a worker killed on this machine, and no one else’s', async () => {
-    const workDir = mkdtempSync(path.join(os.tmpdir(), 'aa-workdir-'));
-    // The job waits after its first part until this file exists: the first worker is killed while it waits, however
-    // slow the machine, and the second one finds the file and finishes the job.
-    const gate = path.join(os.tmpdir(), `aa-workdir-gate-${process.pid}-${Date.now()}`);
-    const slow = await startCluster({
-      serverUrl: postgres.url,
-      workerArgs: ['--work-dir', workDir, '--lease-s', '1', '--concurrency', '1'],
-      workerEnv: { AA_TEST_STEPS: '4', AA_TEST_STEP_MS: '20', AA_TEST_PARTS: '2', AA_TEST_PART_GATE: gate },
-    });
-    try {
+    await withRunAtGate(async ({ slow, workDir, gate, first, calls, id, killedRun, runFolders }) => {
       // A pid that is gone: a process that has exited.
       const dead = await new Promise<number>((resolve) => {
         const child = spawn(process.execPath, ['-e', '']);
         child.on('exit', () => resolve(child.pid as number));
       });
-      const api = await slow.startApi();
-      const first = await slow.startWorker();
-      const calls = serviceCalls(api.url, slow.tokens[0] as string);
-      const id = (await calls.submit({ model_id: 'article-audio-1-mini', text: articleText() })).jobId;
-      const runFolders = (pid: number) => readdirSync(workDir).filter((name) => name.startsWith(`aa-run-${pid}@`));
-      const deadline = Date.now() + 60_000;
-      while (runFolders(first.pid).length === 0 && Date.now() < deadline)
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      const [killedRun] = runFolders(first.pid);
-      assert.ok(killedRun, `the first worker's run folder appears in the work dir: ${readdirSync(workDir).join(', ')}`);
       const owner = /^aa-run-\d+@([^-]+)-/.exec(killedRun)?.[1];
       assert.ok(owner, killedRun);
       // Beside it: a live worker's (this test process's pid), another machine's (or container's), an older version's
@@ -144,10 +125,66 @@ describe('team worker: an unusable --work-dir', () => {
       while (runFolders(second.pid).length > 0 && Date.now() < lingering)
         await new Promise((resolve) => setTimeout(resolve, 50));
       assert.deepEqual(runFolders(second.pid), [], 'a run that ended removes its folder');
+    });
+  });
+
+  it('removes the run folder of a worker killed beside it after its own next run, without a restart', async () => {
+    await withRunAtGate(async ({ slow, workDir, gate, first, calls, id, killedRun }) => {
+      // Started while the first one lives: its start-up sweep rightly keeps that folder.
+      const second = await slow.startWorker();
+      assert.doesNotMatch(second.stderr, /Removed \d+ run folder/);
+      await first.kill9();
+      writeFileSync(gate, '');
+      // The second worker takes the job over once the lease runs out; after that run it removes the killed folder.
+      await waitForJob(calls, id, (job) => job.status === 'succeeded', 120_000);
+      const swept = Date.now() + 10_000;
+      while (readdirSync(workDir).includes(killedRun) && Date.now() < swept)
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.deepEqual(readdirSync(workDir), [], "the killed worker's folder and the finished run's are gone");
+      assert.match(second.stderr, /Removed 1 run folder\(s\) left in \S+ by workers that were killed/);
+    });
+  });
+
+  /**
+   * A team whose workers share a fresh work dir, and a job whose first worker holds it with its run folder made: the
+   * job waits after its first part until `gate` exists, so that worker can be killed while it waits, however slow
+   * the machine, and another finds the file and finishes the job.
+   */
+  async function withRunAtGate(
+    test: (run: {
+      slow: Cluster;
+      workDir: string;
+      gate: string;
+      first: WorkerProcess;
+      calls: ReturnType<typeof serviceCalls>;
+      id: string;
+      killedRun: string;
+      runFolders: (pid: number) => string[];
+    }) => Promise<void>,
+  ): Promise<void> {
+    const workDir = mkdtempSync(path.join(os.tmpdir(), 'aa-workdir-'));
+    const gate = path.join(os.tmpdir(), `aa-workdir-gate-${process.pid}-${Date.now()}`);
+    const slow = await startCluster({
+      serverUrl: postgres.url,
+      workerArgs: ['--work-dir', workDir, '--lease-s', '1', '--concurrency', '1'],
+      workerEnv: { AA_TEST_STEPS: '4', AA_TEST_STEP_MS: '20', AA_TEST_PARTS: '2', AA_TEST_PART_GATE: gate },
+    });
+    try {
+      const api = await slow.startApi();
+      const first = await slow.startWorker();
+      const calls = serviceCalls(api.url, slow.tokens[0] as string);
+      const id = (await calls.submit({ model_id: 'article-audio-1-mini', text: articleText() })).jobId;
+      const runFolders = (pid: number) => readdirSync(workDir).filter((name) => name.startsWith(`aa-run-${pid}@`));
+      const deadline = Date.now() + 60_000;
+      while (runFolders(first.pid).length === 0 && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      const [killedRun] = runFolders(first.pid);
+      assert.ok(killedRun, `the first worker's run folder appears in the work dir: ${readdirSync(workDir).join(', ')}`);
+      await test({ slow, workDir, gate, first, calls, id, killedRun, runFolders });
     } finally {
       await slow.dispose();
       rmSync(workDir, { recursive: true, force: true });
       rmSync(gate, { force: true });
     }
-  });
+  }
 });

@@ -207,6 +207,8 @@ export class Worker {
   private stopped: Promise<void> | undefined;
   private presence: NodeJS.Timeout | undefined;
   private beating: Promise<void> = Promise.resolve();
+  /** When this worker last looked for run folders of killed workers (after a run; at most once a minute). */
+  private lastSweep = 0;
 
   private readonly runner: JobRunner;
 
@@ -428,8 +430,25 @@ export class Worker {
       finish: async (workDir) => {
         clearInterval(heartbeat);
         if (workDir) await rm(workDir, { recursive: true, force: true }).catch(() => undefined);
+        await this.sweepWorkDir();
       },
     };
+  }
+
+  /**
+   * Removes the run folders of workers on this machine killed since this one started (startWorker sweeps once
+   * before): a worker that is never restarted would otherwise keep a killed neighbour's folders. After a run, at most
+   * once a minute; one readdir of the work dir.
+   */
+  private async sweepWorkDir(): Promise<void> {
+    if (Date.now() - this.lastSweep < SWEEP_EVERY_MS) return;
+    this.lastSweep = Date.now();
+    const removed = await removeStaleRunFolders(this.options.workDir);
+    if (removed > 0)
+      this.options.log(
+        'info',
+        `Removed ${removed} run folder(s) left in ${this.options.workDir} by workers that were killed.`,
+      );
   }
 
   /**
@@ -556,6 +575,7 @@ export function defaultWorkDir(): string {
 // are in the name because a work dir may be shared (machines, containers): folders whose pid this worker cannot see
 // are left to the age rule of stale-folders.ts (an hour without a write).
 const RUN_FOLDER = 'aa-run-';
+const SWEEP_EVERY_MS = 60_000;
 function ownerTag(): string {
   const host = os
     .hostname()
