@@ -86,23 +86,13 @@ function checkedInput(text: string, label: string, suggestedName: string): Artic
   return { text, suggestedName, label };
 }
 
-/**
- * A PDF's text as Markdown (its headings kept), read by the engine's PDF reader in a parse worker thread with the
- * engine's time and memory limits (a hostile PDF stops there, as one fetched by URL does in the engine); it has no URL
- * the service could fetch, so its text is what is sent.
- */
+/** A PDF's text as Markdown (its headings kept), read as the engine reads one (speech/parse/pdf-text.ts). */
 export async function pdfToText(bytes: Uint8Array, label: string): Promise<string> {
-  // Loaded when a PDF is converted: pdf.js (in the parse worker's bundle) and the runner are not needed otherwise.
-  /* eslint-disable @typescript-eslint/no-require-imports, @typescript-eslint/consistent-type-imports */
-  const { ParseRunner } = require('../speech/parse/parse-runner') as typeof import('../speech/parse/parse-runner');
-  const { PipelineError } = require('../speech/types') as typeof import('../speech/types');
-  /* eslint-enable @typescript-eslint/no-require-imports, @typescript-eslint/consistent-type-imports */
-  try {
-    return articleSource((await new ParseRunner().readPdf(bytes, label, new AbortController().signal)).article);
-  } catch (error) {
-    if (error instanceof PipelineError) throw new UsageError(error.message);
-    throw error;
-  }
+  // eslint-disable-next-line @typescript-eslint/no-require-imports, @typescript-eslint/consistent-type-imports
+  const { readPdfText } = require('../speech/parse/pdf-text') as typeof import('../speech/parse/pdf-text');
+  const read = await readPdfText(bytes, label, new AbortController().signal);
+  if ('problem' in read) throw new UsageError(read.problem);
+  return read.text;
 }
 
 /** A file's text: UTF-16 when its byte order mark says so (Windows "Unicode" files), else UTF-8. */

@@ -227,26 +227,24 @@ function activePdfTab(): vscode.Uri | undefined {
  * cancellable notification while it reads.
  */
 async function pdfArticle(bytes: Uint8Array, file: vscode.Uri, name: string): Promise<Article | { problem: string }> {
-  /* eslint-disable @typescript-eslint/no-require-imports, @typescript-eslint/consistent-type-imports */
-  const { ParseRunner } = require('../speech/parse/parse-runner') as typeof import('../speech/parse/parse-runner');
-  const { PipelineError } = require('../speech/types') as typeof import('../speech/types');
-  const { articleSource } = require('../speech/source/article') as typeof import('../speech/source/article');
-  /* eslint-enable @typescript-eslint/no-require-imports, @typescript-eslint/consistent-type-imports */
+  // eslint-disable-next-line @typescript-eslint/no-require-imports, @typescript-eslint/consistent-type-imports
+  const { readPdfText } = require('../speech/parse/pdf-text') as typeof import('../speech/parse/pdf-text');
   return vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: `Reading the text of ${name}…`, cancellable: true },
     async (_progress, token) => {
       const stop = new AbortController();
       const cancelled = token.onCancellationRequested(() => stop.abort());
       try {
-        const { article } = await new ParseRunner().readPdf(bytes, `The PDF ${name}`, stop.signal);
+        const read = await readPdfText(bytes, `The PDF ${name}`, stop.signal);
+        if (stop.signal.aborted) return { problem: `Reading ${name} was cancelled.` };
+        if ('problem' in read) return read;
         return {
-          title: article.title ?? name,
-          text: articleSource(article),
+          title: read.title ?? name,
+          text: read.text,
           source: { kind: 'document', documentUri: file.toString() },
         };
       } catch (error) {
         if (stop.signal.aborted) return { problem: `Reading ${name} was cancelled.` };
-        if (error instanceof PipelineError) return { problem: error.message };
         throw error;
       } finally {
         cancelled.dispose();
