@@ -176,14 +176,25 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
     }
   }
 
+  /** How the last Enter in the palette was taken (for the message of a convert that made no job). */
+  let lastEnter = 'none yet';
+
   /** Whether the picker closed or shows something else than `typed` within 30 s (Enter was taken). */
   async function gaveWay(widget: Locator, input: Locator, typed: string): Promise<boolean> {
-    const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline) {
-      if (!(await widget.isVisible().catch(() => false))) return true;
-      if ((await input.inputValue({ timeout: 1_000 }).catch(() => typed)) !== typed) return true;
+    const start = Date.now();
+    while (Date.now() < start + 30_000) {
+      if (!(await widget.isVisible().catch(() => false))) {
+        lastEnter = `Enter on "${typed}": the palette closed within ${Date.now() - start} ms`;
+        return true;
+      }
+      const value = await input.inputValue({ timeout: 1_000 }).catch(() => typed);
+      if (value !== typed) {
+        lastEnter = `Enter on "${typed}": the picker showed "${value}" within ${Date.now() - start} ms`;
+        return true;
+      }
       await page.waitForTimeout(100);
     }
+    lastEnter = `Enter on "${typed}": the palette stayed 30 s`;
     return false;
   }
 
@@ -266,7 +277,18 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
         .allInnerTexts()
         .then((all) => all.map((text) => text.replace(/\s+/g, ' ').trim()).filter(Boolean))
         .catch(() => []);
-    const tabs = await texts('.tabs-container .tab');
+    // A tab's dirty mark is a class, not text: an Enter that reached an editor instead of a picker shows there.
+    const tabs: string[] = [];
+    for (const tab of await page
+      .locator('.tabs-container .tab')
+      .all()
+      .catch(() => [])) {
+      const text = (await tab.innerText().catch(() => '')).replace(/\s+/g, ' ').trim();
+      const classes = ` ${(await tab.getAttribute('class').catch(() => '')) ?? ''} `;
+      tabs.push(
+        `${text}${classes.includes(' active ') ? ' (active)' : ''}${classes.includes(' dirty ') ? ' (unsaved)' : ''}`,
+      );
+    }
     const notifications = await texts('.notifications-toasts .notification-toast');
     const picker = await texts('.quick-input-widget:visible .quick-input-list .monaco-list-row');
     const shot = await screenshot(`shown-${Date.now()}`).catch(() => 'none');
@@ -301,8 +323,27 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
     try {
       await waitFor(`a job "${title}" submitted`, () => submitted() > before, timeoutMs);
     } catch (error) {
-      throw new Error(`${(error as Error).message}; ${await whatIsShown()}`);
+      const shown = await whatIsShown();
+      throw new Error(`${(error as Error).message}; ${lastEnter}; ${shown}\n${await recentCommands()}`);
     }
+  }
+
+  /**
+   * The palette's first rows with nothing typed: its recently used commands, newest first. VS Code adds a command
+   * there when the palette accepts it, so this tells whether an Enter in the palette ran the command at all.
+   */
+  async function recentCommands(): Promise<string> {
+    const input = await typeInPicker('F1', '>');
+    const rows = page.locator('.quick-input-list .monaco-list-row');
+    const listed = input ? await rows.first().waitFor({ timeout: 5_000 }).then(ok, fail) : false;
+    const texts = listed ? await rows.allInnerTexts().catch((): string[] => []) : [];
+    await page.keyboard.press('Escape');
+    return `the palette's first rows (recently used first): ${
+      texts
+        .slice(0, 4)
+        .map((text) => text.replace(/\s+/g, ' ').trim())
+        .join(' | ') || 'none'
+    }`;
   }
 
   async function screenshot(name: string): Promise<string> {
