@@ -20,7 +20,7 @@ import { openOutputStorage } from './output-storage';
 import { PgEventBus } from './pg-events';
 import { migrate } from './schema';
 import { TeamTokens, manageTokens, unusableToken } from './tokens';
-import { Worker, removeStaleRunFolders } from './worker';
+import { Worker, sweepRunFolders } from './worker';
 import { serveMetrics } from './metrics-server';
 import { listWorkers, workersTable } from './workers';
 
@@ -278,8 +278,7 @@ export async function startWorker(
     options.log ??
     teamLogger(settings.logLevel, team.json, { role: 'worker', node: `${os.hostname()}:${process.pid}` });
   await checkWorkDir(team.workDir);
-  const swept = await removeStaleRunFolders(team.workDir);
-  if (swept > 0) log('info', `Removed ${swept} run folder(s) left in ${team.workDir} by workers that were killed.`);
+  await sweepRunFolders(team.workDir, log);
   const engine = settings.engine;
   const concurrency = engine.concurrency ?? Math.max(1, Math.min(4, os.availableParallelism()));
   const db = team.db as DbConnection;

@@ -443,12 +443,7 @@ export class Worker {
   private async sweepWorkDir(): Promise<void> {
     if (Date.now() - this.lastSweep < SWEEP_EVERY_MS) return;
     this.lastSweep = Date.now();
-    const removed = await removeStaleRunFolders(this.options.workDir);
-    if (removed > 0)
-      this.options.log(
-        'info',
-        `Removed ${removed} run folder(s) left in ${this.options.workDir} by workers that were killed.`,
-      );
+    await sweepRunFolders(this.options.workDir, this.options.log);
   }
 
   /**
@@ -589,10 +584,16 @@ function runFolderPrefix(jobId: string): string {
 }
 
 /** Removes run folders in `workDir` left by workers that were killed; returns how many. Never throws. */
-export function removeStaleRunFolders(workDir: string): Promise<number> {
+function removeStaleRunFolders(workDir: string): Promise<number> {
   const owner = ownerTag();
   return removeStaleFolders(workDir, RUN_FOLDER, (name) => {
     const found = /^aa-run-(\d+)@([A-Za-z0-9._]+)-/.exec(name);
     return found && found[2] === owner ? Number(found[1]) : undefined;
   });
+}
+
+/** Removes the run folders of killed workers (removeStaleRunFolders) and logs how many, if any. Never throws. */
+export async function sweepRunFolders(workDir: string, log: Logger): Promise<void> {
+  const removed = await removeStaleRunFolders(workDir);
+  if (removed > 0) log('info', `Removed ${removed} run folder(s) left in ${workDir} by workers that were killed.`);
 }
