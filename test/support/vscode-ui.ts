@@ -35,8 +35,11 @@ export async function audio(frame: Frame, expression: string): Promise<unknown> 
 export interface VSCodeSession {
   page: Page;
   workspace: string;
-  /** Opens the command palette and runs the command with this title (as shown in the palette). */
-  runCommand(title: string): Promise<void>;
+  /**
+   * Opens the command palette and runs the command with this title (as shown in the palette). `keepSelection`: no
+   * Escape before F1 unless a picker is open (in an editor, Escape clears the selection the command is to act on).
+   */
+  runCommand(title: string, options?: { keepSelection?: boolean }): Promise<void>;
   /**
    * Runs a palette command that asks for a job and picks the row with this title, trying again (the picker closed)
    * until the job is offered; a failure says what the picker listed, with a screenshot.
@@ -61,6 +64,11 @@ export interface VSCodeSession {
    * reached the service otherwise shows only as a job missing minutes later).
    */
   convertCurrentDocument(title: string, timeoutMs?: number): Promise<void>;
+  /**
+   * Convert Selection to Audio from the palette, keeping the editor's selection, then waits as convertCurrentDocument
+   * does for a job with this title (a selection's first heading, else "Selection from <file>").
+   */
+  convertSelection(title: string, timeoutMs?: number): Promise<void>;
   /** The last `lines` lines of the extension's log (its "Article Audio" output channel, as VS Code writes it). */
   extensionLog(lines?: number): string;
   /**
@@ -124,11 +132,16 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
    * Opens the Command Palette (F1) or Quick Open (Ctrl+P) and types `text`; undefined if the picker closed meanwhile,
    * so the caller tries again. A key pressed while the previous picker is still closing is lost (so wait for it to
    * go), and a picker closes whenever something takes the focus (a view, an editor or a walkthrough opening).
+   * `keepSelection`: Escape only if a picker shows (in an editor, Escape clears the selection).
    */
-  async function typeInPicker(key: 'F1' | 'Control+P', text: string): Promise<Locator | undefined> {
+  async function typeInPicker(
+    key: 'F1' | 'Control+P',
+    text: string,
+    keepSelection = false,
+  ): Promise<Locator | undefined> {
     const widget = page.locator('.quick-input-widget');
     const input = widget.locator('input').first();
-    await page.keyboard.press('Escape');
+    if (!keepSelection || (await widget.isVisible().catch(() => false))) await page.keyboard.press('Escape');
     await widget.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => undefined);
     await page.keyboard.press(key);
     if (!(await input.waitFor({ state: 'visible', timeout: 10_000 }).then(ok, fail))) return undefined;
@@ -144,7 +157,7 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
    * always first: "View: Close Editor" comes after "View: Close All Editor Groups"), Enter runs it, and the palette
    * must then give way (close, or turn into the command's own picker or input box).
    */
-  async function runCommand(title: string): Promise<void> {
+  async function runCommand(title: string, options: { keepSelection?: boolean } = {}): Promise<void> {
     // A palette opened before the extension has registered its commands misses them: retry until it lists it.
     const deadline = Date.now() + 60_000;
     const exact = new RegExp(`^\\s*${escapeRegExp(title)}\\s*$`);
@@ -153,7 +166,7 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
     const widget = page.locator('.quick-input-widget');
     const shown = () => labels.allInnerTexts().catch((): string[] => []);
     for (;;) {
-      const input = await typeInPicker('F1', `>${title}`);
+      const input = await typeInPicker('F1', `>${title}`, options.keepSelection);
       // The palette closes when something takes the focus (a view or editor opening): then open it again.
       let ready = false;
       // Settled: the same rows twice, 300 ms apart, this command's among them.
@@ -315,11 +328,12 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
     return newest ? readFileSync(newest, 'utf8').trimEnd().split('\n') : [];
   }
 
-  async function convertCurrentDocument(title: string, timeoutMs = 60_000): Promise<void> {
+  /** Runs a convert command and waits until the extension's log says a job with this title was submitted. */
+  async function convert(command: string, title: string, timeoutMs: number, keepSelection = false): Promise<void> {
     const submitted = () =>
       extensionLogLines().filter((line) => line.includes(' submitted to ') && line.includes(`: "${title}" (`)).length;
     const before = submitted();
-    await runCommand('Article Audio: Convert Current Document to Audio');
+    await runCommand(command, { keepSelection });
     try {
       await waitFor(`a job "${title}" submitted`, () => submitted() > before, timeoutMs);
     } catch (error) {
@@ -389,7 +403,10 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
     screenshot,
     whatIsShown,
     extensionLog,
-    convertCurrentDocument,
+    convertCurrentDocument: (title, timeoutMs = 60_000) =>
+      convert('Article Audio: Convert Current Document to Audio', title, timeoutMs),
+    convertSelection: (title, timeoutMs = 60_000) =>
+      convert('Article Audio: Convert Selection to Audio', title, timeoutMs, true),
     async close() {
       await vscode.close();
       removeWorkspace();

@@ -47,14 +47,9 @@ describe('Player with a podcast made from a selection (UI)', () => {
     await page.keyboard.press('Control+Home');
     for (let i = 0; i < 4; i += 1) await page.keyboard.press('ArrowDown');
     await page.keyboard.press('Control+Shift+End');
-    // Not runCommand: its opening Escape would clear the selection.
-    await page.keyboard.press('F1');
-    const input = page.locator('.quick-input-widget input');
-    await input.fill('>Article Audio: Convert Selection to Audio');
-    await page
-      .locator('.quick-input-list .monaco-list-row', { hasText: 'Article Audio: Convert Selection to Audio' })
-      .first()
-      .click({ timeout: 30_000 });
+    await page.locator('.editor-instance .selected-text').first().waitFor({ timeout: 10_000 });
+    // The job is titled by the selection's first heading: a job of the whole document would be "Notes on Bees".
+    await vscode.convertSelection('The quiet decline');
 
     const frame = await vscode.webviewFrame('Article Audio Player', 180_000);
     await frame.locator('#player').waitFor({ state: 'visible', timeout: 20_000 });
@@ -73,7 +68,7 @@ describe('Player with a podcast made from a selection (UI)', () => {
     const sentence = frame.locator('.cue', { hasText: 'Researchers counted colonies across three regions.' });
     assert.equal(await sentence.count(), 1, 'the article sentence is spoken once (only the selection was converted)');
     await sentence.click();
-    await marks.first().waitFor({ timeout: 10_000 });
+    await marks.first().waitFor({ timeout: 30_000 });
     // Two lines start with the sentence; the mark must be on the second (line 7, inside the selection).
     // (A view-line is one visual line; the sentence may wrap, so look for its start only.)
     const lines = page.locator('.editor-instance .view-line', { hasText: 'Researchers counted colonies' });
@@ -92,11 +87,11 @@ describe('Player with a podcast made from a selection (UI)', () => {
     await page.waitForFunction(
       `document.querySelectorAll('.editor-instance .view-overlays [class*="TextEditorDecorationType"]').length === 0`,
       undefined,
-      { timeout: 10_000 },
+      { timeout: 30_000 },
     );
 
     await sentence.click();
-    await marks.first().waitFor({ timeout: 10_000 });
+    await marks.first().waitFor({ timeout: 30_000 });
     await page.mouse.move(0, 0);
     console.log(`screenshot: ${await vscode.screenshot('player-podcast-dark')}`);
   });

@@ -294,15 +294,9 @@ describe('Player (UI)', () => {
       ['Light High Contrast', 'player-high-contrast-light', 'vscode-high-contrast-light'],
     ] as const;
     for (const [theme, name, themeClass] of themes) {
-      // Not runCommand: Enter would take the first row, "Browse Color Themes in Marketplace", which goes online.
-      await page.keyboard.press('Escape');
-      await page.keyboard.press('F1');
+      // runCommand moves the focus to the exact row: the first is "Browse Color Themes in Marketplace" (goes online).
+      await vscode.runCommand('Preferences: Color Theme');
       const input = page.locator('.quick-input-widget input');
-      await input.fill('>Preferences: Color Theme');
-      await page
-        .locator('.quick-input-list .monaco-list-row', { hasText: /^Preferences: Color Theme/ })
-        .first()
-        .click();
       await page
         .locator('.quick-input-list .monaco-list-row', { hasText: 'Dark Modern' })
         .first()
