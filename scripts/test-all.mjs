@@ -29,7 +29,7 @@
 // Every temp file and folder of the run (engines' data dirs, VS Code profiles, workspaces, logs) goes under one folder
 // of its own (TMPDIR=/tmp/aa-tests-XXXXXX), removed at the end, interrupted or not: a file that was killed cannot
 // clean up after itself, and a run beside it sees none of its files. What tests left there is named at the end.
-// The summary gives each group's time and the ten slowest files.
+// Failures are printed again before the summary, which gives each group's time and the ten slowest files.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
@@ -301,6 +301,24 @@ async function build() {
 
 /** Seconds each test file took, for the ten slowest at the end. */
 const fileTimes = [];
+/**
+ * What each failed file or suite said of its failures, printed again just before the summary: a file's report is
+ * printed when it ends, in the middle of a long log, and CI's excerpt of a failed run is its end.
+ */
+const failures = [];
+/** Lines of a failure kept for the end of the run (the whole report is above, with the file). */
+const FAILURE_LINES = 60;
+
+function keepFailure(what, text) {
+  // Frames inside Node's test runner and async hooks say nothing of the failure.
+  const lines = text
+    .trimEnd()
+    .split('\n')
+    .filter((line) => !/^\s*at .*\(?node:(internal|async_hooks)/.test(line));
+  const kept = lines.slice(0, FAILURE_LINES);
+  if (lines.length > FAILURE_LINES) kept.push(`  … ${lines.length - FAILURE_LINES} more lines in its report above`);
+  failures.push({ what, text: kept.join('\n') });
+}
 /** A test file still running after this long hangs (the slowest took 4 minutes at load 25-40): it is ended, and fails. */
 const HUNG_FILE_S = Number(process.env.ARTICLE_AUDIO_TEST_HUNG_FILE_S ?? 1500);
 
@@ -361,6 +379,11 @@ async function runFiles(suite, files, concurrency) {
       const result = tapTotals(tap);
       // A file that ended badly without reporting a failed test (a crash outside any test) still fails the run.
       if (code !== 0 && result.failed === 0) result.failed = 1;
+      if (result.failed > 0) {
+        // Node's spec reporter ends a file's report with its failed tests and their errors.
+        const at = output.lastIndexOf('failing tests:');
+        keepFailure(rel, at >= 0 ? output.slice(at) : output.split('\n').slice(-FAILURE_LINES).join('\n'));
+      }
       totals.passed += result.passed;
       totals.failed += result.failed;
       totals.skipped += result.skipped;
@@ -448,7 +471,9 @@ async function integration() {
     }
     if (!existsSync(resultsFile))
       return { passed: 0, failed: 1, note: `no results (${note ?? 'the run ended before reporting'})` };
-    const { passed, failed } = JSON.parse(readFileSync(resultsFile, 'utf8'));
+    const { passed, failed, results = [] } = JSON.parse(readFileSync(resultsFile, 'utf8'));
+    for (const result of results.filter((r) => r.state === 'failed'))
+      keepFailure(`integration: ${result.title}`, String(result.error));
     return { passed, failed, note };
   });
 }
@@ -600,6 +625,10 @@ if (interrupted) summary.push({ suite: 'interrupted', passed: 0, failed: 1, seco
 const passed = summary.reduce((sum, s) => sum + s.passed, 0);
 const failed = summary.reduce((sum, s) => sum + s.failed, 0);
 const skipped = summary.reduce((sum, s) => sum + (s.skipped ?? 0), 0);
+if (failures.length > 0) {
+  heading(`failures (${failures.length}), again`);
+  for (const { what, text } of failures) console.log(`✖ ${what}\n${text}\n`);
+}
 heading('summary');
 for (const s of summary) {
   console.log(
