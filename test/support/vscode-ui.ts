@@ -118,6 +118,8 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
     throw error;
   }
   const { page } = vscode;
+  /** The Command Palette, Quick Open and every other picker or input box (VS Code reuses one widget). */
+  const quickInput = page.locator('.quick-input-widget');
   try {
     await vscode.open();
     await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
@@ -139,10 +141,9 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
     text: string,
     keepSelection = false,
   ): Promise<Locator | undefined> {
-    const widget = page.locator('.quick-input-widget');
-    const input = widget.locator('input').first();
-    if (!keepSelection || (await widget.isVisible().catch(() => false))) await page.keyboard.press('Escape');
-    await widget.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => undefined);
+    const input = quickInput.locator('input').first();
+    if (!keepSelection || (await quickInput.isVisible().catch(() => false))) await page.keyboard.press('Escape');
+    await quickInput.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => undefined);
     await page.keyboard.press(key);
     if (!(await input.waitFor({ state: 'visible', timeout: 10_000 }).then(ok, fail))) return undefined;
     return (await input.fill(text, { timeout: 3_000 }).then(ok, fail)) ? input : undefined;
@@ -163,7 +164,6 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
     const exact = new RegExp(`^\\s*${escapeRegExp(title)}\\s*$`);
     const labels = page.locator('.quick-input-list .monaco-list-row .label-name');
     const focused = page.locator('.quick-input-list .monaco-list-row.focused .label-name').filter({ hasText: exact });
-    const widget = page.locator('.quick-input-widget');
     const shown = () => labels.allInnerTexts().catch((): string[] => []);
     for (;;) {
       const input = await typeInPicker('F1', `>${title}`, options.keepSelection);
@@ -180,7 +180,7 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
       for (let step = 0; input && ready && step < 20; step++) {
         if (await focused.waitFor({ timeout: 500 }).then(ok, fail)) {
           await input.press('Enter');
-          if (await gaveWay(widget, input, `>${title}`)) return;
+          if (await gaveWay(input, `>${title}`)) return;
           break;
         }
         await input.press('ArrowDown');
@@ -193,10 +193,10 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
   let lastEnter = 'none yet';
 
   /** Whether the picker closed or shows something else than `typed` within 30 s (Enter was taken). */
-  async function gaveWay(widget: Locator, input: Locator, typed: string): Promise<boolean> {
+  async function gaveWay(input: Locator, typed: string): Promise<boolean> {
     const start = Date.now();
     while (Date.now() < start + 30_000) {
-      if (!(await widget.isVisible().catch(() => false))) {
+      if (!(await quickInput.isVisible().catch(() => false))) {
         lastEnter = `Enter on "${typed}": the palette closed within ${Date.now() - start} ms`;
         return true;
       }
@@ -284,9 +284,8 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
 
   /** The window's tabs, notifications and open picker, and a screenshot of it: for the message of a wait that failed. */
   async function whatIsShown(): Promise<string> {
-    const texts = (selector: string) =>
-      page
-        .locator(selector)
+    const texts = (locator: Locator) =>
+      locator
         .allInnerTexts()
         .then((all) => all.map((text) => text.replace(/\s+/g, ' ').trim()).filter(Boolean))
         .catch(() => []);
@@ -302,8 +301,8 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
         `${text}${classes.includes(' active ') ? ' (active)' : ''}${classes.includes(' dirty ') ? ' (unsaved)' : ''}`,
       );
     }
-    const notifications = await texts('.notifications-toasts .notification-toast');
-    const picker = await texts('.quick-input-widget:visible .quick-input-list .monaco-list-row');
+    const notifications = await texts(page.locator('.notifications-toasts .notification-toast'));
+    const picker = await texts(quickInput.filter({ visible: true }).locator('.quick-input-list .monaco-list-row'));
     const shot = await screenshot(`shown-${Date.now()}`).catch(() => 'none');
     return `tabs: ${tabs.join(' | ') || 'none'}; notifications: ${notifications.join(' | ') || 'none'}; picker: ${picker.slice(0, 5).join(' | ') || 'closed'}; screenshot: ${shot}; the extension's log ends:\n${extensionLog()}`;
   }
