@@ -233,8 +233,18 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
   }
 
   async function openFile(name: string, text: string): Promise<void> {
-    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first();
-    const editor = page.locator('.editor-instance .view-lines', { hasText: text }).filter({ visible: true }).first();
+    // The focused row, which Enter opens. Quick Open lists the recently opened editors until the typed name has
+    // filtered them: a wait for any row with the name passed on that list, Enter left the editor in front as it was,
+    // and each such miss cost the 15 s wait below (90 s of one queue test on a quiet machine).
+    const row = page.locator('.quick-input-list .monaco-list-row.focused', { hasText: name }).first();
+    // Shown in the active group, as its active tab (what Convert Current Document reads): the same text may show in
+    // another group, and a check of any visible editor passed on that one.
+    const group = page.locator('.editor-group-container.active');
+    const shown = group.locator('.editor-instance .view-lines', { hasText: text }).filter({ visible: true }).first();
+    const front = group.locator('.tabs-container .tab.active', { hasText: name });
+    const inFront = async (timeout: number) =>
+      (await shown.waitFor({ timeout }).then(ok, fail)) &&
+      (await front.first().waitFor({ timeout: 5_000 }).then(ok, fail));
     const deadline = Date.now() + 120_000;
     let last = 'Quick Open never listed it';
     while (Date.now() < deadline) {
@@ -242,20 +252,15 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
       // Quick Open finds a file once the workspace is indexed, which takes a while on a busy machine.
       if (!input || !(await row.waitFor({ timeout: 5_000 }).then(ok, fail))) continue;
       if (!(await input.press('Enter', { timeout: 3_000 }).then(ok, fail))) continue;
-      if (await editor.waitFor({ timeout: 15_000 }).then(ok, fail)) return;
+      if (await inFront(15_000)) return;
       // Open but scrolled away from the text (the read-along follows the sentence being spoken): to the top.
-      const activeTab = await page
-        .locator('.tabs-container .tab.active')
-        .first()
-        .innerText()
-        .catch(() => '');
-      if (activeTab.includes(name)) {
-        await page.locator('.editor-instance .view-lines').filter({ visible: true }).first().click().catch(fail);
+      if ((await front.count()) > 0) {
+        await group.locator('.editor-instance .view-lines').first().click().catch(fail);
         await page.keyboard.press('Control+Home');
-        if (await editor.waitFor({ timeout: 5_000 }).then(ok, fail)) return;
+        if (await inFront(5_000)) return;
       }
       const tabs = await page.locator('.tabs-container .tab').allInnerTexts();
-      const active = await page.locator('.tabs-container .tab.active').allInnerTexts();
+      const active = await group.locator('.tabs-container .tab.active').allInnerTexts();
       last = `Enter in Quick Open showed no editor with "${text}"; tabs: ${tabs.join(' | ')}; active: ${active.join(' | ')}`;
     }
     await screenshot(`open-file-${name.replace(/[^\w.-]/g, '_')}`).catch(() => undefined);
