@@ -302,7 +302,11 @@ describe('Player (UI)', () => {
         .first()
         .waitFor({ timeout: 10_000 });
       await input.fill(theme);
-      await page.locator('.quick-input-list .monaco-list-row', { hasText: theme }).first().waitFor({ timeout: 10_000 });
+      // Enter takes the focused row: wait until the filter has made it this theme's.
+      await page
+        .locator('.quick-input-list .monaco-list-row.focused', { hasText: theme })
+        .first()
+        .waitFor({ timeout: 10_000 });
       await input.press('Enter');
       await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 10_000 });
       // The webview gets the new theme's variables by message; wait until its body says so.
