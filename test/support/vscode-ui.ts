@@ -235,7 +235,7 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
   async function openFile(name: string, text: string): Promise<void> {
     // The focused row, which Enter opens. Quick Open lists the recently opened editors until the typed name has
     // filtered them: a wait for any row with the name passed on that list, Enter left the editor in front as it was,
-    // and each such miss cost the 15 s wait below (90 s of one queue test on a quiet machine).
+    // and each such miss cost the 15 s wait below (five misses, 75 s, in one queue test run alone).
     const row = page.locator('.quick-input-list .monaco-list-row.focused', { hasText: name }).first();
     // Shown in the active group, as its active tab (what Convert Current Document reads): the same text may show in
     // another group, and a check of any visible editor passed on that one.
