@@ -29,7 +29,9 @@
 // Every temp file and folder of the run (engines' data dirs, VS Code profiles, workspaces, logs) goes under one folder
 // of its own (TMPDIR=/tmp/aa-tests-XXXXXX), removed at the end, interrupted or not: a file that was killed cannot
 // clean up after itself, and a run beside it sees none of its files. What tests left there is named at the end.
-// Failures are printed again before the summary, which gives each group's time and the ten slowest files.
+// Failures are printed again before the summary, which gives each group's time, the ten slowest files and (on Linux)
+// the ten that used the most CPU: on a 2-core machine the run is CPU-bound, and a file's wall time in a full run is
+// mostly its neighbours' work, so CPU seconds say where the run's time goes.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
@@ -139,12 +141,51 @@ const started = Date.now();
 /** Children running now, ended with the run when it is interrupted. */
 const children = new Set();
 
+/**
+ * CPU seconds (user + system) of this run's children that have ended and been reaped, with everything they reaped in
+ * turn (Linux: /proc/self/stat's cutime and cstime, in the kernel's 100 ticks a second); undefined elsewhere. A
+ * process that daemonized (Postgres's server) is reaped by init and counted nowhere.
+ */
+function reapedChildrenCpuS() {
+  try {
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+let cpuSeen = reapedChildrenCpuS();
+/**
+ * The CPU seconds of what was reaped since the last call: called as each child's exit is handled, it is that child's
+ * (and its descendants'), unless two ended in the same turn of the event loop (the first then gets both).
+ */
+function cpuSinceLastCall() {
+  const now = reapedChildrenCpuS();
+  if (now === undefined || cpuSeen === undefined) return undefined;
+  const delta = now - cpuSeen;
+  cpuSeen = now;
+  return Math.round(delta * 10) / 10;
+}
+/** The machine's busy and total CPU time so far (/proc/stat, all cores), for the run's share of it; Linux only. */
+function machineCpuS() {
+  try {
+    const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+    const idle = ticks[3] + ticks[4];
+    const total = ticks.slice(0, 8).reduce((sum, t) => sum + t, 0);
+    return { busy: (total - idle) / 100, total: total / 100 };
+  } catch {
+    return undefined;
+  }
+}
+const machineAtStart = machineCpuS();
+
 function run(command, commandArgs, options = {}) {
   return new Promise((resolve) => {
     const child = spawn(command, commandArgs, { cwd: root, stdio: 'inherit', ...options });
     children.add(child);
     child.on('exit', (code, signal) => {
       children.delete(child);
+      cpuSinceLastCall();
       resolve(code ?? (signal ? 128 : 1));
     });
     child.on('error', (error) => {
@@ -299,8 +340,10 @@ async function build() {
   return true;
 }
 
-/** Seconds each test file took, for the ten slowest at the end. */
+/** Seconds each test file took (wall, and CPU where it can be read), for the ten slowest at the end. */
 const fileTimes = [];
+/** CPU seconds of what is not a test file (the integration lane), listed with the files that used the most. */
+const otherCpu = [];
 /**
  * What each failed file or suite said of its failures, printed again just before the summary: a file's report is
  * printed when it ends, in the middle of a long log, and CI's excerpt of a failed run is its end.
@@ -341,6 +384,7 @@ async function runFiles(suite, files, concurrency) {
       const tap = path.join(tapDir, `${rel.replace(/[\\/]/g, '__')}.tap`);
       const t0 = Date.now();
       let output = '';
+      let cpuSeconds;
       const code = await new Promise((resolve) => {
         const child = spawn(
           process.execPath,
@@ -372,6 +416,7 @@ async function runFiles(suite, files, concurrency) {
         child.on('exit', (exitCode, signal) => {
           clearTimeout(watchdog);
           children.delete(child);
+          cpuSeconds = cpuSinceLastCall();
           resolve(exitCode ?? (signal ? 128 : 1));
         });
       });
@@ -387,9 +432,10 @@ async function runFiles(suite, files, concurrency) {
       totals.passed += result.passed;
       totals.failed += result.failed;
       totals.skipped += result.skipped;
-      fileTimes.push({ file: rel, seconds });
+      fileTimes.push({ file: rel, seconds, ...(cpuSeconds !== undefined ? { cpuSeconds } : {}) });
+      const cpu = cpuSeconds !== undefined ? `, ${cpuSeconds} s CPU` : '';
       console.log(
-        `\n── ${result.failed > 0 ? '✖' : '✔'} ${rel} (${seconds} s: ${result.passed} passed, ${result.failed} failed, ${result.skipped} skipped${code !== 0 ? `, exit ${code}` : ''})`,
+        `\n── ${result.failed > 0 ? '✖' : '✔'} ${rel} (${seconds} s${cpu}: ${result.passed} passed, ${result.failed} failed, ${result.skipped} skipped${code !== 0 ? `, exit ${code}` : ''})`,
       );
       process.stdout.write(output);
     }
@@ -469,6 +515,9 @@ async function integration() {
     } catch (error) {
       note = error instanceof Error ? error.message : String(error);
     }
+    // VS Code ended and was reaped inside runTests: its CPU (with code-server's and the engine's) is what came since.
+    const cpuSeconds = cpuSinceLastCall();
+    if (cpuSeconds !== undefined) otherCpu.push({ what: 'integration: VS Code (the whole lane)', cpuSeconds });
     if (!existsSync(resultsFile))
       return { passed: 0, failed: 1, note: `no results (${note ?? 'the run ended before reporting'})` };
     const { passed, failed, results = [] } = JSON.parse(readFileSync(resultsFile, 'utf8'));
@@ -651,6 +700,20 @@ if (fileTimes.length > 1) {
   console.log('slowest files:');
   for (const { file, seconds } of [...fileTimes].sort((a, b) => b.seconds - a.seconds).slice(0, 10))
     console.log(`  ${String(seconds).padStart(7)} s  ${file}`);
+}
+const byCpu = [
+  ...fileTimes.filter((f) => f.cpuSeconds !== undefined).map((f) => ({ what: f.file, cpuSeconds: f.cpuSeconds })),
+  ...otherCpu,
+].sort((a, b) => b.cpuSeconds - a.cpuSeconds);
+const machineAtEnd = machineCpuS();
+if (byCpu.length > 1 && machineAtStart && machineAtEnd) {
+  const busy = machineAtEnd.busy - machineAtStart.busy;
+  const total = machineAtEnd.total - machineAtStart.total;
+  const ours = (reapedChildrenCpuS() ?? 0) + process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6;
+  console.log(
+    `most CPU (user + system of the file's processes; the machine was busy ${Math.round((100 * busy) / total)} % of the run, ${Math.round(busy)} s of ${Math.round(total)} s, this run's processes ${Math.round(ours)} s of it that could be counted):`,
+  );
+  for (const { what, cpuSeconds } of byCpu.slice(0, 10)) console.log(`  ${String(cpuSeconds).padStart(7)} s  ${what}`);
 }
 writeFileSync(path.join(out, 'file-times.json'), JSON.stringify(fileTimes, null, 1));
 // For the next run's order: this run's times over the earlier ones (files not run keep theirs).
