@@ -24,7 +24,13 @@ import { type Chapter, type Cue, shiftCue, toChaptersJson, toWebVtt } from './au
 import { timeWrittenWords } from './text/word-map';
 import { isClearlyNotEnglish } from './text/language';
 import { type ArticleFacts, articleFacts } from './text/article-facts';
-import { DEFAULT_PARSE_LIMITS, type ParseLimits, ParseRunner, type ReadOptions } from './parse/parse-runner';
+import {
+  DEFAULT_PARSE_LIMITS,
+  type ParseLimits,
+  ParseRunner,
+  type ReadOptions,
+  THREAD_REUSE,
+} from './parse/parse-runner';
 import {
   type ArticlePipeline,
   type PipelineContext,
@@ -246,7 +252,8 @@ class SpeechPipeline implements ArticlePipeline {
     this.voices = new VoiceChoice(this.pool, options.voices);
     // Flite is read and compiled now, asynchronously: never on the main thread as the first job starts.
     void this.pool.prepare();
-    this.parser = new ParseRunner({ ...DEFAULT_PARSE_LIMITS, ...options.parseLimits });
+    // One parse thread is kept between jobs (THREAD_REUSE): a thread's start-up is most of a short job's parse.
+    this.parser = new ParseRunner({ ...DEFAULT_PARSE_LIMITS, ...options.parseLimits }, THREAD_REUSE);
   }
 
   async run(input: PipelineInput, context: PipelineContext): Promise<PipelineOutput> {
@@ -628,8 +635,8 @@ class SpeechPipeline implements ArticlePipeline {
     await settled;
   }
 
-  close(): Promise<void> {
-    return this.pool.close();
+  async close(): Promise<void> {
+    await Promise.all([this.pool.close(), this.parser.close()]);
   }
 }
 

@@ -1,5 +1,5 @@
-// Messages between the pipeline (parse-runner.ts) and a parse worker thread (parse-worker.ts): one request, one
-// response, then the worker is ended.
+// Messages between the pipeline (parse-runner.ts) and a parse worker thread (parse-worker.ts): a request, its
+// response, then the next request or the end of the thread.
 import type { Article } from '../source/article';
 import type { ArticleFacts } from '../text/article-facts';
 import type { ModelProfile, ScriptLine } from '../text/profiles';
@@ -68,6 +68,9 @@ export type ParseResponse =
   | { ok: false; code: PipelineErrorCode; message: string }
   /** A failure that is a defect, not the input's fault: the job fails as `internal`. */
   | { ok: false; code?: undefined; message: string };
+
+/** A response as the worker sends it: with its heap's size then, for the runner's choice to keep the thread. */
+export type ParseAnswer = ParseResponse & { heapBytes?: number };
 
 /** The first lines of a long article's script, sent before the whole script is built. */
 export interface ScriptHead {

@@ -1,13 +1,19 @@
-// Runs HTML extraction, Markdown parsing and intro/outro decoding in a worker thread of their own, one thread per
-// task, with a time limit and a memory limit (the thread's heap). A task past either limit has its thread ended and
-// fails with `too_complex` (intro/outro: `intro_unusable`/`outro_unusable`), while the main thread goes on serving
-// HTTP and every other job. A thread per task costs tens of milliseconds to start, which is nothing beside a fetch
-// or synthesis, and gives back all its memory when it ends.
+// Runs HTML extraction, Markdown parsing and intro/outro decoding in a worker thread, one task at a time per thread,
+// with a time limit and a memory limit (the thread's heap). A task past either limit has its thread ended and fails
+// with `too_complex` (intro/outro: `intro_unusable`/`outro_unusable`), while the main thread goes on serving HTTP and
+// every other job.
+//
+// Starting a thread and loading its code costs about 150 ms of CPU (a profile of 20 short jobs: 225 ms a task, most
+// of it Node's start-up and the bundle's compilation), more than a short job's parse itself, and the first part waits
+// for it. So the engine's runner keeps one thread that answered for the next task (THREAD_REUSE): idle for 30 s, or
+// grown past 64 MB of heap (a PDF), or after 200 tasks, it is ended, and gives back all its memory. A
+// thread that was stopped (time, memory, a cancelled job) or failed is never kept. Other runners (the extension's PDF
+// reader, tests) end each thread after its task.
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Article } from '../source/article';
 import type { ArticleFacts } from '../text/article-facts';
-import type { ParseRequest, ParseResponse, ParseStage, Script, ScriptHead } from './parse-protocol';
+import type { ParseAnswer, ParseRequest, ParseResponse, ParseStage, Script, ScriptHead } from './parse-protocol';
 import { type EngineModelId, PipelineError } from '../types';
 
 export interface ParseLimits {
@@ -37,6 +43,38 @@ export const DEFAULT_PARSE_LIMITS: ParseLimits = {
   maxMarkdownDepth: 100,
   maxClipSeconds: 180,
 };
+
+/** Which threads a runner keeps for its next tasks (see the file's comment). */
+export interface ThreadReuse {
+  /** Idle threads kept. */
+  maxIdle: number;
+  /** An idle thread is ended after this long. */
+  idleMs: number;
+  /** A thread whose heap is larger than this once it has answered is ended, not kept. */
+  maxHeapBytes: number;
+  /** Tasks a thread runs before it is ended. */
+  maxTasks: number;
+}
+
+/**
+ * The engine's: one thread kept, as jobs come one after another (several at once start threads of their own). Heaps
+ * measured after a task: Markdown 18 MB (a 99,000-character article: 32 MB), the pages of test/fixtures/pages 35-40
+ * MB, a PDF (pdf.js loaded) 105 MB, so a thread that read a PDF is ended.
+ */
+export const THREAD_REUSE: ThreadReuse = { maxIdle: 1, idleMs: 30_000, maxHeapBytes: 64 * 1024 * 1024, maxTasks: 200 };
+
+/** A parse thread, with the task it runs now (none while it waits in the idle list). */
+interface ParseThread {
+  worker: Worker;
+  /** Its code has loaded (it sent `ready`): a task is posted at once. */
+  ready: boolean;
+  tasks: number;
+  /** The task's handlers; the thread's listeners call them. */
+  onMessage?: (message: ParseAnswer | ParseStage) => void;
+  onFailure?: (error: Error & { code?: string }) => void;
+  ended: boolean;
+  idleTimer?: NodeJS.Timeout;
+}
 
 function workerLocation(): { script: string; evaluate: boolean } {
   if (__filename.endsWith('.ts')) {
@@ -86,7 +124,22 @@ function seconds(ms: number): string {
 }
 
 export class ParseRunner {
-  constructor(readonly limits: ParseLimits = DEFAULT_PARSE_LIMITS) {}
+  private readonly idle: ParseThread[] = [];
+  private closed = false;
+  /** Threads started and tasks run, for checks that threads are kept and ended as they should be. */
+  readonly counts = { threads: 0, tasks: 0 };
+
+  /** `reuse`: keep threads for later tasks (the engine's runner); without it each thread ends after its task. */
+  constructor(
+    readonly limits: ParseLimits = DEFAULT_PARSE_LIMITS,
+    private readonly reuse?: ThreadReuse,
+  ) {}
+
+  /** Ends the idle threads; later tasks still run, each in a thread of its own. */
+  close(): Promise<void> {
+    this.closed = true;
+    return Promise.all(this.idle.splice(0).map((thread) => this.end(thread))).then(() => undefined);
+  }
 
   /** The article of a web page; fails with not_an_article, fetch_failed (empty) or too_complex. */
   async extractHtml(html: string, pageUrl: string, signal: AbortSignal): Promise<Article> {
@@ -221,26 +274,23 @@ export class ParseRunner {
     onHead?: ReadOptions['onHead'],
   ): Promise<ParseResponse & { ok: true }> {
     signal.throwIfAborted();
-    const { script, evaluate } = workerLocation();
     const { timeoutMs, memoryMb } = this.limits;
+    const thread = this.take();
+    this.counts.tasks++;
+    thread.tasks++;
     return new Promise((resolve, reject) => {
-      const worker = new Worker(script, {
-        eval: evaluate,
-        resourceLimits: {
-          maxOldGenerationSizeMb: memoryMb,
-          maxYoungGenerationSizeMb: Math.min(32, Math.max(4, Math.floor(memoryMb / 16))),
-        },
-        stdout: false,
-        stderr: false,
-      });
       let settled = false;
       let timer: NodeJS.Timeout | undefined;
-      const finish = (outcome: () => void) => {
+      /** `keep`: the thread answered, and may be kept for the next task. */
+      const finish = (outcome: () => void, keep: { heapBytes?: number } | undefined = undefined) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
         signal.removeEventListener('abort', onAbort);
-        void worker.terminate();
+        thread.onMessage = undefined;
+        thread.onFailure = undefined;
+        if (keep) this.release(thread, keep.heapBytes);
+        else void this.end(thread);
         outcome();
       };
       const onAbort = () =>
@@ -263,7 +313,7 @@ export class ParseRunner {
           );
         }, timeoutMs);
       };
-      worker.on('message', (response: ParseResponse | ParseStage) => {
+      thread.onMessage = (response) => {
         if ('stage' in response) {
           if (response.stage === 'head') {
             if (!settled) onHead?.(response.article, response.head, response.facts);
@@ -272,16 +322,19 @@ export class ParseRunner {
           // The script stage gets a clock and a message of its own, as when it ran in a thread of its own.
           if (response.stage === 'script') overLimit = SCRIPT_OVER_LIMIT;
           startClock();
-          if (response.stage === 'ready') worker.postMessage(request);
+          if (response.stage === 'ready') thread.worker.postMessage(request);
           return;
         }
+        const { heapBytes, ...answer } = response;
+        // A failure that is a defect (no code) ends the thread: whatever went wrong may have left it unfit.
+        const keep = answer.ok || answer.code ? { heapBytes } : undefined;
         finish(() => {
-          if (response.ok) resolve(response);
-          else if (response.code) reject(new PipelineError(response.code, response.message));
-          else reject(new Error(response.message));
-        });
-      });
-      worker.on('error', (error: Error & { code?: string }) => {
+          if (answer.ok) resolve(answer);
+          else if (answer.code) reject(new PipelineError(answer.code, answer.message));
+          else reject(new Error(answer.message));
+        }, keep);
+      };
+      thread.onFailure = (error) => {
         finish(() => {
           if (error.code === 'ERR_WORKER_OUT_OF_MEMORY' || error instanceof RangeError) {
             reject(
@@ -295,10 +348,86 @@ export class ParseRunner {
             reject(new Error(`The parse worker failed: ${error.message}`, { cause: error }));
           }
         });
-      });
-      worker.on('exit', (code) =>
-        finish(() => reject(new Error(`The parse worker stopped unexpectedly (exit code ${code})`))),
-      );
+      };
+      // A kept thread has loaded its code: the task goes now, and its clock starts now.
+      if (thread.ready) {
+        startClock();
+        thread.worker.postMessage(request);
+      }
     });
+  }
+
+  /** An idle thread (the one that waited least), or a new one. */
+  private take(): ParseThread {
+    const kept = this.idle.pop();
+    if (kept) {
+      clearTimeout(kept.idleTimer);
+      kept.worker.ref();
+      return kept;
+    }
+    const { script, evaluate } = workerLocation();
+    const { memoryMb } = this.limits;
+    const worker = new Worker(script, {
+      eval: evaluate,
+      resourceLimits: {
+        maxOldGenerationSizeMb: memoryMb,
+        maxYoungGenerationSizeMb: Math.min(32, Math.max(4, Math.floor(memoryMb / 16))),
+      },
+      stdout: false,
+      stderr: false,
+    });
+    this.counts.threads++;
+    const thread: ParseThread = { worker, ready: false, tasks: 0, ended: false };
+    worker.on('message', (message: ParseAnswer | ParseStage) => {
+      if ('stage' in message && message.stage === 'ready') thread.ready = true;
+      thread.onMessage?.(message);
+    });
+    worker.on('error', (error: Error & { code?: string }) => {
+      this.forget(thread);
+      thread.onFailure?.(error);
+    });
+    worker.on('exit', (code) => {
+      this.forget(thread);
+      thread.onFailure?.(new Error(`The parse worker stopped unexpectedly (exit code ${code})`));
+    });
+    return thread;
+  }
+
+  /** After an answer: kept idle if reuse allows it, ended otherwise. */
+  private release(thread: ParseThread, heapBytes: number | undefined): void {
+    const reuse = this.reuse;
+    if (
+      !reuse ||
+      this.closed ||
+      thread.ended ||
+      this.idle.length >= reuse.maxIdle ||
+      thread.tasks >= reuse.maxTasks ||
+      heapBytes === undefined ||
+      heapBytes > reuse.maxHeapBytes
+    ) {
+      void this.end(thread);
+      return;
+    }
+    // An idle thread keeps no process alive, and is ended when it has waited idleMs.
+    thread.worker.unref();
+    thread.idleTimer = setTimeout(() => {
+      const at = this.idle.indexOf(thread);
+      if (at >= 0) this.idle.splice(at, 1);
+      void this.end(thread);
+    }, reuse.idleMs);
+    thread.idleTimer.unref();
+    this.idle.push(thread);
+  }
+
+  private forget(thread: ParseThread): void {
+    thread.ended = true;
+    clearTimeout(thread.idleTimer);
+    const at = this.idle.indexOf(thread);
+    if (at >= 0) this.idle.splice(at, 1);
+  }
+
+  private async end(thread: ParseThread): Promise<void> {
+    this.forget(thread);
+    await thread.worker.terminate();
   }
 }

@@ -1,12 +1,14 @@
 // A parse worker thread: HTML extraction (Readability over linkedom), Markdown parsing (marked) and intro/outro
 // decoding run here, never on the engine's main thread, so one hostile input cannot stop the engine from answering.
-// The runner (parse-runner.ts) bounds each run's time and memory and ends the thread when either is exceeded.
+// The runner (parse-runner.ts) bounds each task's time and memory and ends the thread when either is exceeded; a
+// thread that answered keeps its loaded code for the engine's next task (parse-runner.ts, ParseThreads).
+import { getHeapStatistics } from 'node:v8';
 import { parentPort } from 'node:worker_threads';
 import { TEXT_MAX_LENGTH, TEXT_MIN_LENGTH } from '../../protocol/text';
 import { storableArticle, type Article } from '../source/article';
 import { articleFacts } from '../text/article-facts';
 import { htmlNestingDepth, markdownNestingDepth } from '../source/nesting';
-import type { ParseRequest, ParseResponse, ParseStage } from './parse-protocol';
+import type { ParseAnswer, ParseRequest, ParseResponse, ParseStage } from './parse-protocol';
 import type { EngineModelId } from '../types';
 import { traceMemory } from '../threads/memory-trace';
 
@@ -187,14 +189,24 @@ async function handle(request: ParseRequest): Promise<ParseResponse> {
   }
 }
 
+/** The thread's heap now (V8's committed size): the runner keeps a thread for the next task only while it is small. */
+function heapBytes(): number {
+  return getHeapStatistics().total_heap_size;
+}
+
 // The runner starts the task's clock when the thread has loaded its code, so a slow start on a loaded machine does
-// not eat into the time a page may take.
+// not eat into the time a page may take. A thread may be given more tasks, one after the other (the runner sends the
+// next only once this one has answered).
 port.postMessage({ stage: 'ready' } satisfies ParseStage);
-port.once('message', (request: ParseRequest) => {
+port.on('message', (request: ParseRequest) => {
   handle(request).then(
     (response) =>
-      port.postMessage(response, 'samples' in response && response.ok ? [response.samples.buffer as ArrayBuffer] : []),
-    (error: unknown) => port.postMessage({ ok: false, message: describe(error) } satisfies ParseResponse),
+      port.postMessage(
+        { ...response, heapBytes: heapBytes() },
+        'samples' in response && response.ok ? [response.samples.buffer as ArrayBuffer] : [],
+      ),
+    (error: unknown) =>
+      port.postMessage({ ok: false, message: describe(error), heapBytes: heapBytes() } satisfies ParseAnswer),
   );
 });
 
