@@ -3,7 +3,7 @@
 //
 //   npm run bench                              everything (several minutes), writes BENCHMARKS.md
 //   npm run bench -- --quick                   short and medium articles only, fewer samples
-//   npm run bench -- speed memory              only these benchmarks (speed, memory, service, extension, client, hostile, provider, team, capacity)
+//   npm run bench -- speed memory              only these benchmarks (speed, parts, short, memory, service, extension, client, hostile, provider, team, capacity)
 //   npm run bench -- speed --models mini,pro --articles short,medium
 //   npm run bench -- --write                   write BENCHMARKS.md after a partial run too
 //   npm run bench -- extraction --pages DIR    article extraction on a development set (bench/devset.ts builds it);
@@ -27,10 +27,12 @@ import { ARTICLES, type Bench, type BenchOptions, MODELS, type Row, formatTable 
 import { service } from './service';
 import { team } from './team';
 import { serviceDown } from './service-down';
+import { shortJobs } from './short-jobs';
 
 const BENCHES: Bench[] = [
   engineSpeed,
   firstPart,
+  shortJobs,
   engineMemory,
   service,
   serviceDown,

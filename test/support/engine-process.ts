@@ -18,6 +18,8 @@ export interface EngineProcessOptions {
    * AA_TEST_STEP_MS and AA_TEST_PARTS in `env` shape its jobs), for fault tests that need many quick jobs.
    */
   entry?: 'serve' | 'engine' | 'test-pipeline';
+  /** Another build's dist/cli.js or dist/engine.js in place of this checkout's (a benchmark's base build). */
+  script?: string;
   /** API tokens (ARTICLE_AUDIO_TOKENS). Default: two random ones. */
   tokens?: string[];
   /** Default: a new temp dir, removed by dispose(). */
@@ -78,9 +80,10 @@ export async function startEngineProcess(options: EngineProcessOptions = {}): Pr
   }
   const entry = options.entry ?? 'serve';
   const script =
-    entry === 'test-pipeline'
+    options.script ??
+    (entry === 'test-pipeline'
       ? path.join(repoRoot, 'test', 'team', 'test-engine.ts')
-      : path.join(repoRoot, 'dist', entry === 'serve' ? 'cli.js' : 'engine.js');
+      : path.join(repoRoot, 'dist', entry === 'serve' ? 'cli.js' : 'engine.js'));
   if (!existsSync(script)) throw new Error(`${script} is missing: run \`npm run build\` first.`);
   const ownDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'aa-engine-'));

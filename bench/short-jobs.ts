@@ -1,0 +1,151 @@
+// Short jobs: what a job of two sentences costs the engine, and the parse thread's share of it.
+//
+// 1. A parse task of a short text (article and script, as a job's), in a thread started for it and in a thread kept
+//    from the task before (ParseRunner with and without THREAD_REUSE, parse-runner.ts), alternated in the same run:
+//    CPU per task of this process (the parse threads are its threads), and wall time per task.
+//    The sources run under tsx here, so a started thread also compiles TypeScript: the ratio is larger than in the
+//    bundle (a profile of the bundled engine: about 150 ms of a started thread's CPU is its start-up).
+// 2. The engine process (dist/cli.js serve, started as the extension starts it), warmed up, running short jobs one
+//    after another and four at a time: its CPU per job (all its threads, from /proc) and the wall time per job. With
+//    BENCH_BASE_DIST=<another checkout's dist> the same on that build, alternated round by round, and the ratio:
+//      git worktree add /tmp/base <commit> && ln -s "$PWD/node_modules" /tmp/base/ && (cd /tmp/base && node esbuild.mjs)
+//      BENCH_BASE_DIST=/tmp/base/dist npm run bench -- short
+import os from 'node:os';
+import path from 'node:path';
+import { ENGINE_ENV, ENGINE_NODE_FLAGS } from '../src/engine/process-tuning';
+import { DEFAULT_PARSE_LIMITS, ParseRunner, THREAD_REUSE } from '../src/speech/parse/parse-runner';
+import { startEngineProcess } from '../test/support/engine-process';
+import { serviceCalls } from '../test/support/http-calls';
+import { openStream } from '../test/support/sse-reader';
+import { processCpuS, warmUp } from './lib/engine-runs';
+import type { Bench, Row } from './lib/report';
+
+const SHORT = 'A small note to read aloud. It has two short sentences and nothing else.';
+const MODEL = 'article-audio-1-mini';
+const load = () => os.loadavg()[0]!.toFixed(1);
+
+async function parseTasks(runner: ParseRunner, count: number): Promise<{ cpuMs: number; wallMs: number }> {
+  const signal = new AbortController().signal;
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  for (let i = 0; i < count; i++) await runner.readText(`${SHORT} Task ${i}.`, 'The text', signal, { modelId: MODEL });
+  const cpu = process.cpuUsage(cpu0);
+  return { cpuMs: (cpu.user + cpu.system) / 1000 / count, wallMs: (performance.now() - t0) / count };
+}
+
+async function parseRows(rounds: number, perRound: number): Promise<Row[]> {
+  const fresh = new ParseRunner(DEFAULT_PARSE_LIMITS);
+  const kept = new ParseRunner(DEFAULT_PARSE_LIMITS, THREAD_REUSE);
+  const totals = { fresh: { cpuMs: 0, wallMs: 0 }, kept: { cpuMs: 0, wallMs: 0 } };
+  const loadBefore = load();
+  // One task each first: the kept runner's thread, and the code both load from disk.
+  await parseTasks(fresh, 1);
+  await parseTasks(kept, 1);
+  for (let round = 0; round < rounds; round++) {
+    for (const [name, runner] of [
+      ['fresh', fresh],
+      ['kept', kept],
+    ] as const) {
+      const result = await parseTasks(runner, perRound);
+      totals[name].cpuMs += result.cpuMs / rounds;
+      totals[name].wallMs += result.wallMs / rounds;
+    }
+  }
+  await kept.close();
+  const note = `${rounds} rounds of ${perRound} tasks each, alternated; load ${loadBefore} -> ${load()}`;
+  return [
+    {
+      bench: 'parse task, short text (article and script)',
+      case: 'a thread started for the task (a runner without reuse)',
+      result: `${totals.fresh.cpuMs.toFixed(0)} ms CPU, ${totals.fresh.wallMs.toFixed(0)} ms wall`,
+      note,
+    },
+    {
+      bench: 'parse task, short text (article and script)',
+      case: 'the thread kept from the task before (the engine: THREAD_REUSE)',
+      result: `${totals.kept.cpuMs.toFixed(0)} ms CPU, ${totals.kept.wallMs.toFixed(0)} ms wall`,
+      note: `${(totals.fresh.cpuMs / totals.kept.cpuMs).toFixed(1)}x less CPU, ${(totals.fresh.wallMs / totals.kept.wallMs).toFixed(1)}x less wall than a thread per task; ${note}`,
+    },
+  ];
+}
+
+/** Short jobs on one engine process: CPU (all its threads, from /proc) and wall time per job. */
+async function shortJobsOn(script: string | undefined, jobs: number, atOnce: number) {
+  const engine = await startEngineProcess({
+    startTimeoutMs: 60_000,
+    env: { ...ENGINE_ENV },
+    nodeArgs: ENGINE_NODE_FLAGS,
+    ...(script ? { script } : {}),
+  });
+  try {
+    const token = engine.tokens[0]!;
+    const calls = serviceCalls(engine.url, token);
+    await warmUp(engine.url, token, MODEL);
+    let n = 0;
+    let left = jobs;
+    const cpu0 = processCpuS(engine.pid);
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: atOnce }, async () => {
+        while (left-- > 0) {
+          const submitted = await calls.submit({ model_id: MODEL, text: `${SHORT} Job ${n++}.` });
+          await (
+            await openStream(`${engine.url}/v1/jobs/${submitted.jobId}/stream`, token)
+          ).done;
+        }
+      }),
+    );
+    return { cpuMs: ((processCpuS(engine.pid) - cpu0) * 1000) / jobs, wallMs: (performance.now() - t0) / jobs };
+  } finally {
+    await engine.dispose();
+  }
+}
+
+/**
+ * This checkout's engine; with BENCH_BASE_DIST (another checkout's dist folder, built) that engine too, the two
+ * alternated round by round in the same run, and the ratio.
+ */
+async function engineRows(jobs: number, rounds: number, progress: (message: string) => void): Promise<Row[]> {
+  const baseDist = process.env.BENCH_BASE_DIST;
+  const builds = [
+    { name: 'this build', script: undefined },
+    ...(baseDist ? [{ name: `base build (${baseDist})`, script: path.join(baseDist, 'cli.js') }] : []),
+  ];
+  const rows: Row[] = [];
+  for (const atOnce of [1, 4]) {
+    const loadBefore = load();
+    const totals = builds.map(() => ({ cpuMs: 0, wallMs: 0 }));
+    for (let round = 0; round < rounds; round++) {
+      for (const [i, build] of builds.entries()) {
+        progress(`short: ${build.name}, ${atOnce} at a time, round ${round + 1} of ${rounds}`);
+        const result = await shortJobsOn(build.script, jobs, atOnce);
+        totals[i]!.cpuMs += result.cpuMs / rounds;
+        totals[i]!.wallMs += result.wallMs / rounds;
+      }
+    }
+    const mine = totals[0]!;
+    const base = totals[1];
+    for (const [i, build] of builds.entries()) {
+      const t = totals[i]!;
+      rows.push({
+        bench: 'short job, engine process (two sentences, Mini)',
+        case: `${build.name}, ${atOnce === 1 ? 'one after another' : `${atOnce} at a time`}`,
+        result: `${t.cpuMs.toFixed(0)} ms CPU a job, ${t.wallMs.toFixed(0)} ms wall a job`,
+        note: `${i === 0 && base ? `${(mine.cpuMs / base.cpuMs).toFixed(2)}x the base build's CPU, ${(mine.wallMs / base.wallMs).toFixed(2)}x its wall; ` : ''}${rounds} rounds of ${jobs} jobs${builds.length > 1 ? ', builds alternated' : ''}, each on a fresh engine after a warm-up job; load ${loadBefore} -> ${load()}`,
+      });
+    }
+  }
+  return rows;
+}
+
+export const shortJobs: Bench = {
+  name: 'short',
+  title: 'Short jobs: the engine CPU per job, and the parse thread kept between tasks',
+  async run(options) {
+    options.progress('short: parse tasks, a thread per task and a kept thread');
+    const rows = await parseRows(options.quick ? 2 : 4, options.quick ? 10 : 20);
+    options.progress('short: short jobs on an engine process');
+    rows.push(...(await engineRows(options.quick ? 20 : 30, options.quick ? 1 : 3, options.progress)));
+    return rows;
+  },
+};
