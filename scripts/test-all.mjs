@@ -711,7 +711,7 @@ if (byCpu.length > 1 && machineAtStart && machineAtEnd) {
   const total = machineAtEnd.total - machineAtStart.total;
   const ours = (reapedChildrenCpuS() ?? 0) + process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6;
   console.log(
-    `most CPU (user + system of the file's processes; the machine was busy ${Math.round((100 * busy) / total)} % of the run, ${Math.round(busy)} s of ${Math.round(total)} s, this run's processes ${Math.round(ours)} s of it that could be counted):`,
+    `most CPU (user + system of the file's processes; the machine was busy ${Math.round((100 * busy) / total)} % of the run, ${Math.round(busy)} s of ${Math.round(total)} s, this run's processes ${Math.round(ours)} s of it that could be counted: not those killed with their process group, such as VS Code's and the browser's):`,
   );
   for (const { what, cpuSeconds } of byCpu.slice(0, 10)) console.log(`  ${String(cpuSeconds).padStart(7)} s  ${what}`);
 }
