@@ -3,9 +3,11 @@
 //
 // Priorities (issue 30): the `size` workers run 10 nice steps below the engine (thread-priority.ts). A job's first
 // lines, which its first part waits for while a listener waits for it, go to one more worker that runs at normal
-// priority (`holdFirstPart`) and takes nothing else; when the first part is out it is lowered and joins the others,
-// and one worker is ended so that `size` remain. A lowered thread cannot be raised again without privileges, so the
-// next job's first lines get a new worker, started while its article is read.
+// priority (`holdFirstPart`) and takes nothing else. When the first part is out, that worker stays as it is, idle,
+// for the next job's first lines (FIRST_PART_IDLE_MS, then it is ended): a lowered thread cannot be raised again
+// without privileges, so lowering it (as before) meant a new worker for every job, whose start-up (about 150 ms of
+// CPU, much of it the page faults of a fresh Flite memory) was a third of a short job's CPU and came before its first
+// part. The pool's peak is unchanged (the same `size` + 1 workers while a first part is made).
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -68,6 +70,9 @@ function releaseBuffers(...views: Uint8Array[]): void {
   port2.close();
 }
 
+/** How long the first-part worker waits, idle at normal priority, for the next job's first lines before it is ended. */
+export const FIRST_PART_IDLE_MS = 30_000;
+
 export class SynthesisPool {
   private readonly workers: PoolWorker[] = [];
   private readonly queue: Task[] = [];
@@ -81,9 +86,14 @@ export class SynthesisPool {
   private wanted = false;
   /** Jobs whose first part is not out yet (holdFirstPart). */
   private firstPartHolders = 0;
+  /** Ends the idle first-part worker once no job has asked for it for `firstPartIdleMs`. */
+  private firstPartIdleTimer?: NodeJS.Timeout;
   readonly size: number;
 
-  constructor(size = Math.max(1, Math.min(4, os.availableParallelism()))) {
+  constructor(
+    size = Math.max(1, Math.min(4, os.availableParallelism())),
+    private readonly firstPartIdleMs = FIRST_PART_IDLE_MS,
+  ) {
     this.size = size;
   }
 
@@ -124,37 +134,40 @@ export class SynthesisPool {
   }
 
   /**
-   * A job's first part is coming: its first-part lines go to a worker at normal priority (started now if there is
-   * none). Call the returned function once the first part is out (or the job ended): when no job waits for a first
-   * part any more, that worker is lowered and joins the others.
+   * A job's first part is coming: its first-part lines go to the worker at normal priority (the one the last job
+   * used, or one started now). Call the returned function once the first part is out (or the job ended): when no job
+   * waits for a first part any more, that worker waits idle for the next one, and is ended after firstPartIdleMs.
    */
   holdFirstPart(): () => void {
     this.firstPartHolders++;
+    clearTimeout(this.firstPartIdleTimer);
+    this.firstPartIdleTimer = undefined;
     this.warm();
     let released = false;
     return () => {
       if (released) return;
       released = true;
       this.firstPartHolders--;
-      if (this.firstPartHolders > 0) return;
-      for (const entry of this.workers.filter((w) => w.firstPart)) {
-        entry.firstPart = false;
-        entry.priority.lower();
-      }
-      this.retireExtra();
-      this.dispatch();
+      if (this.firstPartHolders > 0 || this.closed) return;
+      clearTimeout(this.firstPartIdleTimer);
+      this.firstPartIdleTimer = setTimeout(() => this.endIdleFirstPartWorker(), this.firstPartIdleMs);
+      this.firstPartIdleTimer.unref();
     };
   }
 
-  /** Ends idle workers beyond `size` (a lowered first-part worker joined them); a busy one is ended when it is done. */
-  private retireExtra(): void {
-    for (;;) {
-      const regular = this.workers.filter((w) => !w.firstPart);
-      if (regular.length <= this.size) return;
-      const idle = regular.find((w) => !w.task);
-      if (!idle) return;
-      this.workers.splice(this.workers.indexOf(idle), 1);
-      void idle.worker.terminate();
+  /** No job asked for first-part lines for a while: the worker at normal priority is ended (once idle). */
+  private endIdleFirstPartWorker(): void {
+    this.firstPartIdleTimer = undefined;
+    if (this.firstPartHolders > 0) return;
+    for (const entry of this.workers.filter((w) => w.firstPart)) {
+      if (entry.task) {
+        // A cancelled job's first line still being made: try again later.
+        this.firstPartIdleTimer = setTimeout(() => this.endIdleFirstPartWorker(), this.firstPartIdleMs);
+        this.firstPartIdleTimer.unref();
+        continue;
+      }
+      this.workers.splice(this.workers.indexOf(entry), 1);
+      void entry.worker.terminate();
     }
   }
 
@@ -266,7 +279,6 @@ export class SynthesisPool {
           });
         else task.reject(new Error(`Speech synthesis failed: ${response.error}`));
       }
-      this.retireExtra();
       this.dispatch();
     });
     const fail = (error: Error) => {
@@ -298,6 +310,7 @@ export class SynthesisPool {
 
   async close(): Promise<void> {
     this.closed = true;
+    clearTimeout(this.firstPartIdleTimer);
     for (const task of this.queue.splice(0)) task.reject(new Error('The engine is stopping'));
     const workers = this.workers.splice(0);
     await Promise.all(

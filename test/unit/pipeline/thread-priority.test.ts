@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import { after, describe, it } from 'node:test';
 import { JobAudio } from '../../../src/speech/audio/job-audio';
+import { eventually } from '../../support/http-calls';
 import { SynthesisPool } from '../../../src/speech/voice/synth-pool';
 import { AUDIO_THREAD_NICENESS } from '../../../src/speech/threads/thread-priority';
 
@@ -68,8 +69,9 @@ describe(
       for (const [tid, nice] of before) if (now.has(tid)) assert.equal(now.get(tid), nice, `thread ${tid} was reniced`);
     });
 
-    it("a job's first part: one synthesis worker and the audio worker at normal priority until it is out, then lowered", async () => {
-      const pool = new SynthesisPool(2);
+    it("a job's first part: one synthesis worker and the audio worker at normal priority; the audio worker is lowered when it is out, the synthesis worker waits for the next job's first part", async () => {
+      // Idle for 10 minutes before it is ended: nothing here waits that long, whatever the load.
+      const pool = new SynthesisPool(2, 600_000);
       pools.push(pool);
       await pool.prepare();
       const release = pool.holdFirstPart();
@@ -91,27 +93,60 @@ describe(
       const audioTid = (await audio.threadId())!;
       assert.equal(niceOf(audioTid), base, 'the audio worker runs at normal priority until the first part is out');
 
-      // The first part is out.
+      // The first part is out: the audio worker is lowered; the first-part worker stays, idle, at normal priority,
+      // and takes no other line.
       release();
       audio.lowerPriority();
-      // The pool ends that worker now (below): on a busy machine its thread can be gone before it is read here.
-      const firstNow = niceOrEnded(first[0]!.tid!);
-      assert.ok(firstNow === lowered || firstNow === 'ended', `the first-part worker is lowered (nice ${firstNow})`);
       assert.equal(niceOf(audioTid), lowered, 'the audio worker is lowered');
+      await Promise.all([pool.synthesize('A later line.', 'rms'), pool.synthesize('And one more.', 'rms')]);
       const after = await pool.threads();
-      assert.equal(after.length, 2, 'one worker is ended, so that the pool keeps its size');
-      assert.ok(after.every((t) => !t.firstPart && niceOf(t.tid!) === lowered));
+      assert.equal(after.length, 3, 'the two workers and the idle first-part worker');
+      const idle = after.filter((t) => t.firstPart);
+      assert.deepEqual(
+        idle.map((t) => t.tid),
+        [first[0]!.tid],
+      );
+      assert.equal(niceOf(idle[0]!.tid!), base, 'it keeps its priority, and runs nothing meanwhile');
+      for (const t of after.filter((t) => !t.firstPart)) assert.equal(niceOf(t.tid!), lowered);
       assert.equal(niceOf(process.pid), base, 'the main thread keeps its priority');
 
-      // The next job's first part gets a new worker at normal priority (a lowered thread cannot be raised again).
+      // The next job's first part runs on the same worker: no new thread.
       const releaseNext = pool.holdFirstPart();
       await pool.synthesize('The next first line.', 'rms', { firstPart: true });
       const next = (await pool.threads()).filter((t) => t.firstPart);
-      assert.equal(next.length, 1);
-      assert.notEqual(next[0]!.tid, first[0]!.tid);
+      assert.deepEqual(
+        next.map((t) => t.tid),
+        [first[0]!.tid],
+      );
       assert.equal(niceOf(next[0]!.tid!), base);
       releaseNext();
-      assert.equal(niceOf(next[0]!.tid!), lowered);
+    });
+
+    it('ends the idle first-part worker when no job asked for a first part for a while, and starts one again when a job does', async () => {
+      const pool = new SynthesisPool(1, 200);
+      pools.push(pool);
+      await pool.prepare();
+      const release = pool.holdFirstPart();
+      await pool.synthesize('The first line.', 'rms', { firstPart: true });
+      const [first] = (await pool.threads()).filter((t) => t.firstPart);
+      release();
+      await eventually(
+        'the idle first-part worker is ended',
+        async () => ((await pool.threads()).some((t) => t.firstPart) ? undefined : true),
+        30_000,
+      );
+      await eventually(
+        'its thread to end',
+        () => Promise.resolve(niceOrEnded(first!.tid!) === 'ended' ? true : undefined),
+        30_000,
+      );
+      const releaseLater = pool.holdFirstPart();
+      await pool.synthesize('A first line, later.', 'rms', { firstPart: true });
+      const later = (await pool.threads()).filter((t) => t.firstPart);
+      assert.equal(later.length, 1);
+      assert.notEqual(later[0]!.tid, first!.tid);
+      assert.equal(niceOf(later[0]!.tid!), base);
+      releaseLater();
     });
   },
 );
