@@ -50,7 +50,7 @@ export interface ThreadReuse {
   maxIdle: number;
   /** An idle thread is ended after this long. */
   idleMs: number;
-  /** A thread whose heap is larger than this once it has answered is ended, not kept. */
+  /** A thread whose heap (with the buffers it holds outside it) is larger than this once it has answered is ended. */
   maxHeapBytes: number;
   /** Tasks a thread runs before it is ended. */
   maxTasks: number;

@@ -189,9 +189,13 @@ async function handle(request: ParseRequest): Promise<ParseResponse> {
   }
 }
 
-/** The thread's heap now (V8's committed size): the runner keeps a thread for the next task only while it is small. */
+/**
+ * The thread's memory now: V8's committed heap and the buffers its objects hold outside it (a PDF's bytes, decoded
+ * audio). The runner keeps a thread for the next task only while it is small.
+ */
 function heapBytes(): number {
-  return getHeapStatistics().total_heap_size;
+  const { total_heap_size: heap, external_memory: external } = getHeapStatistics();
+  return heap + external;
 }
 
 // The runner starts the task's clock when the thread has loaded its code, so a slow start on a loaded machine does
