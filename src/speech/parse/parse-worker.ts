@@ -12,8 +12,8 @@ import type { ParseAnswer, ParseRequest, ParseResponse, ParseStage } from './par
 import type { EngineModelId } from '../types';
 import { traceMemory } from '../threads/memory-trace';
 
-// Each task loads only the code it needs (linkedom and Readability are most of this bundle): a thread starts per
-// task, and loading everything would cost every Markdown job the HTML parser's start-up. `require`, not `import()`:
+// Each task loads only the code it needs (linkedom and Readability are most of this bundle): a thread may run only
+// Markdown jobs, and loading everything would cost each new thread the HTML parser's start-up. `require`, not `import()`:
 // the bundle defers a required module's evaluation the same way, and under tsx (tests) only the CommonJS hook is
 // registered in the thread.
 /* eslint-disable @typescript-eslint/no-require-imports, @typescript-eslint/consistent-type-imports */
