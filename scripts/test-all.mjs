@@ -144,7 +144,8 @@ const children = new Set();
 /**
  * CPU seconds (user + system) of this run's children that have ended and been reaped, with everything they reaped in
  * turn (Linux: /proc/self/stat's cutime and cstime, in the kernel's 100 ticks a second); undefined elsewhere. A
- * process that daemonized (Postgres's server) is reaped by init and counted nowhere.
+ * process whose parent ended first (killed with its process group, as VS Code's and the browser's are) is reaped by
+ * init and counted nowhere.
  */
 function reapedChildrenCpuS() {
   try {
