@@ -382,12 +382,15 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
           await runCommand(command);
           const row = rows.filter({ hasText: job }).first();
           const found = await row.waitFor({ timeout: 5_000 }).then(ok, fail);
-          if (found) await row.click();
-          else {
+          // A picker closes when anything takes the focus: its rows stay in the page, hidden, and a click on one
+          // waits for it to show again. Then the command is run again (a closed picker chose nothing).
+          const clicked = found && (await row.click({ timeout: 5_000 }).then(ok, fail));
+          if (!clicked) {
             seen = await rows.allInnerTexts().catch(() => []);
-            await page.keyboard.press('Escape');
+            if (found) seen.unshift(`(the picker closed before "${job}" could be clicked)`);
+            if (await quickInput.isVisible().catch(() => false)) await page.keyboard.press('Escape');
           }
-          return found;
+          return clicked;
         },
         timeoutMs,
       );

@@ -2,7 +2,7 @@
 // engine: queue a second article, see it under "Up next" in the player, play the first with Ctrl+Alt+Space from the
 // editor, and hear the player go on to the queued article by itself when the first ends.
 import * as assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { audio, launchVSCode, type VSCodeSession, waitForWithin } from '../support/vscode-ui';
@@ -27,6 +27,10 @@ describe('Listening queue (UI)', () => {
         'third.md': THIRD,
         'fourth.md': FOURTH,
         'fifth.md': FIFTH,
+        // There from the start, so that the second case's write is a change to a file VS Code watches: a
+        // `.vscode` folder made while VS Code runs, with the file written at once, was once missed (the setting
+        // never applied, the job said "ready to play" instead of queueing itself).
+        '.vscode/settings.json': '{}',
       },
       settings: { 'articleAudio.model': 'article-audio-1-mini', 'articleAudio.openPlayerWhenDone': false },
     });
@@ -95,7 +99,6 @@ describe('Listening queue (UI)', () => {
     await waitFor('the second story to end', async () => (await audio(before, 'a.ended')) === true, 60_000);
     // From now on a finished job opens the player by itself (a workspace setting, written first: VS Code applies a
     // changed settings file a moment later, long before the fourth story is converted below).
-    mkdirSync(path.join(vscode.workspace, '.vscode'), { recursive: true });
     writeFileSync(
       path.join(vscode.workspace, '.vscode', 'settings.json'),
       JSON.stringify({ 'articleAudio.openPlayerWhenDone': true }),
