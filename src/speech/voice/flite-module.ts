@@ -79,19 +79,28 @@ function importedMemoryLimits(wasm: Uint8Array): MemoryLimits | undefined {
       const module = name();
       const field = name();
       const kind = body[at++]!;
-      if (kind === 0)
-        at = readLeb(body, at).next; // function: its type
-      else if (kind === 1)
-        at = readLimits(body, at + 1).next; // table: element type, limits
-      else if (kind === 2) {
-        const memory = readLimits(body, at);
-        if (module === 'env' && field === 'memory') return memory.limits;
-        at = memory.next;
-      } else if (kind === 3)
-        at += 2; // global: value type, mutability
-      else if (kind === 4)
-        at = readLeb(body, at + 1).next; // tag: attribute, type
-      else throw new Error(`The speech synthesizer module has an import of unknown kind ${kind}.`);
+      switch (kind) {
+        case 0: // function: its type
+          at = readLeb(body, at).next;
+          break;
+        case 1: // table: element type, limits
+          at = readLimits(body, at + 1).next;
+          break;
+        case 2: {
+          const memory = readLimits(body, at);
+          if (module === 'env' && field === 'memory') return memory.limits;
+          at = memory.next;
+          break;
+        }
+        case 3: // global: value type, mutability
+          at += 2;
+          break;
+        case 4: // tag: attribute, type
+          at = readLeb(body, at + 1).next;
+          break;
+        default:
+          throw new Error(`The speech synthesizer module has an import of unknown kind ${kind}.`);
+      }
     }
     return undefined;
   }
