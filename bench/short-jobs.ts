@@ -6,10 +6,13 @@
 //    The sources run under tsx here, so a started thread also compiles TypeScript: the ratio is larger than in the
 //    bundle (a profile of the bundled engine: about 150 ms of a started thread's CPU is its start-up).
 // 2. The engine process (dist/cli.js serve, started as the extension starts it), warmed up, running short jobs one
-//    after another and four at a time: its CPU per job (all its threads, from /proc) and the wall time per job. With
-//    BENCH_BASE_DIST=<another checkout's dist> the same on that build, alternated round by round, and the ratio:
+//    after another and four at a time: its CPU per job (all its threads, from /proc) and the wall time per job.
+// 3. Engine starts: the process's CPU once it listens and 2 s later, and its minor page faults.
+//    With BENCH_BASE_DIST=<another checkout's dist> 2 and 3 run on that build too, alternated round by round, with the
+//    ratio:
 //      git worktree add /tmp/base <commit> && ln -s "$PWD/node_modules" /tmp/base/ && (cd /tmp/base && node esbuild.mjs)
 //      BENCH_BASE_DIST=/tmp/base/dist npm run bench -- short
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ENGINE_ENV, ENGINE_NODE_FLAGS } from '../src/engine/process-tuning';
@@ -101,16 +104,75 @@ async function shortJobsOn(script: string | undefined, jobs: number, atOnce: num
   }
 }
 
+/** Minor page faults of a process so far, from /proc (Linux): fresh memory it touched, among others. */
+function minorFaults(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[7]);
+}
+
+/**
+ * Engine starts (a test run starts about 420; the extension one per window): the process's CPU once it listens, and
+ * 2 s later, when it has read and compiled the speech synthesizer in the background, and its minor page faults then.
+ */
+async function engineStartsOn(script: string | undefined, starts: number) {
+  const totals = { listenMs: 0, settledMs: 0, faults: 0 };
+  for (let i = 0; i < starts; i++) {
+    const engine = await startEngineProcess({
+      startTimeoutMs: 60_000,
+      env: { ...ENGINE_ENV },
+      nodeArgs: ENGINE_NODE_FLAGS,
+      ...(script ? { script } : {}),
+    });
+    try {
+      totals.listenMs += (processCpuS(engine.pid) * 1000) / starts;
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      totals.settledMs += (processCpuS(engine.pid) * 1000) / starts;
+      totals.faults += minorFaults(engine.pid) / starts;
+    } finally {
+      await engine.dispose();
+    }
+  }
+  return totals;
+}
+
+async function startRows(starts: number, rounds: number, progress: (message: string) => void): Promise<Row[]> {
+  const builds = buildsToCompare();
+  const loadBefore = load();
+  const totals = builds.map(() => ({ listenMs: 0, settledMs: 0, faults: 0 }));
+  for (let round = 0; round < rounds; round++) {
+    for (const [i, build] of builds.entries()) {
+      progress(`short: engine starts, ${build.name}, round ${round + 1} of ${rounds}`);
+      const result = await engineStartsOn(build.script, starts);
+      for (const key of ['listenMs', 'settledMs', 'faults'] as const) totals[i]![key] += result[key] / rounds;
+    }
+  }
+  const base = totals[1];
+  return builds.map((build, i) => {
+    const t = totals[i]!;
+    return {
+      bench: 'engine start (dist/cli.js serve, nothing submitted)',
+      case: build.name,
+      result: `${t.listenMs.toFixed(0)} ms CPU to listen, ${t.settledMs.toFixed(0)} ms 2 s later; ${Math.round(t.faults)} minor page faults`,
+      note: `${i === 0 && base ? `${(t.settledMs / base.settledMs).toFixed(2)}x the base build's CPU, ${(t.faults / base.faults).toFixed(2)}x its page faults; ` : ''}${rounds} rounds of ${starts} starts${builds.length > 1 ? ', builds alternated' : ''}; load ${loadBefore} -> ${load()}`,
+    };
+  });
+}
+
+/** This checkout's build, and BENCH_BASE_DIST's (another checkout's dist folder, built) when it is set. */
+function buildsToCompare(): { name: string; script: string | undefined }[] {
+  const baseDist = process.env.BENCH_BASE_DIST;
+  return [
+    { name: 'this build', script: undefined },
+    ...(baseDist ? [{ name: `base build (${baseDist})`, script: path.join(baseDist, 'cli.js') }] : []),
+  ];
+}
+
 /**
  * This checkout's engine; with BENCH_BASE_DIST (another checkout's dist folder, built) that engine too, the two
  * alternated round by round in the same run, and the ratio.
  */
 async function engineRows(jobs: number, rounds: number, progress: (message: string) => void): Promise<Row[]> {
-  const baseDist = process.env.BENCH_BASE_DIST;
-  const builds = [
-    { name: 'this build', script: undefined },
-    ...(baseDist ? [{ name: `base build (${baseDist})`, script: path.join(baseDist, 'cli.js') }] : []),
-  ];
+  const builds = buildsToCompare();
   const rows: Row[] = [];
   for (const atOnce of [1, 4]) {
     const loadBefore = load();
@@ -140,12 +202,14 @@ async function engineRows(jobs: number, rounds: number, progress: (message: stri
 
 export const shortJobs: Bench = {
   name: 'short',
-  title: 'Short jobs: the engine CPU per job, and the parse thread kept between tasks',
+  title: 'Short jobs: the engine CPU per job and per start, and the parse thread kept between tasks',
   async run(options) {
     options.progress('short: parse tasks, a thread per task and a kept thread');
     const rows = await parseRows(options.quick ? 2 : 4, options.quick ? 10 : 20);
     options.progress('short: short jobs on an engine process');
     rows.push(...(await engineRows(options.quick ? 20 : 30, options.quick ? 1 : 3, options.progress)));
+    options.progress('short: engine starts');
+    rows.push(...(await startRows(options.quick ? 3 : 5, options.quick ? 1 : 3, options.progress)));
     return rows;
   },
 };
