@@ -12,7 +12,6 @@
 //    ratio:
 //      git worktree add /tmp/base <commit> && ln -s "$PWD/node_modules" /tmp/base/ && (cd /tmp/base && node esbuild.mjs)
 //      BENCH_BASE_DIST=/tmp/base/dist npm run bench -- short
-import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ENGINE_ENV, ENGINE_NODE_FLAGS } from '../src/engine/process-tuning';
@@ -20,7 +19,7 @@ import { DEFAULT_PARSE_LIMITS, ParseRunner, THREAD_REUSE } from '../src/speech/p
 import { startEngineProcess } from '../test/support/engine-process';
 import { serviceCalls } from '../test/support/http-calls';
 import { openStream } from '../test/support/sse-reader';
-import { processCpuS, warmUp } from './lib/engine-runs';
+import { minorFaults, processCpuS, warmUp } from './lib/engine-runs';
 import type { Bench, Row } from './lib/report';
 
 const SHORT = 'A small note to read aloud. It has two short sentences and nothing else.';
@@ -102,12 +101,6 @@ async function shortJobsOn(script: string | undefined, jobs: number, atOnce: num
   } finally {
     await engine.dispose();
   }
-}
-
-/** Minor page faults of a process so far, from /proc (Linux): fresh memory it touched, among others. */
-function minorFaults(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[7]);
 }
 
 /**

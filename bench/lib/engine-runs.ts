@@ -53,12 +53,22 @@ export function engineRun(model: ModelId, article: ArticleName): Promise<EngineR
   return run;
 }
 
+/** The fields of /proc/<pid>/stat after the command name (which may hold spaces), from the state on. */
+function statFields(pid: number): string[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
 /** CPU seconds (user + system) of a process so far, threads that have ended included, from /proc (Linux). */
 export function processCpuS(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the command name, which may hold spaces: utime and stime are the 12th and 13th.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are the 12th and 13th of these fields.
+  const fields = statFields(pid);
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+/** Minor page faults of a process so far, from /proc (Linux): fresh memory it touched, among others. */
+export function minorFaults(pid: number): number {
+  return Number(statFields(pid)[7]);
 }
 
 /** Linux's USER_HZ: /proc counts CPU time in 1/100 s on every platform Node runs on. */
