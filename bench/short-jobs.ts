@@ -71,14 +71,19 @@ async function parseRows(rounds: number, perRound: number): Promise<Row[]> {
   ];
 }
 
-/** Short jobs on one engine process: CPU (all its threads, from /proc) and wall time per job. */
-async function shortJobsOn(script: string | undefined, jobs: number, atOnce: number) {
-  const engine = await startEngineProcess({
+/** An engine process as the extension starts it: this checkout's `dist/cli.js`, or another build's `cli.js`. */
+function startEngine(script: string | undefined) {
+  return startEngineProcess({
     startTimeoutMs: 60_000,
     env: { ...ENGINE_ENV },
     nodeArgs: ENGINE_NODE_FLAGS,
     ...(script ? { script } : {}),
   });
+}
+
+/** Short jobs on one engine process: CPU (all its threads, from /proc) and wall time per job. */
+async function shortJobsOn(script: string | undefined, jobs: number, atOnce: number) {
+  const engine = await startEngine(script);
   try {
     const token = engine.tokens[0]!;
     const calls = serviceCalls(engine.url, token);
@@ -110,12 +115,7 @@ async function shortJobsOn(script: string | undefined, jobs: number, atOnce: num
 async function engineStartsOn(script: string | undefined, starts: number) {
   const totals = { listenMs: 0, settledMs: 0, faults: 0 };
   for (let i = 0; i < starts; i++) {
-    const engine = await startEngineProcess({
-      startTimeoutMs: 60_000,
-      env: { ...ENGINE_ENV },
-      nodeArgs: ENGINE_NODE_FLAGS,
-      ...(script ? { script } : {}),
-    });
+    const engine = await startEngine(script);
     try {
       totals.listenMs += (processCpuS(engine.pid) * 1000) / starts;
       await new Promise((resolve) => setTimeout(resolve, 2_000));
