@@ -46,6 +46,17 @@ function section(id: number, body: Uint8Array): Uint8Array {
   return out;
 }
 
+/** The module's sections after its 8-byte header: id, body, and the whole section (header included). */
+function* sections(wasm: Uint8Array): Generator<{ id: number; body: Uint8Array; whole: Uint8Array }> {
+  let offset = 8;
+  while (offset < wasm.length) {
+    const start = offset;
+    const { value: size, next } = readLeb(wasm, offset + 1);
+    offset = next + size;
+    yield { id: wasm[start]!, body: wasm.subarray(next, offset), whole: wasm.subarray(start, offset) };
+  }
+}
+
 function readLimits(bytes: Uint8Array, offset: number): { limits: MemoryLimits; next: number } {
   const flags = bytes[offset]!;
   const initial = readLeb(bytes, offset + 1);
@@ -61,13 +72,8 @@ function readLimits(bytes: Uint8Array, offset: number): { limits: MemoryLimits; 
  * already (the build writes dist/flite.wasm so). Only the section headers and the import entries are read.
  */
 function importedMemoryLimits(wasm: Uint8Array): MemoryLimits | undefined {
-  let offset = 8;
-  while (offset < wasm.length) {
-    const id = wasm[offset]!;
-    const { value: size, next } = readLeb(wasm, offset + 1);
-    offset = next + size;
+  for (const { id, body } of sections(wasm)) {
     if (id !== 2) continue;
-    const body = wasm.subarray(next, offset);
     const count = readLeb(body, 0);
     let at = count.next;
     const name = () => {
@@ -116,17 +122,11 @@ export function withImportedMemory(wasm: Uint8Array): { bytes: Uint8Array; limit
   const imported = importedMemoryLimits(wasm);
   if (imported) return { bytes: wasm, limits: imported };
   const parts: Uint8Array[] = [wasm.subarray(0, 8)];
-  let offset = 8;
   let importBody: Uint8Array | undefined;
   let importIndex = -1;
   let limits: MemoryLimits | undefined;
   let limitBytes: Uint8Array | undefined;
-  while (offset < wasm.length) {
-    const start = offset;
-    const id = wasm[offset]!;
-    const { value: size, next } = readLeb(wasm, offset + 1);
-    const body = wasm.subarray(next, next + size);
-    offset = next + size;
+  for (const { id, body, whole } of sections(wasm)) {
     if (id === 2) {
       importBody = body;
       importIndex = parts.length;
@@ -143,7 +143,7 @@ export function withImportedMemory(wasm: Uint8Array): { bytes: Uint8Array; limit
       limitBytes = body.subarray(count.next, read.next);
       continue;
     }
-    parts.push(wasm.subarray(start, offset));
+    parts.push(whole);
   }
   if (!importBody || !limits || !limitBytes)
     throw new Error('The speech synthesizer module has no memory or no imports to rewrite.');
