@@ -149,10 +149,15 @@ export class SynthesisPool {
       released = true;
       this.firstPartHolders--;
       if (this.firstPartHolders > 0 || this.closed) return;
-      clearTimeout(this.firstPartIdleTimer);
-      this.firstPartIdleTimer = setTimeout(() => this.endIdleFirstPartWorker(), this.firstPartIdleMs);
-      this.firstPartIdleTimer.unref();
+      this.endFirstPartWorkerLater();
     };
+  }
+
+  /** (Re)starts the wait after which the idle first-part worker is ended. */
+  private endFirstPartWorkerLater(): void {
+    clearTimeout(this.firstPartIdleTimer);
+    this.firstPartIdleTimer = setTimeout(() => this.endIdleFirstPartWorker(), this.firstPartIdleMs);
+    this.firstPartIdleTimer.unref();
   }
 
   /** No job asked for first-part lines for a while: the worker at normal priority is ended (once idle). */
@@ -162,8 +167,7 @@ export class SynthesisPool {
     for (const entry of this.workers.filter((w) => w.firstPart)) {
       if (entry.task) {
         // A cancelled job's first line still being made: try again later.
-        this.firstPartIdleTimer = setTimeout(() => this.endIdleFirstPartWorker(), this.firstPartIdleMs);
-        this.firstPartIdleTimer.unref();
+        this.endFirstPartWorkerLater();
         continue;
       }
       this.workers.splice(this.workers.indexOf(entry), 1);
