@@ -41,8 +41,9 @@ export interface VSCodeSession {
    */
   runCommand(title: string, options?: { keepSelection?: boolean }): Promise<void>;
   /**
-   * Runs a palette command that asks for a job and picks the row with this title, trying again (the picker closed)
-   * until the job is offered; a failure says what the picker listed, with a screenshot.
+   * Runs a palette command that asks for a job (or shows any picker) and picks the row with this text, trying again
+   * (the picker closed, before or under the click) until it is offered and clicked; a failure says what the picker
+   * listed, with a screenshot.
    */
   runOnJob(command: string, job: string, timeoutMs?: number): Promise<void>;
   /**
