@@ -6,7 +6,7 @@
 // most SAMPLE_CHUNKS chunks of CHUNK_CHARACTERS, spread over the article): up to some 40 ms in a fresh thread whatever
 // the article's length, which on the engine's main thread was its longest stall as a long job started (issue 30). Code blocks and
 // tables are left out, so an English technical article with code stays English.
-import { francAll } from 'franc-min';
+import type * as Franc from 'franc-min';
 import type { Article } from '../source/article';
 
 /** Chunks of prose judged one by one, spread evenly over the article. */
@@ -48,7 +48,17 @@ function letters(text: string): number {
   return text.match(LETTER)?.length ?? 0;
 }
 
-const names = new Intl.DisplayNames('en', { type: 'language' });
+// franc-min builds its trigram tables of 82 languages as it loads (about 17 ms) and Intl.DisplayNames loads ICU's
+// names (about 10 ms): both on first use, not in every process that imports this module without detecting anything
+// (the engine's main thread, which only reads the parse worker's verdict, and every command-line command). `require`,
+// not `import()`: detection is synchronous, and the bundle defers a required module's evaluation (as parse-worker.ts).
+let franc: typeof Franc | undefined;
+function francAll(text: string, options: Parameters<typeof Franc.francAll>[1]): ReturnType<typeof Franc.francAll> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  franc ??= require('franc-min') as typeof Franc;
+  return franc.francAll(text, options);
+}
+let names: Intl.DisplayNames | undefined;
 
 /** The tag and English name of an ISO 639-3 code (Intl knows the aliases: deu -> de, cmn -> zh). */
 export function describeLanguage(iso639_3: string): DetectedLanguage {
@@ -60,7 +70,7 @@ export function describeLanguage(iso639_3: string): DetectedLanguage {
   }
   let name: string | undefined;
   try {
-    name = names.of(tag);
+    name = (names ??= new Intl.DisplayNames('en', { type: 'language' })).of(tag);
   } catch {
     name = undefined;
   }
