@@ -3,7 +3,8 @@
 // undici's redirect interceptor follows them through the same policy agent, and refuses non-http(s) targets and loops.
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { type Dispatcher, interceptors, request } from 'undici';
+import type { Dispatcher } from 'undici';
+import { http } from '../http';
 import { storableText } from '../../protocol/text';
 import { policyAgent } from './network-policy';
 import type { FetchLimits } from '../types';
@@ -108,12 +109,15 @@ export async function fetchWithLimits(
     const parsed = new URL(current);
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
       throw new FetchError(`${url} is a ${parsed.protocol} address, which cannot be fetched.`);
-    const response = await request(current, {
+    const response = await http().request(current, {
       method: 'GET',
       signal: combined,
       // The recorder sits inside the redirect interceptor, so it sees every hop, also one that fails to connect:
       // the error then names the address that failed, not the one the user gave.
-      dispatcher: dispatcher.compose(recordHops, interceptors.redirect({ maxRedirections: limits.maxRedirects })),
+      dispatcher: dispatcher.compose(
+        recordHops,
+        http().interceptors.redirect({ maxRedirections: limits.maxRedirects }),
+      ),
       headers: { accept, 'user-agent': 'ArticleAudio/0.1 (+local engine)', 'accept-encoding': 'gzip, deflate, br' },
       headersTimeout: limits.timeoutMs,
       bodyTimeout: limits.timeoutMs,

@@ -11,7 +11,8 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { Agent, buildConnector } from 'undici';
+import type { Agent } from 'undici';
+import { http } from '../http';
 
 /** A connection this engine refused to make or could not make; its message is safe to show to any client. */
 export class UnreachableAddressError extends Error {
@@ -89,6 +90,7 @@ export async function resolveAllowed(
  * the policy. The TLS server name stays the host name of the URL, so certificates are checked as usual.
  */
 export function policyAgent(options: NetworkPolicy & { connectTimeoutMs: number }): Agent {
+  const { Agent, buildConnector } = http();
   const connectTo = buildConnector({ timeout: options.connectTimeoutMs });
   return new Agent({
     connections: 4,

@@ -3,7 +3,7 @@
 // every character, which become the line's word timings (the read-along marks the word being spoken). Bounds,
 // retries, time limits and redaction are every provider's (provider-voice.ts); an answer that is not this JSON with
 // audio in it is refused, never spoken.
-import { request } from 'undici';
+import { http } from '../http';
 import { decodeAnswer } from './openai-voice';
 import { ProviderFailure, retryAfterMs } from './provider-retry';
 import { ProviderVoice, type ProviderVoiceOptions, TRANSIENT_STATUS, readLimited } from './provider-voice';
@@ -47,7 +47,7 @@ export class ElevenLabsVoice extends ProviderVoice<ElevenLabsEntry> {
     const timeout = AbortSignal.timeout(this.timeoutMs);
     let response;
     try {
-      response = await request(this.url, {
+      response = await http().request(this.url, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',

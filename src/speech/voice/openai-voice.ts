@@ -4,7 +4,7 @@
 // (provider-voice.ts); the answers are decoded whatever the format (WAV, raw PCM, MP3, OGG) by the decoders of
 // intro/outro clips (clip.ts); the audio worker resamples to the stream's rate. An answer that is not audio is
 // refused, never spoken. The key is sent only in the Authorization header.
-import { request } from 'undici';
+import { http } from '../http';
 import { sniffAudioFormat } from '../audio/audio';
 import { ClipProblem, decodeClip, probeClip } from '../audio/clip';
 import { ProviderFailure, retryAfterMs } from './provider-retry';
@@ -44,7 +44,7 @@ export class OpenAiVoice extends ProviderVoice<OpenAiEntry> {
     const timeout = AbortSignal.timeout(this.timeoutMs);
     let response;
     try {
-      response = await request(this.url, {
+      response = await http().request(this.url, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
