@@ -1,7 +1,7 @@
 // POST /v1/article-to-audio (spec 4.1, DESIGN.md): one zod schema that the client checks before it sends and the
 // engine checks when it receives, so both give the same answer with the same words. Every bad field gets one issue
 // whose `field` is its JSON path, so a client can point at what to fix.
-import { z } from 'zod';
+import * as z from 'zod';
 import { MODEL_IDS, type ModelId } from './models';
 import { storableText, textProblem } from './text';
 import { urlProblem } from './url';

@@ -21,7 +21,7 @@ import { createReadStream } from 'node:fs';
 import { chmod, type FileHandle, lstat, mkdir, open, readFile, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { z } from 'zod';
+import * as z from 'zod';
 import { MODEL_IDS } from '../../protocol';
 import { isJobId } from '../core/job-id';
 import type { PipelineOutputFile } from '../../speech/types';

@@ -11,7 +11,7 @@
 // `provider` is a discriminated union: each provider is one branch here and one LineVoice (openai-voice.ts,
 // elevenlabs-voice.ts).
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod';
 import { isModelId, MODEL_IDS, type ModelId } from '../../protocol';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
