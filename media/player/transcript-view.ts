@@ -26,6 +26,17 @@ export class TranscriptView {
   private chapter = -1;
   private cues: TranscriptCue[] = [];
   private chapters: ChapterMark[] = [];
+  /**
+   * Where drawing stopped, for the next sentences of a growing transcript: the paragraph the last sentence is in,
+   * whether it was a heading, the last speaker named, and whether the text marks its paragraphs (undefined: nothing
+   * drawn yet).
+   */
+  private flow?: {
+    marked: boolean;
+    paragraph?: HTMLParagraphElement;
+    previousWasHeading: boolean;
+    shownSpeaker?: string;
+  };
   /** Until this time (ms) the transcript does not follow the audio, because the reader scrolled it by hand. */
   private followPausedUntil = 0;
   private readonly reducedMotion = window.matchMedia('(prefers-reduced-motion: reduce)');
@@ -54,10 +65,24 @@ export class TranscriptView {
     this.renderTranscript();
   }
 
-  /** Draws a grown transcript (a running job's new sentences) where the reader is, to be marked again. */
+  /**
+   * Draws a grown transcript (a running job's new sentences): only the new sentences are drawn, after the others, so
+   * a long article's hundreds of parts cost each part its own sentences (drawing the whole transcript again for each
+   * part grew with the square of its length). What is marked and where the reader is stay as they are. A transcript
+   * that is not the drawn one with sentences added is drawn again whole, where the reader is.
+   */
   grow(cues: TranscriptCue[]): void {
-    const scroll = ui.transcript.scrollTop;
+    const drawn = this.cues;
+    const added =
+      cues.length >= drawn.length &&
+      drawn.every((cue, i) => cues[i] === cue) &&
+      (this.flow?.marked ?? false) === cues.some((cue) => cue.paragraph);
     this.cues = cues;
+    if (added && this.flow) {
+      this.appendCues(drawn.length);
+      return;
+    }
+    const scroll = ui.transcript.scrollTop;
     this.cue = -1;
     this.word = -1;
     this.renderTranscript();
@@ -135,37 +160,44 @@ export class TranscriptView {
   }
 
   private renderTranscript(): void {
-    const { cues, chapters } = this;
     ui.cues.replaceChildren();
-    const elements: HTMLElement[] = [];
-    const wordElements: HTMLElement[][] = [];
-    let paragraph: HTMLParagraphElement | undefined;
-    let previous: TranscriptCue | undefined;
-    let previousWasHeading = false;
-    let shownSpeaker: string | undefined;
+    this.cueElements = [];
+    this.wordElements = [];
+    this.flow = { marked: this.cues.some((cue) => cue.paragraph), previousWasHeading: false };
+    this.appendCues(0);
+    ui.transcript.scrollTop = 0;
+  }
+
+  /** Draws the cues from `from` on after those drawn, continuing the paragraph the last one is in. */
+  private appendCues(from: number): void {
+    const { cues, chapters } = this;
+    const flow = this.flow!;
     const chapterStarts = chapters.map((c) => c.start);
-    const marked = cues.some((cue) => cue.paragraph);
-    cues.forEach((cue, index) => {
+    for (let index = from; index < cues.length; index++) {
+      const cue = cues[index]!;
+      const previous = cues[index - 1];
       const chapterHere = chapters.find((c) => Math.abs(c.start - cue.start) < 0.75 && sameText(c.title, cue.text));
       const startsChapter = chapterStarts.some(
         (start) => start <= cue.start + 1e-3 && (previous === undefined || start > previous.start + 1e-3),
       );
       const newSpeaker = cue.speaker !== undefined && cue.speaker !== previous?.speaker;
-      const pause = marked
+      const pause = flow.marked
         ? cue.paragraph === true
         : previous !== undefined && cue.start - previous.end >= PARAGRAPH_PAUSE_S;
-      if (!paragraph || chapterHere || startsChapter || newSpeaker || pause || previousWasHeading) {
+      let paragraph = flow.paragraph;
+      if (!paragraph || chapterHere || startsChapter || newSpeaker || pause || flow.previousWasHeading) {
         paragraph = document.createElement('p');
         paragraph.className = chapterHere ? `cue-group heading level-${Math.min(chapterHere.level, 4)}` : 'cue-group';
         // The speaker is named where the voice changes, not on every paragraph of the same host.
-        if (cue.speaker && cue.speaker !== shownSpeaker) {
-          shownSpeaker = cue.speaker;
+        if (cue.speaker && cue.speaker !== flow.shownSpeaker) {
+          flow.shownSpeaker = cue.speaker;
           const speaker = document.createElement('span');
           speaker.className = 'speaker';
           speaker.textContent = cue.speaker;
           paragraph.append(speaker);
         }
         ui.cues.append(paragraph);
+        flow.paragraph = paragraph;
       }
       const span = document.createElement('span');
       span.className = 'cue';
@@ -184,17 +216,13 @@ export class TranscriptView {
           words.push(piece);
         }
       } else span.textContent = cue.text;
-      wordElements.push(words);
+      this.wordElements.push(words);
       span.title = `Play from ${formatTime(cue.start)}`;
       paragraph.append(span, document.createTextNode(' '));
-      elements.push(span);
-      previous = cue;
+      this.cueElements.push(span);
       // A heading read aloud is a paragraph of its own: what follows it starts a new one.
-      previousWasHeading = chapterHere !== undefined;
-    });
-    this.cueElements = elements;
-    this.wordElements = wordElements;
-    ui.transcript.scrollTop = 0;
+      flow.previousWasHeading = chapterHere !== undefined;
+    }
   }
 
   private scrollIntoTranscript(target: HTMLElement): void {

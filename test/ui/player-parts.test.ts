@@ -194,7 +194,19 @@ describe('Player plays a running job from its parts (UI)', () => {
     );
     const cuesSoFar = await frame.locator('.cue').count();
     assert.ok(cuesSoFar > 1, 'the transcript holds the sentences that arrived');
+    // A part adds its sentences after those drawn: the sentences shown before stay the same elements (drawing the
+    // whole transcript again for every part grew with the square of a long article's length).
+    await frame.evaluate("document.querySelector('.cue').dataset.drawnBefore = 'yes'");
     await waitFor('the transcript to grow', async () => (await frame.locator('.cue').count()) > cuesSoFar, 600_000);
+    const after = JSON.parse(
+      String(
+        await frame.evaluate(
+          "JSON.stringify({ kept: document.querySelector('.cue').dataset.drawnBefore === 'yes', indexes: [...document.querySelectorAll('.cue')].every((cue, i) => cue.dataset.index === String(i)), ended: document.getElementById('audio').dataset.liveEnded ?? 'no' })",
+        ),
+      ),
+    ) as { kept: boolean; indexes: boolean; ended: string };
+    assert.ok(after.kept, `the first sentence was drawn again as the transcript grew (job ended: ${after.ended})`);
+    assert.ok(after.indexes, 'the grown transcript numbers its sentences in order');
   });
 
   it('shows the converted-so-far total and moves the progress dot, and keeps the position when reopened mid-job', async () => {
