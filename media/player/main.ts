@@ -16,7 +16,7 @@ import {
   isPlayerPageState,
   stepRate,
 } from '../../src/webview/protocol';
-import { formatTime, indexAt, spokenTime } from '../../src/webview/transcript';
+import { formatTime, indexAt, nextChangeAt, spokenTime } from '../../src/webview/transcript';
 import { LiveStream } from './live';
 import {
   clearMediaSession,
@@ -458,16 +458,27 @@ function followAudio(time: number): void {
     post({ type: 'word', jobId: loaded.message.job.id, cue: transcript.cue, word: transcript.word });
 }
 
-/** While playing, the word is followed once a frame: timeupdate comes only about four times a second. */
-let wordFrame = 0;
+/**
+ * While playing, the word is followed at each change: a timer set for the next word or sentence start (timeupdate
+ * comes only about four times a second). Not once a frame: a frame loop kept the page drawing 60 times a second for
+ * the whole article, a few percent of a core for hours of listening; a word changes two or three times a second.
+ */
+let wordTimer: ReturnType<typeof setTimeout> | undefined;
+/** After the last known start (a live job's next parts are not listed yet), look again this often. */
+const FOLLOW_POLL_MS = 250;
+/** And at least once a second whatever the next start (a long silence; the audio clock and the timer drift apart). */
+const FOLLOW_MAX_MS = 1000;
 function followWords(): void {
-  cancelAnimationFrame(wordFrame);
-  const tick = () => {
-    if (!loaded?.ready || ui.audio.paused) return;
-    followAudio(ui.audio.currentTime);
-    wordFrame = requestAnimationFrame(tick);
-  };
-  wordFrame = requestAnimationFrame(tick);
+  clearTimeout(wordTimer);
+  wordTimer = undefined;
+  if (!loaded?.ready || ui.audio.paused) return;
+  const time = ui.audio.currentTime;
+  followAudio(time);
+  const next = nextChangeAt(loaded.message.cues, time);
+  const rate = ui.audio.playbackRate > 0 ? ui.audio.playbackRate : 1;
+  // A few milliseconds late rather than early: an early timer would find no change and set itself again at once.
+  const delay = next === undefined ? FOLLOW_POLL_MS : ((next - time) / rate) * 1000 + 5;
+  wordTimer = setTimeout(followWords, Math.min(FOLLOW_MAX_MS, Math.max(10, delay)));
 }
 
 // ---- events --------------------------------------------------------------------------------------------------------
@@ -518,6 +529,7 @@ ui.audio.addEventListener('ended', () => {
 ui.audio.addEventListener('seeked', () => {
   showMediaState(ui.audio);
   postProgress(true);
+  followWords();
 });
 ui.audio.addEventListener('seeking', () => live?.pump());
 ui.audio.addEventListener('ratechange', () => {
@@ -527,6 +539,7 @@ ui.audio.addEventListener('ratechange', () => {
   showMediaState(ui.audio);
   announce(`Speed ${rateLabel(rate)}`);
   post({ type: 'settings', rate: clampRate(rate), volume: ui.audio.volume, muted: ui.audio.muted });
+  followWords();
 });
 ui.audio.addEventListener('volumechange', () => {
   // The sleep timer's fade is not the listener's volume: neither shown nor saved.

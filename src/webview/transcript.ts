@@ -213,6 +213,22 @@ export function parseChapters(source: string): { chapters: ChapterMark[]; durati
   return durationS !== undefined ? { chapters, durationS } : { chapters };
 }
 
+/**
+ * When the highlight next changes after `time`: the next word of the cue being played, or the next cue's start
+ * (undefined after the last start). Starts count as indexAt counts them (a millisecond early is already there).
+ */
+export function nextChangeAt(
+  cues: readonly { start: number; words?: readonly { start: number }[] }[],
+  time: number,
+): number | undefined {
+  const cue = indexAt(cues, time);
+  const words = cues[cue]?.words;
+  const word = words?.[indexAt(words, time) + 1];
+  const next = cues[cue + 1]?.start;
+  if (word === undefined) return next;
+  return next === undefined ? word.start : Math.min(word.start, next);
+}
+
 /** Index of the item being played at `time`: the last one that started at or before it (-1 before the first). */
 export function indexAt(items: readonly { start: number }[], time: number): number {
   let low = 0;

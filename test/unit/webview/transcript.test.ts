@@ -8,6 +8,7 @@ import {
   cueText,
   formatTime,
   indexAt,
+  nextChangeAt,
   laterCue,
   parseChapters,
   parseTimestamp,
@@ -288,6 +289,22 @@ describe('player: time helpers', () => {
     assert.equal(indexAt(items, 1.4999), 1, 'a millisecond early still counts (timeupdate rounding)');
     assert.equal(indexAt(items, 3.9), 1);
     assert.equal(indexAt(items, 400), 2);
+  });
+
+  it('tells when the highlight next changes: the next word of the cue, else the next cue', () => {
+    const cues = [
+      { start: 0, words: [{ start: 0 }, { start: 0.4 }, { start: 0.9 }] },
+      { start: 2 },
+      { start: 3, words: [{ start: 3 }, { start: 3.5 }] },
+    ];
+    assert.equal(nextChangeAt(cues, -1), 0, 'before the first cue: its start');
+    assert.equal(nextChangeAt(cues, 0), 0.4);
+    assert.equal(nextChangeAt(cues, 0.3995), 0.9, 'a millisecond early is already the next word (as indexAt)');
+    assert.equal(nextChangeAt(cues, 1.2), 2, 'after the last word of a cue: the next cue');
+    assert.equal(nextChangeAt(cues, 2.5), 3, 'a cue without words: the next cue');
+    assert.equal(nextChangeAt(cues, 3.1), 3.5);
+    assert.equal(nextChangeAt(cues, 3.6), undefined, 'nothing after the last word of the last cue');
+    assert.equal(nextChangeAt([], 1), undefined);
   });
 
   it('formats times for the eye and for screen readers', () => {
