@@ -3,7 +3,7 @@
 //
 //   npm run bench                              everything (several minutes), writes BENCHMARKS.md
 //   npm run bench -- --quick                   short and medium articles only, fewer samples
-//   npm run bench -- speed memory              only these benchmarks (speed, parts, short, memory, service, extension, client, hostile, provider, team, capacity)
+//   npm run bench -- speed memory              only these benchmarks (speed, parts, short, memory, service, extension, player, client, hostile, provider, team, capacity)
 //   npm run bench -- speed --models mini,pro --articles short,medium
 //   npm run bench -- --write                   write BENCHMARKS.md after a partial run too
 //   npm run bench -- extraction --pages DIR    article extraction on a development set (bench/devset.ts builds it);
@@ -18,6 +18,7 @@ import { engineSpeed } from './engine-speed';
 import { extraction } from './extraction';
 import { extension } from './extension';
 import { firstPart } from './first-part';
+import { player } from './player';
 import { listening } from './listening';
 import { provider } from './provider';
 import { hostile } from './hostile';
@@ -37,6 +38,7 @@ const BENCHES: Bench[] = [
   service,
   serviceDown,
   extension,
+  player,
   client,
   hostile,
   extraction,

@@ -88,6 +88,8 @@ export interface LaunchOptions {
   /** Files (name -> text) written into the workspace before VS Code starts. */
   files?: Record<string, string>;
   env?: Record<string, string>;
+  /** The extension to run: this checkout (default), or another folder laid out the same (a benchmark's base build). */
+  extensionPath?: string;
 }
 
 const ok = (): boolean => true;
@@ -107,7 +109,7 @@ export async function launchVSCode(options: LaunchOptions = {}): Promise<VSCodeS
   let vscode: Awaited<ReturnType<typeof startVSCodeWeb>>;
   try {
     vscode = await startVSCodeWeb({
-      extensionDevelopmentPath: repoRoot,
+      extensionDevelopmentPath: options.extensionPath ?? repoRoot,
       folder: workspace,
       settings: options.settings,
       colorScheme: options.colorScheme,
