@@ -48,8 +48,8 @@ function letters(text: string): number {
   return text.match(LETTER)?.length ?? 0;
 }
 
-// franc-min builds its trigram tables of 82 languages as it loads (about 17 ms) and Intl.DisplayNames loads ICU's
-// names (about 10 ms): both on first use, not in every process that imports this module without detecting anything
+// franc-min builds its trigram tables of 82 languages as it loads, and Intl.DisplayNames loads ICU's names (together
+// some 30 ms of CPU in a profile of an engine start): both on first use, not in every process that imports this module without detecting anything
 // (the engine's main thread, which only reads the parse worker's verdict, and every command-line command). `require`,
 // not `import()`: detection is synchronous, and the bundle defers a required module's evaluation (as parse-worker.ts).
 let franc: typeof Franc | undefined;
