@@ -49,9 +49,10 @@ function letters(text: string): number {
 }
 
 // franc-min builds its trigram tables of 82 languages as it loads, and Intl.DisplayNames loads ICU's names (together
-// some 30 ms of CPU in a profile of an engine start): both on first use, not in every process that imports this module without detecting anything
-// (the engine's main thread, which only reads the parse worker's verdict, and every command-line command). `require`,
-// not `import()`: detection is synchronous, and the bundle defers a required module's evaluation (as parse-worker.ts).
+// some 30 ms of CPU in a profile of an engine start): both at first use, not in every process that imports this
+// module and detects nothing (the engine's main thread, which only reads the parse worker's verdict, and every
+// command-line command). `require`, not `import()`: detection is synchronous, and the bundle defers a required
+// module's evaluation (as parse-worker.ts).
 let franc: typeof Franc | undefined;
 function francAll(text: string, options: Parameters<typeof Franc.francAll>[1]): ReturnType<typeof Franc.francAll> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
