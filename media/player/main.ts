@@ -476,9 +476,10 @@ function followWords(): void {
   followAudio(time);
   const next = nextChangeAt(loaded.message.cues, time);
   const rate = ui.audio.playbackRate > 0 ? ui.audio.playbackRate : 1;
-  // A few milliseconds late rather than early: an early timer would find no change and set itself again at once.
+  // A few milliseconds late rather than early: an early timer would find no change and set itself again at once. At
+  // least 20 ms: a playhead stalled just before a start (waiting for data) re-arms at most 50 times a second.
   const delay = next === undefined ? FOLLOW_POLL_MS : ((next - time) / rate) * 1000 + 5;
-  wordTimer = setTimeout(followWords, Math.min(FOLLOW_MAX_MS, Math.max(10, delay)));
+  wordTimer = setTimeout(followWords, Math.min(FOLLOW_MAX_MS, Math.max(20, delay)));
 }
 
 // ---- events --------------------------------------------------------------------------------------------------------
