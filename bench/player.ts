@@ -13,6 +13,7 @@ import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } f
 import os from 'node:os';
 import path from 'node:path';
 import { launchVSCode, repoRoot, waitFor } from '../test/support/vscode-ui';
+import { cpuSeconds, statFields } from './lib/engine-runs';
 import { type Bench, type Row } from './lib/report';
 
 const ROUNDS = 2;
@@ -31,13 +32,12 @@ function chromiumCpuS(marker: string): Map<string, number> {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const command = readFileSync(`/proc/${entry}/cmdline`, 'latin1');
-      const stat = readFileSync(`/proc/${entry}/stat`, 'latin1');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const fields = statFields(Number(entry));
       const chromium = /chrom/i.test(command.split('\0')[0]!);
       processes.set(Number(entry), {
         parent: Number(fields[1]),
         type: chromium ? (/--type=([a-z-]+)/.exec(command)?.[1] ?? 'browser') : 'other',
-        cpuS: (Number(fields[11]) + Number(fields[12])) / 100,
+        cpuS: cpuSeconds(fields),
         ours: chromium && readFileSync(`/proc/${entry}/environ`, 'latin1').includes(marker),
       });
     } catch {
@@ -82,9 +82,10 @@ function extensionWithPlayer(playerJs: string): { dir: string; remove: () => voi
 }
 
 async function measure(extensionPath: string | undefined, article: string, title: string) {
-  const marker = `AA_BENCH_PLAYER=${randomBytes(6).toString('hex')}`;
-  const [name, value] = marker.split('=') as [string, string];
-  process.env[name] = value;
+  // Inherited by the browser that launchVSCode starts (and by VS Code's server and the engine, which chromiumCpuS
+  // leaves out: not Chromium).
+  process.env.AA_BENCH_PLAYER = randomBytes(6).toString('hex');
+  const marker = `AA_BENCH_PLAYER=${process.env.AA_BENCH_PLAYER}`;
   const vscode = await launchVSCode({
     files: { 'article.md': article },
     settings: { 'articleAudio.model': 'article-audio-1-mini', 'articleAudio.openPlayerWhenDone': true },
@@ -110,7 +111,7 @@ async function measure(extensionPath: string | undefined, article: string, title
     return { converting, playing, finished, endedWithin: { converting: !convertingAfter, playing: !playingAfter } };
   } finally {
     await vscode.close();
-    delete process.env[name];
+    delete process.env.AA_BENCH_PLAYER;
   }
 }
 

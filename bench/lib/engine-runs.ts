@@ -54,15 +54,18 @@ export function engineRun(model: ModelId, article: ArticleName): Promise<EngineR
 }
 
 /** The fields of /proc/<pid>/stat after the command name (which may hold spaces), from the state on. */
-function statFields(pid: number): string[] {
+export function statFields(pid: number): string[] {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 }
 
 /** CPU seconds (user + system) of a process so far, threads that have ended included, from /proc (Linux). */
 export function processCpuS(pid: number): number {
-  // utime and stime are the 12th and 13th of these fields.
-  const fields = statFields(pid);
+  return cpuSeconds(statFields(pid));
+}
+
+/** CPU seconds (user + system) in a process's statFields: utime and stime are the 12th and 13th of them. */
+export function cpuSeconds(fields: readonly string[]): number {
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
