@@ -13,7 +13,7 @@ import { binaryKind, isPdf, TEXT_MAX_LENGTH as MAX_CHARACTERS, TEXT_MIN_LENGTH a
 import { type Article, articleMarkdown } from './source/article';
 import type { LineWritten, PartFile } from './audio/audio-protocol';
 import { decodeText, FetchError, fetchWithLimits } from './source/fetch-source';
-import { JobAudio } from './audio/job-audio';
+import { AUDIO_THREAD_REUSE, AudioThreads, type JobAudio } from './audio/job-audio';
 import type { Script, ScriptHead } from './parse/parse-protocol';
 import type { ScriptLine, Voice } from './text/profiles';
 import { SynthesisPool } from './voice/synth-pool';
@@ -245,6 +245,7 @@ class PartPublisher {
 class SpeechPipeline implements ArticlePipeline {
   private readonly pool: SynthesisPool;
   private readonly parser: ParseRunner;
+  private readonly audioThreads = new AudioThreads(AUDIO_THREAD_REUSE);
   private readonly voices: VoiceChoice;
 
   constructor(options: SpeechPipelineOptions) {
@@ -257,11 +258,12 @@ class SpeechPipeline implements ArticlePipeline {
   }
 
   async run(input: PipelineInput, context: PipelineContext): Promise<PipelineOutput> {
-    // The audio worker and the synthesis workers load while the article is read: the first part must wait for as
-    // little as possible (issue 14: first audio within 2 s of submission). A listener waits for the first part, so
-    // its work runs at normal priority, the rest of the job 10 nice steps lower (issue 30, thread-priority.ts).
+    // The synthesis workers, and an audio thread when none is kept from an earlier job, load while the article is
+    // read: the first part must wait for as little as possible (issue 14: first audio within 2 s of submission). A
+    // listener waits for the first part, so its work runs at normal priority, the rest of the job 10 nice steps lower
+    // (issue 30, thread-priority.ts); a kept audio thread is lowered already, and warm (job-audio.ts).
     const firstPart = context.publishPart !== undefined;
-    let audio = JobAudio.start({ firstPart });
+    let audio = this.audioThreads.start({ firstPart });
     const releaseFirstPart = firstPart ? this.pool.holdFirstPart() : () => undefined;
     const firstPartDone = () => {
       releaseFirstPart();
@@ -275,7 +277,7 @@ class SpeechPipeline implements ArticlePipeline {
         if (!(error instanceof ScriptHeadChanged)) throw error;
         // Nothing was published yet: start over, speaking from the whole script only.
         await audio.close();
-        audio = JobAudio.start({ firstPart });
+        audio = this.audioThreads.start({ firstPart });
         return await this.runWith(audio, input, context, false, firstPartDone);
       }
     } finally {
@@ -527,6 +529,7 @@ class SpeechPipeline implements ArticlePipeline {
     /** Characters of speech in the lines asked for so far, and whether the first part has been cut. */
     let requestedChars = 0;
     let firstPartCut = false;
+    const publishesParts = context.publishPart !== undefined;
     const sectionsLogged: number[] = [];
     const logSection = (section: number) =>
       script
@@ -562,7 +565,14 @@ class SpeechPipeline implements ArticlePipeline {
       pending.push(utterance);
     };
     const fill = () => {
-      while (next < lines.length && pending.length < window) request();
+      while (next < lines.length && pending.length < window) {
+        // Until the first part is cut, a line further on is asked for only when none waits: a listener waits for
+        // the first part, and lines synthesized ahead would take the cores from its audio (the job's audio thread
+        // is already lowered when it was kept from an earlier job, job-audio.ts). A job without parts (convert)
+        // has no first part to wait for.
+        if (publishesParts && !firstPartCut && requestedChars >= FIRST_PART_CHARS && pending.length > 0) break;
+        request();
+      }
     };
     const settle = async (index: number, result: Promise<LineWritten>, spokenWords: SpokenLine['words']) => {
       const { start, end, part, trimmedS } = await result;
@@ -620,6 +630,7 @@ class SpeechPipeline implements ArticlePipeline {
             if (part && !firstPartCut) {
               firstPartCut = true;
               firstPartDone();
+              fill();
             }
           },
           () => undefined,
@@ -636,7 +647,7 @@ class SpeechPipeline implements ArticlePipeline {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.pool.close(), this.parser.close()]);
+    await Promise.all([this.pool.close(), this.parser.close(), this.audioThreads.close()]);
   }
 }
 

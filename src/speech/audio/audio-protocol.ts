@@ -30,7 +30,12 @@ export type AudioRequest =
   | { seq: number; op: 'line'; samples: Int16Array; sampleRate: number; pauseBeforeS: number; pauseAfterS: number }
   /** `tags`: the ID3 tag put before the audio (title, source, chapters with their times). */
   | { seq: number; op: 'finish'; tags?: TagRequest }
-  | { seq: number; op: 'abort' };
+  | { seq: number; op: 'abort' }
+  /**
+   * The job is over (finished, aborted or failed): the worker drops the job's state and buffers, collects its
+   * garbage and says how much memory it still holds, so that it can be kept for the next job (job-audio.ts).
+   */
+  | { seq: number; op: 'release' };
 
 export interface LineWritten {
   /** Where the speech of the line starts and ends in the job's audio, seconds (pauses excluded). */
@@ -49,8 +54,13 @@ export interface AudioFinished {
   part?: PartFile;
 }
 
+/** What a worker still holds once released: its heap and the buffers outside it, in bytes. */
+export interface AudioReleased {
+  heapBytes: number;
+}
+
 export type AudioResponse =
-  | { seq: number; ok: true; result?: LineWritten | AudioFinished }
+  | { seq: number; ok: true; result?: LineWritten | AudioFinished | AudioReleased }
   | {
       seq: number;
       ok: false;

@@ -1,6 +1,7 @@
 // A job's audio worker thread: everything done to audio after synthesis happens here, off the engine's main thread
 // (which only serves HTTP, events and files): trimming, levelling, pauses, MP3 encoding (LAME, in this thread) and
-// cutting the encoded stream into parts. Requests are handled strictly in order.
+// cutting the encoded stream into parts. Requests are handled strictly in order. One job at a time: `open` starts a
+// job's state afresh and `release` drops it, so the engine can keep the thread, warm, for its next job (job-audio.ts).
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import v8 from 'node:v8';
@@ -11,12 +12,21 @@ import { concatenated, int16ToFloat, silence, trimSilence } from './audio';
 import { id3Tag } from './id3';
 import { levelToLoudness } from './loudness';
 import { resample } from './resample';
-import type { AudioFinished, AudioRequest, AudioResponse, LineWritten, PartFile } from './audio-protocol';
+import type {
+  AudioFinished,
+  AudioReleased,
+  AudioRequest,
+  AudioResponse,
+  LineWritten,
+  PartFile,
+} from './audio-protocol';
 import { wholeFrames } from './mp3-frames';
 import { Mp3Writer } from './mp3-writer';
 import { applyThreadPriority } from '../threads/thread-priority';
 
 let writer: Mp3Writer | undefined;
+/** The writer's file is finished or aborted: nothing of it is left to close. */
+let writerDone = false;
 let partsDir = '';
 let sampleRate = 16_000;
 let targets: number[] = [];
@@ -124,17 +134,25 @@ async function cutPart(frames?: number): Promise<PartFile | undefined> {
   return part;
 }
 
-async function handle(request: AudioRequest): Promise<LineWritten | AudioFinished | undefined> {
+async function handle(request: AudioRequest): Promise<LineWritten | AudioFinished | AudioReleased | undefined> {
   switch (request.op) {
     case 'open':
+      await closeWriter();
+      // A kept thread's previous job left its state: this job's starts from nothing.
       sampleRate = request.sampleRate;
       partsDir = request.partsDir;
       targets = request.partTargetsS;
+      pending = [];
+      partIndex = 0;
+      partSamples = 0;
+      lastCutS = 0;
+      frameSamples = 576;
       await mkdir(partsDir, { recursive: true });
       writer = await Mp3Writer.create(request.path, request.sampleRate, request.bitrate, {
         onFrames,
         quality: request.quality,
       });
+      writerDone = false;
       return undefined;
     case 'clip':
       await writer!.write(request.samples);
@@ -168,15 +186,42 @@ async function handle(request: AudioRequest): Promise<LineWritten | AudioFinishe
     }
     case 'finish': {
       const tags = request.tags;
+      writerDone = true; // finish closes the file whether it succeeds or not
       const bytes = await writer!.finish(tags ? id3Tag({ ...tags, durationS: writer!.durationS }) : undefined);
       // No targets: the caller takes no parts.
       const part = targets.length > 0 ? await cutPart() : undefined;
       return { durationS: writer!.durationS, bytes, ...(part ? { part } : {}) };
     }
     case 'abort':
-      await writer?.abort();
+      await closeWriter();
       return undefined;
+    case 'release':
+      return release();
   }
+}
+
+/** Closes a writer the job left open (aborted, failed, or a new `open` without a finish before it). */
+async function closeWriter(): Promise<void> {
+  if (writer && !writerDone) await writer.abort();
+  writerDone = true;
+}
+
+/**
+ * The job is over: its writer, encoder and buffers are dropped and collected, so that a kept thread holds only its
+ * code between jobs (the reused buffers grow to 12 MB on long lines, LAME's memory to a few MB).
+ */
+async function release(): Promise<AudioReleased> {
+  await closeWriter();
+  writer = undefined;
+  pending = [];
+  floats = new Float32Array(0);
+  filtered = new Float64Array(0);
+  zeros = new Float32Array(0);
+  collect ??= fullCollection();
+  collect();
+  const { heapUsed, external } = process.memoryUsage();
+  externalAfterCollect = external;
+  return { heapBytes: heapUsed + external };
 }
 
 applyThreadPriority();
