@@ -12,6 +12,9 @@
 //    ratio:
 //      git worktree add /tmp/base <commit> && ln -s "$PWD/node_modules" /tmp/base/ && (cd /tmp/base && node esbuild.mjs)
 //      BENCH_BASE_DIST=/tmp/base/dist npm run bench -- short
+// 4. The first part of a warm engine's jobs (Pro, the short article, one after another): seconds from the submission
+//    to the first part's result event, median of the round, on the machine as it is and beside BUSY_LOOPS CPU-bound
+//    processes started from this process (first-job.ts); with BENCH_BASE_DIST alternated with that build too.
 import os from 'node:os';
 import path from 'node:path';
 import { ENGINE_ENV, ENGINE_NODE_FLAGS } from '../src/engine/process-tuning';
@@ -19,7 +22,9 @@ import { DEFAULT_PARSE_LIMITS, ParseRunner, THREAD_REUSE } from '../src/speech/p
 import { startEngineProcess } from '../test/support/engine-process';
 import { serviceCalls } from '../test/support/http-calls';
 import { openStream } from '../test/support/sse-reader';
+import { articleText } from './lib/articles';
 import { minorFaults, processCpuS, warmUp } from './lib/engine-runs';
+import { startBusyLoops } from './lib/first-job';
 import type { Bench, Row } from './lib/report';
 
 const SHORT = 'A small note to read aloud. It has two short sentences and nothing else.';
@@ -193,9 +198,77 @@ async function engineRows(jobs: number, rounds: number, progress: (message: stri
   return rows;
 }
 
+/** CPU-bound processes beside the engine in the busy first-part rows (as bench/first-part.ts). */
+const BUSY_LOOPS = 4;
+const FIRST_PART_MODEL = 'article-audio-1-pro';
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
+
+/** First parts of a warm engine's jobs, one after another: the median seconds to each job's first part. */
+async function firstPartsOn(script: string | undefined, jobs: number, busyLoops: number): Promise<number> {
+  const engine = await startEngine(script);
+  const loops = busyLoops > 0 ? startBusyLoops(busyLoops) : undefined;
+  try {
+    const token = engine.tokens[0]!;
+    const calls = serviceCalls(engine.url, token);
+    await warmUp(engine.url, token, FIRST_PART_MODEL);
+    const text = articleText('short');
+    const firsts: number[] = [];
+    for (let i = 0; i < jobs; i++) {
+      const started = performance.now();
+      const submitted = await calls.submit({ model_id: FIRST_PART_MODEL, text: `${text} Job ${i}.` });
+      const stream = await openStream(`${engine.url}/v1/jobs/${submitted.jobId}/stream`, token);
+      const first = await stream.next(
+        (e) =>
+          (e.event === 'result' && e.data.includes('"part"')) ||
+          (e.event === 'status' && /"status":"(succeeded|failed)"/.test(e.data)),
+        'the first part',
+        5 * 60_000,
+      );
+      if (first.event !== 'result') throw new Error(`the job ended without a part: ${first.data.slice(0, 300)}`);
+      firsts.push((first.at - started) / 1000);
+      await stream.done;
+    }
+    return median(firsts);
+  } finally {
+    await loops?.stop();
+    await engine.dispose();
+  }
+}
+
+async function firstPartRows(jobs: number, rounds: number, progress: (message: string) => void): Promise<Row[]> {
+  const builds = buildsToCompare();
+  const rows: Row[] = [];
+  for (const busyLoops of [0, BUSY_LOOPS]) {
+    const loadBefore = load();
+    const medians = builds.map(() => [] as number[]);
+    for (let round = 0; round < rounds; round++) {
+      // Alternated, and the order turned every round.
+      const order = round % 2 === 0 ? [...builds.keys()] : [...builds.keys()].reverse();
+      for (const i of order) {
+        progress(`short: first parts, ${builds[i]!.name}, ${busyLoops} loops, round ${round + 1} of ${rounds}`);
+        medians[i]!.push(await firstPartsOn(builds[i]!.script, jobs, busyLoops));
+      }
+    }
+    const mine = median(medians[0]!);
+    const base = medians[1] ? median(medians[1]) : undefined;
+    for (const [i, build] of builds.entries()) {
+      const m = median(medians[i]!);
+      rows.push({
+        bench: `first part of a warm engine's job (Pro, short, one after another)`,
+        case: `${build.name}, ${busyLoops === 0 ? 'nothing added' : `beside ${busyLoops} CPU-bound processes`}`,
+        result: `${(m * 1000).toFixed(0)} ms (round medians ${medians[i]!.map((v) => (v * 1000).toFixed(0)).join(', ')})`,
+        note: `${i === 0 && base ? `${(mine / base).toFixed(2)}x the base build's; ` : ''}${rounds} rounds of ${jobs} jobs${builds.length > 1 ? ', builds alternated' : ''}, each on a fresh engine after a warm-up job; load ${loadBefore} -> ${load()}`,
+      });
+    }
+  }
+  return rows;
+}
+
 export const shortJobs: Bench = {
   name: 'short',
-  title: 'Short jobs: the engine CPU per job and per start, and the parse thread kept between tasks',
+  title:
+    'Short jobs: the engine CPU per job and per start, the parse thread kept between tasks, first parts of a warm engine',
   async run(options) {
     options.progress('short: parse tasks, a thread per task and a kept thread');
     const rows = await parseRows(options.quick ? 2 : 4, options.quick ? 10 : 20);
@@ -203,6 +276,8 @@ export const shortJobs: Bench = {
     rows.push(...(await engineRows(options.quick ? 20 : 30, options.quick ? 1 : 3, options.progress)));
     options.progress('short: engine starts');
     rows.push(...(await startRows(options.quick ? 3 : 5, options.quick ? 1 : 3, options.progress)));
+    options.progress('short: first parts of a warm engine');
+    rows.push(...(await firstPartRows(options.quick ? 4 : 6, options.quick ? 1 : 2, options.progress)));
     return rows;
   },
 };
