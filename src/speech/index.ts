@@ -529,7 +529,8 @@ class SpeechPipeline implements ArticlePipeline {
     /** Characters of speech in the lines asked for so far, and whether the first part has been cut. */
     let requestedChars = 0;
     let firstPartCut = false;
-    const publishesParts = context.publishPart !== undefined;
+    const holdsLinesForFirstPart =
+      context.publishPart !== undefined && voices.every((voice) => !voice.speaker.provider);
     const sectionsLogged: number[] = [];
     const logSection = (section: number) =>
       script
@@ -569,8 +570,8 @@ class SpeechPipeline implements ArticlePipeline {
         // Until the first part is cut, a line further on is asked for only when none waits: a listener waits for
         // the first part, and lines synthesized ahead would take the cores from its audio (the job's audio thread
         // is already lowered when it was kept from an earlier job, job-audio.ts). A job without parts (convert)
-        // has no first part to wait for.
-        if (publishesParts && !firstPartCut && requestedChars >= FIRST_PART_CHARS && pending.length > 0) break;
+        // has no first part to wait for, and a provider's lines take no CPU here while they are made.
+        if (holdsLinesForFirstPart && !firstPartCut && requestedChars >= FIRST_PART_CHARS && pending.length > 0) break;
         request();
       }
     };
