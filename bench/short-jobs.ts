@@ -23,9 +23,9 @@ import { startEngineProcess } from '../test/support/engine-process';
 import { serviceCalls } from '../test/support/http-calls';
 import { openStream } from '../test/support/sse-reader';
 import { articleText } from './lib/articles';
-import { minorFaults, processCpuS, warmUp } from './lib/engine-runs';
+import { firstPartOrEnd, minorFaults, processCpuS, warmUp } from './lib/engine-runs';
 import { startBusyLoops } from './lib/first-job';
-import type { Bench, Row } from './lib/report';
+import { type Bench, type Row, percentile } from './lib/report';
 
 const SHORT = 'A small note to read aloud. It has two short sentences and nothing else.';
 const MODEL = 'article-audio-1-mini';
@@ -202,9 +202,7 @@ async function engineRows(jobs: number, rounds: number, progress: (message: stri
 const BUSY_LOOPS = 4;
 const FIRST_PART_MODEL = 'article-audio-1-pro';
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
-
-/** First parts of a warm engine's jobs, one after another: the median seconds to each job's first part. */
+/** First parts of a warm engine's jobs, one after another: the median (p50) seconds to each job's first part. */
 async function firstPartsOn(script: string | undefined, jobs: number, busyLoops: number): Promise<number> {
   const engine = await startEngine(script);
   const loops = busyLoops > 0 ? startBusyLoops(busyLoops) : undefined;
@@ -218,18 +216,12 @@ async function firstPartsOn(script: string | undefined, jobs: number, busyLoops:
       const started = performance.now();
       const submitted = await calls.submit({ model_id: FIRST_PART_MODEL, text: `${text} Job ${i}.` });
       const stream = await openStream(`${engine.url}/v1/jobs/${submitted.jobId}/stream`, token);
-      const first = await stream.next(
-        (e) =>
-          (e.event === 'result' && e.data.includes('"part"')) ||
-          (e.event === 'status' && /"status":"(succeeded|failed)"/.test(e.data)),
-        'the first part',
-        5 * 60_000,
-      );
+      const first = await stream.next(firstPartOrEnd, 'the first part', 5 * 60_000);
       if (first.event !== 'result') throw new Error(`the job ended without a part: ${first.data.slice(0, 300)}`);
       firsts.push((first.at - started) / 1000);
       await stream.done;
     }
-    return median(firsts);
+    return percentile(firsts, 50);
   } finally {
     await loops?.stop();
     await engine.dispose();
@@ -250,10 +242,10 @@ async function firstPartRows(jobs: number, rounds: number, progress: (message: s
         medians[i]!.push(await firstPartsOn(builds[i]!.script, jobs, busyLoops));
       }
     }
-    const mine = median(medians[0]!);
-    const base = medians[1] ? median(medians[1]) : undefined;
+    const mine = percentile(medians[0]!, 50);
+    const base = medians[1] ? percentile(medians[1], 50) : undefined;
     for (const [i, build] of builds.entries()) {
-      const m = median(medians[i]!);
+      const m = percentile(medians[i]!, 50);
       rows.push({
         bench: `first part of a warm engine's job (Pro, short, one after another)`,
         case: `${build.name}, ${busyLoops === 0 ? 'nothing added' : `beside ${busyLoops} CPU-bound processes`}`,

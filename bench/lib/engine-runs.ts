@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { ENGINE_ENV, ENGINE_NODE_FLAGS } from '../../src/engine/process-tuning';
 import { startEngineProcess } from '../../test/support/engine-process';
 import { serviceCalls } from '../../test/support/http-calls';
-import { openStream } from '../../test/support/sse-reader';
+import { openStream, type WireEvent } from '../../test/support/sse-reader';
 import { articleText } from './articles';
 import type { ArticleName, ModelId } from './report';
 
@@ -41,6 +41,14 @@ export async function warmUp(url: string, token: string, model: string): Promise
   await (
     await openStream(`${url}/v1/jobs/${warm.jobId}/stream`, token)
   ).done;
+}
+
+/** A job's stream event that is its first part's result, or the job's end (a job that ends without a part). */
+export function firstPartOrEnd(event: WireEvent): boolean {
+  return (
+    (event.event === 'result' && event.data.includes('"part"')) ||
+    (event.event === 'status' && /"status":"(succeeded|failed)"/.test(event.data))
+  );
 }
 
 export function engineRun(model: ModelId, article: ArticleName): Promise<EngineRun> {
@@ -103,13 +111,7 @@ async function measure(model: ModelId, article: ArticleName): Promise<EngineRun>
     const answer = await calls.submit({ model_id: model, text });
     if (answer.status !== 202) throw new Error(`submission answered ${answer.status}: ${answer.text.slice(0, 300)}`);
     const stream = await openStream(`${engine.url}/v1/jobs/${answer.jobId}/stream`, token);
-    const first = await stream.next(
-      (e) =>
-        (e.event === 'result' && e.data.includes('"part"')) ||
-        (e.event === 'status' && /"status":"(succeeded|failed)"/.test(e.data)),
-      'the first part',
-      30 * 60_000,
-    );
+    const first = await stream.next(firstPartOrEnd, 'the first part', 30 * 60_000);
     const firstPartS = first.event === 'result' ? (first.at - started) / 1000 : Number.NaN;
     const terminal = await stream.next(
       (e) => e.event === 'status' && /"status":"(succeeded|failed)"/.test(e.data),
