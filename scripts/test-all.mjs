@@ -173,12 +173,26 @@ function machineCpuS() {
     const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
     const idle = ticks[3] + ticks[4];
     const total = ticks.slice(0, 8).reduce((sum, t) => sum + t, 0);
-    return { busy: (total - idle) / 100, total: total / 100 };
+    const faults = Number(/^pgfault (\d+)$/m.exec(readFileSync('/proc/vmstat', 'utf8'))?.[1] ?? NaN);
+    return { busy: (total - idle) / 100, total: total / 100, system: ticks[2] / 100, faults };
   } catch {
     return undefined;
   }
 }
 const machineAtStart = machineCpuS();
+
+/**
+ * Microseconds to write a 4 KB page of memory the process has not touched yet (each one a page fault). On some
+ * virtual machines this is many times what it is elsewhere, and a run starts thousands of processes and threads:
+ * printed at the end beside the run's page faults, so a slow run can be told from a slow machine (CONTRIBUTING.md).
+ */
+function freshPageMicros() {
+  const bytes = 32 * 1024 * 1024;
+  const start = process.hrtime.bigint();
+  Buffer.alloc(bytes).fill(1); // calloc'd: its pages are first touched by fill
+  return Number(process.hrtime.bigint() - start) / 1000 / (bytes / 4096);
+}
+const freshPageAtStart = freshPageMicros();
 
 function run(command, commandArgs, options = {}) {
   return new Promise((resolve) => {
@@ -715,6 +729,11 @@ if (byCpu.length > 1 && machineAtStart && machineAtEnd) {
     `most CPU (user + system of the file's processes; the machine was busy ${Math.round((100 * busy) / total)} % of the run, ${Math.round(busy)} s of ${Math.round(total)} s, this run's processes ${Math.round(ours)} s of it that could be counted: not those killed with their process group, such as VS Code's and the browser's):`,
   );
   for (const { what, cpuSeconds } of byCpu.slice(0, 10)) console.log(`  ${String(cpuSeconds).padStart(7)} s  ${what}`);
+  const faults = machineAtEnd.faults - machineAtStart.faults;
+  if (Number.isFinite(faults))
+    console.log(
+      `the machine: ${Math.round(machineAtEnd.system - machineAtStart.system)} s of the busy ${Math.round(busy)} s in the kernel; ${(faults / 1e6).toFixed(1)} M page faults, and a fresh page took ${freshPageAtStart.toFixed(1)} µs to write at the start (about ${Math.round((faults * freshPageAtStart) / 1e6)} s at that cost)`,
+    );
 }
 writeFileSync(path.join(out, 'file-times.json'), JSON.stringify(fileTimes, null, 1));
 // For the next run's order: this run's times over the earlier ones (files not run keep theirs).
