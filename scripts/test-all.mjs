@@ -732,7 +732,7 @@ if (byCpu.length > 1 && machineAtStart && machineAtEnd) {
   const faults = machineAtEnd.faults - machineAtStart.faults;
   if (Number.isFinite(faults))
     console.log(
-      `the machine: ${Math.round(machineAtEnd.system - machineAtStart.system)} s of the busy ${Math.round(busy)} s in the kernel; ${(faults / 1e6).toFixed(1)} M page faults, and a fresh page took ${freshPageAtStart.toFixed(1)} µs to write at the start (about ${Math.round((faults * freshPageAtStart) / 1e6)} s at that cost)`,
+      `the machine: ${Math.round(machineAtEnd.system - machineAtStart.system)} s of the busy ${Math.round(busy)} s in the kernel; ${(faults / 1e6).toFixed(1)} M page faults, and a fresh page took ${freshPageAtStart.toFixed(1)} µs to write at the start (up to about ${Math.round((faults * freshPageAtStart) / 1e6)} s at that cost: not every fault is a fresh page)`,
     );
 }
 writeFileSync(path.join(out, 'file-times.json'), JSON.stringify(fileTimes, null, 1));
