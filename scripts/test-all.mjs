@@ -173,10 +173,18 @@ function machineCpuS() {
     const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
     const idle = ticks[3] + ticks[4];
     const total = ticks.slice(0, 8).reduce((sum, t) => sum + t, 0);
-    const faults = Number(/^pgfault (\d+)$/m.exec(readFileSync('/proc/vmstat', 'utf8'))?.[1] ?? NaN);
-    return { busy: (total - idle) / 100, total: total / 100, system: ticks[2] / 100, faults };
+    return { busy: (total - idle) / 100, total: total / 100, system: ticks[2] / 100, faults: pageFaults() };
   } catch {
     return undefined;
+  }
+}
+
+/** The machine's page faults since boot (NaN where /proc/vmstat cannot be read). */
+function pageFaults() {
+  try {
+    return Number(/^pgfault (\d+)$/m.exec(readFileSync('/proc/vmstat', 'utf8'))?.[1] ?? NaN);
+  } catch {
+    return NaN;
   }
 }
 const machineAtStart = machineCpuS();
