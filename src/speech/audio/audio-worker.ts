@@ -24,9 +24,8 @@ import { wholeFrames } from './mp3-frames';
 import { Mp3Writer } from './mp3-writer';
 import { applyThreadPriority } from '../threads/thread-priority';
 
+/** The job's open file: undefined once it is finished or aborted (and before the first `open`). */
 let writer: Mp3Writer | undefined;
-/** The writer's file is finished or aborted: nothing of it is left to close. */
-let writerDone = false;
 let partsDir = '';
 let sampleRate = 16_000;
 let targets: number[] = [];
@@ -152,7 +151,6 @@ async function handle(request: AudioRequest): Promise<LineWritten | AudioFinishe
         onFrames,
         quality: request.quality,
       });
-      writerDone = false;
       return undefined;
     case 'clip':
       await writer!.write(request.samples);
@@ -186,11 +184,13 @@ async function handle(request: AudioRequest): Promise<LineWritten | AudioFinishe
     }
     case 'finish': {
       const tags = request.tags;
-      writerDone = true; // finish closes the file whether it succeeds or not
-      const bytes = await writer!.finish(tags ? id3Tag({ ...tags, durationS: writer!.durationS }) : undefined);
+      // Finishing closes the file whether it succeeds or not: nothing of it is left to abort.
+      const finishing = writer!;
+      writer = undefined;
+      const bytes = await finishing.finish(tags ? id3Tag({ ...tags, durationS: finishing.durationS }) : undefined);
       // No targets: the caller takes no parts.
       const part = targets.length > 0 ? await cutPart() : undefined;
-      return { durationS: writer!.durationS, bytes, ...(part ? { part } : {}) };
+      return { durationS: finishing.durationS, bytes, ...(part ? { part } : {}) };
     }
     case 'abort':
       await closeWriter();
@@ -202,8 +202,9 @@ async function handle(request: AudioRequest): Promise<LineWritten | AudioFinishe
 
 /** Closes a writer the job left open (aborted, failed, or a new `open` without a finish before it). */
 async function closeWriter(): Promise<void> {
-  if (writer && !writerDone) await writer.abort();
-  writerDone = true;
+  const open = writer;
+  writer = undefined;
+  await open?.abort();
 }
 
 /**
@@ -212,7 +213,6 @@ async function closeWriter(): Promise<void> {
  */
 async function release(): Promise<AudioReleased> {
   await closeWriter();
-  writer = undefined;
   pending = [];
   floats = new Float32Array(0);
   filtered = new Float64Array(0);
