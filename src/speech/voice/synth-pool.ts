@@ -192,7 +192,10 @@ export class SynthesisPool {
   ): Promise<Utterance> {
     if (this.closed) return Promise.reject(new Error('The synthesis pool is closed'));
     if (this.moduleError) return Promise.reject(this.moduleError);
-    options.signal?.throwIfAborted();
+    // Rejected, never thrown: a caller that asks for lines from a callback (speak's fill() once the first part is
+    // cut) would otherwise turn a cancelled job into an unhandled rejection, which ends the engine.
+    const { signal } = options;
+    if (signal?.aborted) return Promise.reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
     return new Promise<Utterance>((resolve, reject) => {
       const request: SynthesisRequest = {
         id: this.nextId++,
@@ -205,7 +208,6 @@ export class SynthesisPool {
         ...(options.segments ? { segments: true } : {}),
         ...(options.words ? { words: true } : {}),
       };
-      const { signal } = options;
       const onAbort = () => {
         const index = this.queue.indexOf(task);
         if (index >= 0) {
